@@ -1,0 +1,293 @@
+//! The hardware catalog that ships with hetsim: the thesis testbeds (seed 004, Table 6.1,
+//! Table 6.2, Figure 5.20) and current parts, each number with its source.
+//!
+//! GPU attributes keep the thesis's names (Figure 5.20) and add the memory figures of
+//! eq. 4.7 (`memoryClock` [MHz], `busWidth` [bits], `dataRate`) and `computeCapability`;
+//! link attributes are those of eq. 5.5 per direction. Where no measurement exists (startup
+//! and λ of the current links), the entry says so in `source` and uses the neutral values
+//! 0 s and 1: calibrate them with `hetsim calibrate`. `powerConsumptionIdle` is given only
+//! where a source states it; a missing one counts as 0 W.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::params::Scalar;
+use crate::volkov::gmem_throughput;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ComponentKind {
+    Gpu,
+    Cpu,
+    Network,
+}
+
+impl ComponentKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ComponentKind::Gpu => "GPU",
+            ComponentKind::Cpu => "CPU",
+            ComponentKind::Network => "NETWORK",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Component {
+    pub name: String,
+    pub vendor: String,
+    pub kind: ComponentKind,
+    pub comment: String,
+    /// Where the numbers come from.
+    pub source: String,
+    pub attributes: BTreeMap<String, Scalar>,
+}
+
+struct Gpu {
+    name: &'static str,
+    comment: &'static str,
+    source: &'static str,
+    compute_capability: &'static str,
+    sms: f64,
+    sm_clock_mhz: f64,
+    cuda_cores: f64,
+    memory_clock_mhz: f64,
+    bus_width_bits: f64,
+    data_rate: f64,
+    power_load_w: f64,
+    /// Given where the source states it (eq. 5.2 for the GTX 970); else eq. 4.7.
+    gmem_throughput: Option<f64>,
+}
+
+impl Gpu {
+    fn component(self) -> Component {
+        let gmem = self.gmem_throughput.unwrap_or_else(|| {
+            gmem_throughput(
+                self.memory_clock_mhz,
+                self.bus_width_bits,
+                self.data_rate,
+                self.sms,
+                self.sm_clock_mhz,
+            )
+        });
+        let attributes = [
+            ("SMs", self.sms),
+            ("SMCoreClock", self.sm_clock_mhz),
+            ("CUDACores", self.cuda_cores),
+            ("schedulers", 4.0),
+            ("warpSize", 32.0),
+            ("GMEMThroughput", gmem),
+            ("memoryClock", self.memory_clock_mhz),
+            ("busWidth", self.bus_width_bits),
+            ("dataRate", self.data_rate),
+            ("powerConsumptionLoad", self.power_load_w),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), Scalar::Number(v)))
+        .chain([(
+            "computeCapability".to_owned(),
+            Scalar::from(self.compute_capability),
+        )])
+        .collect();
+        Component {
+            name: self.name.to_owned(),
+            vendor: "NVIDIA".to_owned(),
+            kind: ComponentKind::Gpu,
+            comment: self.comment.to_owned(),
+            source: self.source.to_owned(),
+            attributes,
+        }
+    }
+}
+
+struct Link {
+    name: &'static str,
+    comment: &'static str,
+    source: &'static str,
+    bandwidth: f64,
+    /// (startupHtD, startupDtH, lambdaHtD, lambdaDtH), where measured.
+    measured: Option<[f64; 4]>,
+}
+
+impl Link {
+    fn component(self) -> Component {
+        let mut attributes: BTreeMap<String, Scalar> = BTreeMap::new();
+        attributes.insert("bandwidth".into(), Scalar::Number(self.bandwidth));
+        match self.measured {
+            Some([s_htd, s_dth, l_htd, l_dth]) => {
+                for (k, v) in [
+                    ("startupHtD", s_htd),
+                    ("startupDtH", s_dth),
+                    ("lambdaHtD", l_htd),
+                    ("lambdaDtH", l_dth),
+                ] {
+                    attributes.insert(k.into(), Scalar::Number(v));
+                }
+            }
+            None => {
+                attributes.insert("startup".into(), Scalar::Number(0.0));
+                attributes.insert("lambda".into(), Scalar::Number(1.0));
+            }
+        }
+        Component {
+            name: self.name.to_owned(),
+            vendor: String::new(),
+            kind: ComponentKind::Network,
+            comment: self.comment.to_owned(),
+            source: self.source.to_owned(),
+            attributes,
+        }
+    }
+}
+
+/// Every preset, GPUs first, then CPUs, then links.
+pub fn components() -> Vec<Component> {
+    let gpus = [
+        Gpu {
+            name: "GTX 970 - gajger",
+            comment: "Maxwell GM204, the thesis's calibration testbed",
+            source: "Gajger 2017 (seed 004): Table 6.1, Figure 5.20, eq. 5.2 (GMEMThroughput 13.78)",
+            compute_capability: "5.2",
+            sms: 13.0,
+            sm_clock_mhz: 1253.0,
+            cuda_cores: 128.0,
+            memory_clock_mhz: 1753.0,
+            bus_width_bits: 256.0,
+            data_rate: 4.0,
+            power_load_w: 168.0,
+            gmem_throughput: Some(13.78),
+        },
+        Gpu {
+            name: "GTX TITAN X - gajger",
+            comment: "Maxwell GM200, the thesis's second testbed",
+            source: "Gajger 2017 (seed 004): Table 6.1 (GMEMThroughput 13.03); 250 W board power: NVIDIA GeForce GTX TITAN X specifications",
+            compute_capability: "5.2",
+            sms: 24.0,
+            sm_clock_mhz: 1076.0,
+            cuda_cores: 128.0,
+            memory_clock_mhz: 1753.0,
+            bus_width_bits: 384.0,
+            data_rate: 4.0,
+            power_load_w: 250.0,
+            gmem_throughput: Some(13.03),
+        },
+        Gpu {
+            name: "Tesla V100 SXM2",
+            comment: "Volta GV100, 16/32 GB HBM2",
+            source: "NVIDIA Tesla V100 GPU Architecture whitepaper (2017): 80 SMs, 1530 MHz boost, 64 FP32 cores/SM, 4096-bit HBM2 at 877 MHz (900 GB/s), 300 W; GMEMThroughput by eq. 4.7",
+            compute_capability: "7.0",
+            sms: 80.0,
+            sm_clock_mhz: 1530.0,
+            cuda_cores: 64.0,
+            memory_clock_mhz: 877.0,
+            bus_width_bits: 4096.0,
+            data_rate: 2.0,
+            power_load_w: 300.0,
+            gmem_throughput: None,
+        },
+        Gpu {
+            name: "A100 SXM4 40GB",
+            comment: "Ampere GA100",
+            source: "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020): 108 SMs, 1410 MHz boost, 64 FP32 cores/SM, 5120-bit HBM2 at 1215 MHz (1555 GB/s), 400 W; GMEMThroughput by eq. 4.7",
+            compute_capability: "8.0",
+            sms: 108.0,
+            sm_clock_mhz: 1410.0,
+            cuda_cores: 64.0,
+            memory_clock_mhz: 1215.0,
+            bus_width_bits: 5120.0,
+            data_rate: 2.0,
+            power_load_w: 400.0,
+            gmem_throughput: None,
+        },
+        Gpu {
+            name: "H100 SXM5",
+            comment: "Hopper GH100, 80 GB HBM3",
+            source: "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and datasheet: 132 SMs, 1980 MHz boost, 128 FP32 cores/SM, 5120-bit HBM3 at 2619 MHz (3.35 TB/s), 700 W; GMEMThroughput by eq. 4.7",
+            compute_capability: "9.0",
+            sms: 132.0,
+            sm_clock_mhz: 1980.0,
+            cuda_cores: 128.0,
+            memory_clock_mhz: 2619.0,
+            bus_width_bits: 5120.0,
+            data_rate: 2.0,
+            power_load_w: 700.0,
+            gmem_throughput: None,
+        },
+        Gpu {
+            name: "H100 PCIe",
+            comment: "Hopper GH100, 80 GB HBM2e",
+            source: "NVIDIA H100 datasheet (2022): 114 SMs, 1755 MHz boost, 128 FP32 cores/SM, 5120-bit HBM2e at 1593 MHz (2.0 TB/s), 350 W; GMEMThroughput by eq. 4.7",
+            compute_capability: "9.0",
+            sms: 114.0,
+            sm_clock_mhz: 1755.0,
+            cuda_cores: 128.0,
+            memory_clock_mhz: 1593.0,
+            bus_width_bits: 5120.0,
+            data_rate: 2.0,
+            power_load_w: 350.0,
+            gmem_throughput: None,
+        },
+    ];
+    let links = [
+        Link {
+            name: "PCIe 3.0 16x - gajger",
+            comment: "the GTX 970 testbed's bus (PCIe 3.1 x16)",
+            source: "Gajger 2017 (seed 004): Table 6.2, Figure 5.20, eqs. 5.6-5.7; 15.8 GB/s from Table 4.3",
+            bandwidth: 15.8e9,
+            measured: Some([3.96868e-6, 5.15692e-6, 0.689, 0.653]),
+        },
+        Link {
+            name: "PCIe 2.0 4x - gajger",
+            comment: "the GTX TITAN X testbed's bus",
+            source: "Gajger 2017 (seed 004): Table 6.2; 2 GB/s from Table 4.3",
+            bandwidth: 2e9,
+            measured: Some([7.3276e-6, 1.167905e-5, 0.8435, 0.8421]),
+        },
+        Link {
+            name: "PCIe 4.0 x16",
+            comment: "theoretical peak per direction",
+            source: "PCI-SIG PCIe 4.0: 16 GT/s x 16 lanes x 128b/130b = 31.5 GB/s; startup and lambda not measured (0 s, 1): calibrate",
+            bandwidth: 31.5e9,
+            measured: None,
+        },
+        Link {
+            name: "PCIe 5.0 x16",
+            comment: "theoretical peak per direction",
+            source: "PCI-SIG PCIe 5.0: 32 GT/s x 16 lanes x 128b/130b = 63.0 GB/s; startup and lambda not measured (0 s, 1): calibrate",
+            bandwidth: 63.0e9,
+            measured: None,
+        },
+        Link {
+            name: "NVLink 4",
+            comment: "H100 SXM5, all 18 links, per direction",
+            source: "NVIDIA H100 whitepaper: 18 NVLink 4 links, 900 GB/s bidirectional = 450 GB/s per direction; startup and lambda not measured (0 s, 1): calibrate",
+            bandwidth: 450e9,
+            measured: None,
+        },
+    ];
+    let cpu = Component {
+        name: "Intel Core i7-4790K".to_owned(),
+        vendor: "Intel".to_owned(),
+        kind: ComponentKind::Cpu,
+        comment: "Haswell, 4 cores, the host of a desktop testbed like the thesis's".to_owned(),
+        source: "Intel ARK: 4 cores, 4.0 GHz base, 88 W TDP; performance = 4 cores x 4.0 GHz x 32 FP32 FLOP/cycle (2 AVX2 FMA units) = 512 GFLOP/s peak".to_owned(),
+        attributes: [
+            ("performance".to_owned(), Scalar::Number(512e9)),
+            ("cores".to_owned(), Scalar::Number(4.0)),
+            ("powerConsumptionLoad".to_owned(), Scalar::Number(88.0)),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    gpus.into_iter()
+        .map(Gpu::component)
+        .chain([cpu])
+        .chain(links.into_iter().map(Link::component))
+        .collect()
+}
+
+/// The preset named `name`, exactly.
+pub fn find(name: &str) -> Option<Component> {
+    components().into_iter().find(|c| c.name == name)
+}

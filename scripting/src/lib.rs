@@ -1,0 +1,1 @@
+//! hetsim-scripting: Rhai application and computational models (issue 3).

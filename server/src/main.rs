@@ -1,0 +1,19 @@
+//! `hetsim`: simulate parallel applications on heterogeneous hardware.
+
+mod cli;
+mod commands;
+mod input;
+mod table;
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::run(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

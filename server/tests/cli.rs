@@ -1,0 +1,226 @@
+//! The `hetsim` binary as a user runs it: commands, outputs and error messages.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn hetsim(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hetsim"))
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the hetsim binary runs");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    input
+        .write_all(stdin.unwrap_or("").as_bytes())
+        .expect("stdin accepts input");
+    drop(input);
+    child.wait_with_output().expect("hetsim finishes")
+}
+
+fn ok_json(args: &[&str]) -> serde_json::Value {
+    let out = hetsim(args, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("--json prints JSON")
+}
+
+fn failure(args: &[&str], stdin: Option<&str>) -> String {
+    let out = hetsim(args, stdin);
+    assert!(
+        !out.status.success(),
+        "expected failure: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let out = hetsim(&["--help"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for command in ["model", "components", "calibrate"] {
+        assert!(text.contains(command), "--help lacks {command}:\n{text}");
+    }
+}
+
+#[test]
+fn volkov_example_gives_the_thesis_kernel_time() {
+    let o = ok_json(&[
+        "model",
+        "volkov",
+        "--params",
+        "examples/models/volkov-gtx970.json",
+        "--json",
+    ]);
+    assert!((o["seconds"].as_f64().unwrap() * 1e3 - 146.65).abs() < 0.01);
+    assert_eq!(o["limiter"], "issue");
+}
+
+#[test]
+fn every_example_parameter_file_evaluates() {
+    for (model, file) in [
+        ("gmem-throughput", "gmem-throughput-gtx970"),
+        ("transfer", "transfer-pcie3-htd"),
+        ("hong-kim", "hong-kim-table2"),
+        ("wang-lou", "wang-lou-table2"),
+        ("transit", "transit-memory-bound"),
+        ("occupancy", "occupancy-figure-4-2"),
+    ] {
+        let out = hetsim(
+            &[
+                "model",
+                model,
+                "--params",
+                &format!("examples/models/{file}.json"),
+            ],
+            None,
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("result: "),
+            "{model}: {text}"
+        );
+    }
+}
+
+#[test]
+fn parameters_from_stdin_and_table_output() {
+    let out = hetsim(
+        &["model", "transfer", "--params", "-"],
+        Some(r#"{"size": 8e9, "bandwidth": 4e9, "startup": 1}"#),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("seconds") && text.contains("result: transfer time 3.000000e0 s"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_names_the_key_or_the_place() {
+    let err = failure(
+        &["model", "transfer", "--params", "-"],
+        Some(r#"{"size": 1, "bandwith": 2}"#),
+    );
+    assert!(
+        err.contains("missing key `bandwidth`; did you mean `bandwith`?"),
+        "{err}"
+    );
+    let err = failure(
+        &["model", "transfer", "--params", "-"],
+        Some(r#"{"size": 1, "bandwidth": 2, "x": 1}"#),
+    );
+    assert!(err.contains("unknown key `x`"), "{err}");
+    let err = failure(
+        &["model", "transfer", "--params", "-"],
+        Some(r#"{"size": 1, "bandwidth": -2}"#),
+    );
+    assert!(
+        err.contains("key `bandwidth`: expected a number > 0, got -2"),
+        "{err}"
+    );
+    let err = failure(&["model", "transfer", "--params", "-"], Some("{\"size\": 1,\n"));
+    assert!(
+        err.contains("<stdin>: malformed JSON") && err.contains("line 2"),
+        "{err}"
+    );
+    let err = failure(&["model", "volkow", "--params", "-"], Some("{}"));
+    assert!(err.contains("did you mean `volkov`?"), "{err}");
+    let err = failure(&["model", "transfer", "--params", "no/such/file.json"], None);
+    assert!(err.contains("no/such/file.json"), "{err}");
+}
+
+#[test]
+fn transit_draws_its_figure() {
+    let dir = std::env::temp_dir().join(format!("hetsim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("transit.svg");
+    let o = ok_json(&[
+        "model",
+        "transit",
+        "--params",
+        "examples/models/transit-memory-bound.json",
+        "--json",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o["bound"], "memory");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("memory bound"));
+    let err = failure(
+        &[
+            "model",
+            "volkov",
+            "--params",
+            "examples/models/volkov-gtx970.json",
+            "--svg",
+            "x.svg",
+        ],
+        None,
+    );
+    assert!(err.contains("only the transit model"), "{err}");
+}
+
+#[test]
+fn calibrate_link_recovers_the_thesis_parameters() {
+    // The example CSV holds eqs. 5.6-5.7 with up to 1 % noise.
+    let o = ok_json(&[
+        "calibrate",
+        "link",
+        "examples/calibration/pcie3-gtx970.csv",
+        "--bandwidth",
+        "15.8e9",
+        "--json",
+    ]);
+    let attr = |k: &str| o["attributes"][k].as_f64().unwrap();
+    assert!((attr("lambdaHtD") - 0.689).abs() < 0.005);
+    assert!((attr("lambdaDtH") - 0.653).abs() < 0.005);
+    assert!((attr("startupHtD") - 3.9687e-6).abs() < 1e-6);
+    assert!((attr("startupDtH") - 5.1569e-6).abs() < 1e-6);
+}
+
+#[test]
+fn calibrate_errors_name_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("hetsim-cal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("bad.csv");
+    std::fs::write(&csv, "direction,size,seconds\nHtD,1024,1e-6\nHtD,lots,2e-6\n").unwrap();
+    let err = failure(
+        &["calibrate", "link", csv.to_str().unwrap(), "--bandwidth", "1e9"],
+        None,
+    );
+    assert!(
+        err.contains("line 3: field `size`: expected a number, got \"lots\""),
+        "{err}"
+    );
+    std::fs::write(&csv, "direction,size,seconds\nsideways,1024,1e-6\n").unwrap();
+    let err = failure(
+        &["calibrate", "link", csv.to_str().unwrap(), "--bandwidth", "1e9"],
+        None,
+    );
+    assert!(err.contains("line 2: field `direction`"), "{err}");
+    let o = ok_json(&[
+        "calibrate",
+        "kernel",
+        "examples/calibration/kernel-gtx970.csv",
+        "--json",
+    ]);
+    assert!((o["kernelExecutionLambda"].as_f64().unwrap() - 0.7037).abs() < 0.001);
+}
+
+#[test]
+fn components_lists_the_catalog() {
+    let all = ok_json(&["components", "--json"]);
+    assert!(all.as_array().unwrap().len() >= 11);
+    let gpu = ok_json(&["components", "--name", "GTX 970 - gajger", "--json"]);
+    assert_eq!(gpu[0]["attributes"]["GMEMThroughput"], 13.78);
+    let err = failure(&["components", "--name", "GTX 907 - gajger"], None);
+    assert!(err.contains("did you mean \"GTX 970 - gajger\"?"), "{err}");
+}

@@ -1,0 +1,1 @@
+//! hetsim-simulator: the discrete-event engine (issue 3).
