@@ -1,0 +1,273 @@
+//! Collective operations as plans of point-to-point messages, so that any process (native or
+//! scripted) runs them with its own sends and receives.
+//!
+//! Algorithms (chosen per call or per run):
+//! - **flat**: the root sends to (or receives from) every other member in rank order;
+//! - **binomial**: the binomial tree of MPICH over ranks relative to the root; a process
+//!   receives from its parent, then sends to its children from the farthest to the nearest.
+//!   Scatter and gather messages carry the data of the receiver's whole subtree.
+//!
+//! Barrier is a zero-byte gather followed by a zero-byte broadcast; zero-byte messages take
+//! no link time, so a barrier costs only the waiting. Reduce moves `bytes` on every edge
+//! (the combined value) and models no combining time: add a `compute` for that.
+
+use std::fmt;
+
+use crate::Pid;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Algorithm {
+    Flat,
+    #[default]
+    Binomial,
+}
+
+impl Algorithm {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "flat" => Some(Algorithm::Flat),
+            "binomial" | "tree" => Some(Algorithm::Binomial),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collective {
+    Broadcast,
+    Scatter,
+    Gather,
+    Reduce,
+    Barrier,
+}
+
+impl fmt::Display for Collective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Collective::Broadcast => "broadcast",
+            Collective::Scatter => "scatter",
+            Collective::Gather => "gather",
+            Collective::Reduce => "reduce",
+            Collective::Barrier => "barrier",
+        })
+    }
+}
+
+/// One step of a process's part in a collective.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Step {
+    Send { to: Pid, bytes: f64 },
+    Receive { from: Pid },
+}
+
+/// The steps of member `me` (an index into `members`, which are in rank order) in
+/// `collective` rooted at member `root`; `bytes` is the size per member (broadcast and
+/// reduce: the whole value; scatter and gather: one member's share).
+pub fn plan(
+    collective: Collective,
+    algorithm: Algorithm,
+    members: &[Pid],
+    root: usize,
+    me: usize,
+    bytes: f64,
+) -> Vec<Step> {
+    match collective {
+        Collective::Broadcast => down(algorithm, members, root, me, |_| bytes),
+        Collective::Scatter => down(algorithm, members, root, me, |subtree| bytes * subtree as f64),
+        Collective::Gather => up(algorithm, members, root, me, |subtree| bytes * subtree as f64),
+        Collective::Reduce => up(algorithm, members, root, me, |_| bytes),
+        Collective::Barrier => {
+            let mut steps = up(algorithm, members, root, me, |_| 0.0);
+            steps.extend(down(algorithm, members, root, me, |_| 0.0));
+            steps
+        }
+    }
+}
+
+/// Rank relative to the root.
+fn relative(me: usize, root: usize, n: usize) -> usize {
+    (me + n - root) % n
+}
+
+fn absolute(rel: usize, root: usize, n: usize) -> usize {
+    (rel + root) % n
+}
+
+/// Lowest set bit of `rel`; for the root, the first power of two ≥ n.
+fn span_of(rel: usize, n: usize) -> usize {
+    if rel == 0 {
+        n.next_power_of_two()
+    } else {
+        1 << rel.trailing_zeros()
+    }
+}
+
+/// Children of relative rank `rel`, farthest first, with their subtree sizes.
+fn children(rel: usize, n: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut mask = span_of(rel, n) >> 1;
+    while mask > 0 {
+        let child = rel + mask;
+        if child < n {
+            out.push((child, mask.min(n - child)));
+        }
+        mask >>= 1;
+    }
+    out
+}
+
+/// Data flowing from the root to every member; `size(subtree)` is a message's bytes.
+fn down(
+    algorithm: Algorithm,
+    members: &[Pid],
+    root: usize,
+    me: usize,
+    size: impl Fn(usize) -> f64,
+) -> Vec<Step> {
+    let n = members.len();
+    match algorithm {
+        Algorithm::Flat if me == root => (0..n)
+            .filter(|&i| i != root)
+            .map(|i| Step::Send {
+                to: members[i],
+                bytes: size(1),
+            })
+            .collect(),
+        Algorithm::Flat => vec![Step::Receive { from: members[root] }],
+        Algorithm::Binomial => {
+            let rel = relative(me, root, n);
+            let mut steps = Vec::new();
+            if rel != 0 {
+                let parent = rel - span_of(rel, n);
+                steps.push(Step::Receive {
+                    from: members[absolute(parent, root, n)],
+                });
+            }
+            steps.extend(children(rel, n).into_iter().map(|(child, subtree)| Step::Send {
+                to: members[absolute(child, root, n)],
+                bytes: size(subtree),
+            }));
+            steps
+        }
+    }
+}
+
+/// Data flowing from every member to the root: the mirror of [`down`].
+fn up(
+    algorithm: Algorithm,
+    members: &[Pid],
+    root: usize,
+    me: usize,
+    size: impl Fn(usize) -> f64,
+) -> Vec<Step> {
+    let n = members.len();
+    match algorithm {
+        Algorithm::Flat if me == root => (0..n)
+            .filter(|&i| i != root)
+            .map(|i| Step::Receive { from: members[i] })
+            .collect(),
+        Algorithm::Flat => vec![Step::Send {
+            to: members[root],
+            bytes: size(1),
+        }],
+        Algorithm::Binomial => {
+            let rel = relative(me, root, n);
+            let subtree = span_of(rel, n).min(n - rel);
+            let mut steps: Vec<Step> = children(rel, n)
+                .into_iter()
+                .rev()
+                .map(|(child, _)| Step::Receive {
+                    from: members[absolute(child, root, n)],
+                })
+                .collect();
+            if rel != 0 {
+                let parent = rel - span_of(rel, n);
+                steps.push(Step::Send {
+                    to: members[absolute(parent, root, n)],
+                    bytes: size(subtree),
+                });
+            }
+            steps
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sends(steps: &[Step]) -> Vec<(Pid, f64)> {
+        steps
+            .iter()
+            .filter_map(|s| match *s {
+                Step::Send { to, bytes } => Some((to, bytes)),
+                Step::Receive { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn binomial_broadcast_of_eight_reaches_everyone_once() {
+        let members: Vec<Pid> = (10..18).collect();
+        let mut received = vec![0; 8];
+        for me in 0..8 {
+            for (to, _) in sends(&plan(
+                Collective::Broadcast,
+                Algorithm::Binomial,
+                &members,
+                0,
+                me,
+                1.0,
+            )) {
+                received[to - 10] += 1;
+            }
+        }
+        assert_eq!(received, [0, 1, 1, 1, 1, 1, 1, 1]);
+        // The root sends to relative ranks 4, 2, 1: farthest first.
+        let root = sends(&plan(
+            Collective::Broadcast,
+            Algorithm::Binomial,
+            &members,
+            0,
+            0,
+            1.0,
+        ));
+        assert_eq!(root, [(14, 1.0), (12, 1.0), (11, 1.0)]);
+    }
+
+    #[test]
+    fn binomial_scatter_carries_subtrees_and_gather_mirrors_it() {
+        let members: Vec<Pid> = (0..6).collect();
+        let root = sends(&plan(
+            Collective::Scatter,
+            Algorithm::Binomial,
+            &members,
+            0,
+            0,
+            10.0,
+        ));
+        // Relative ranks 4 (subtree 4..6: 2 members), 2 (2..4: 2), 1 (1).
+        assert_eq!(root, [(4, 20.0), (2, 20.0), (1, 10.0)]);
+        let leaf = plan(Collective::Gather, Algorithm::Binomial, &members, 0, 5, 10.0);
+        assert_eq!(leaf, [Step::Send { to: 4, bytes: 10.0 }]);
+        let mid = plan(Collective::Gather, Algorithm::Binomial, &members, 0, 4, 10.0);
+        assert_eq!(
+            mid,
+            [Step::Receive { from: 5 }, Step::Send { to: 0, bytes: 20.0 }]
+        );
+    }
+
+    #[test]
+    fn rooted_elsewhere_and_flat() {
+        let members = [7, 8, 9];
+        let root = plan(Collective::Broadcast, Algorithm::Binomial, &members, 2, 2, 1.0);
+        assert_eq!(sends(&root), [(8, 1.0), (7, 1.0)]);
+        let flat = plan(Collective::Reduce, Algorithm::Flat, &members, 0, 0, 4.0);
+        assert_eq!(flat, [Step::Receive { from: 8 }, Step::Receive { from: 9 }]);
+        let barrier = plan(Collective::Barrier, Algorithm::Flat, &members, 0, 1, 0.0);
+        assert_eq!(
+            barrier,
+            [Step::Send { to: 7, bytes: 0.0 }, Step::Receive { from: 7 }]
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! What a run produces: times per process, busy time and energy per node, and a trace.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::Pid;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProcessResult {
+    pub pid: Pid,
+    pub label: Arc<str>,
+    pub rank: u64,
+    /// The id of the node it ran on.
+    pub node: Arc<str>,
+    /// When its program returned [s].
+    pub finish_time: f64,
+    /// Seconds spent computing.
+    pub compute_time: f64,
+    /// Seconds spent blocked in receive.
+    pub wait_time: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeResult {
+    pub id: Arc<str>,
+    /// Compute seconds of all the node's processes.
+    pub busy_time: f64,
+    /// Load power × busy time + idle power × (count × overall time − busy time) [J].
+    pub energy: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpanKind {
+    Compute,
+    Sleep,
+    Wait,
+    /// A message in flight, on the sender's row: from the send to the arrival.
+    Send,
+}
+
+/// One interval of one process's time line.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Span {
+    pub pid: Pid,
+    pub kind: SpanKind,
+    pub start: f64,
+    pub end: f64,
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Results {
+    /// The latest finish time [s].
+    pub overall_time: f64,
+    pub total_energy: f64,
+    /// 1 − exp(−Σ failureRate × count × overall time) over the nodes hosting processes.
+    pub failure_chance: f64,
+    /// Events the engine processed.
+    pub events: u64,
+    pub processes: Vec<ProcessResult>,
+    pub nodes: Vec<NodeResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<Span>>,
+}
