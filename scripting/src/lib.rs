@@ -1,1 +1,20 @@
-//! hetsim-scripting: Rhai application and computational models (issue 3).
+//! hetsim-scripting: application models and computational models written in Rhai.
+//!
+//! - [`system`]: system models (TOML/JSON) resolved against the catalog and model files;
+//! - [`computational`]: `compute_time` / `transfer_time` models with attributes as constants;
+//! - [`process`] and [`sim`]: an application script as an engine process, and its `sim` API;
+//! - [`sandbox`]: the limits every script runs under;
+//! - [`run`]: one simulation run, end to end.
+
+pub mod computational;
+mod errors;
+pub mod functions;
+pub mod process;
+pub mod run;
+pub mod sandbox;
+pub mod sim;
+pub mod system;
+
+pub use run::{default_labels, run, RunOptions, RunReport, Variable};
+pub use sandbox::Limits;
+pub use system::{load as load_system, System, SystemFile};

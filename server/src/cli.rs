@@ -18,6 +18,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Simulate an application (Rhai) on a system model (TOML or JSON), locally.
+    #[command(after_help = "Example (the thesis scenario, seed 004 Figure 5.23):\n  \
+hetsim run --app examples/gajger/app.rhai --system examples/gajger/gtx970.toml \\\n    \
+--var occupancy=64 --var computeIntensity=128 --var blockSize=256 --var numElements=400000000\n\n\
+Without --label, every label of the system runs at its capacity (count × multiplicity).\n\
+A variable's type is inferred: integer, else float, else true/false, else string.")]
+    Run(RunArgs),
     /// Evaluate one analytic model and show its intermediate values.
     #[command(
         after_help = "Models: volkov, gmem-throughput, transfer, hong-kim, wang-lou, transit, occupancy.\n\
@@ -33,6 +40,37 @@ echo '{\"size\": 1e9, \"bandwidth\": 15.8e9}' | hetsim model transfer --params -
     /// Fit model parameters to measurements given as CSV.
     #[command(subcommand)]
     Calibrate(CalibrateCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The application model: a Rhai script run once per process.
+    #[arg(long, value_name = "FILE.rhai")]
+    pub app: PathBuf,
+    /// The system model: nodes, links, components, computational models.
+    #[arg(long, value_name = "FILE.toml")]
+    pub system: PathBuf,
+    /// Processes of a label, e.g. `--label GPU=2` (repeatable).
+    #[arg(long = "label", value_name = "NAME=COUNT")]
+    pub labels: Vec<String>,
+    /// A run variable, e.g. `--var blockSize=256` (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Algorithm of collectives that name none: binomial (default) or flat.
+    #[arg(long, default_value = "binomial")]
+    pub algorithm: String,
+    /// Print the results as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the trace of spans (process, kind, start, end, detail) as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
+    /// Draw a Gantt chart of the processes as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub timeline: Option<PathBuf>,
+    /// Sandbox: wall time a script may run between two sim.* calls [s].
+    #[arg(long, default_value_t = 1.0)]
+    pub max_slice_seconds: f64,
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,7 @@ pub mod collectives;
 mod engine;
 mod platform;
 mod results;
+pub mod timeline;
 
 pub use engine::{simulate, LinkTiming, Message, Options, Process, Request, Resume, SimError, Source};
 pub use platform::{place, Direction, Hop, Link, LinkId, Node, NodeId, Placement, Platform, PlatformError};

@@ -3,6 +3,7 @@
 mod calibrate;
 mod components;
 mod model;
+mod run;
 
 use anyhow::Result;
 
@@ -10,6 +11,7 @@ use crate::cli::{Cli, Command};
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Run(args) => run::run(args),
         Command::Model(args) => model::run(args),
         Command::Components(args) => components::run(args),
         Command::Calibrate(command) => calibrate::run(command),

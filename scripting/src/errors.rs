@@ -1,0 +1,23 @@
+//! Script errors as `file:line:column: message`.
+
+use rhai::{EvalAltResult, ParseError, Position};
+
+fn at(origin: &str, position: Position, message: impl std::fmt::Display) -> String {
+    match (position.line(), position.position()) {
+        (Some(line), Some(column)) => format!("{origin}:{line}:{column}: {message}"),
+        (Some(line), None) => format!("{origin}:{line}: {message}"),
+        _ => format!("{origin}: {message}"),
+    }
+}
+
+/// `origin:line:column: message`, or `origin: message` where Rhai knows no position.
+pub fn located(origin: &str, mut error: EvalAltResult) -> String {
+    let position = error.take_position();
+    at(origin, position, error)
+}
+
+/// A syntax error as `origin:line:column: message`.
+pub fn parse_error(origin: &str, error: ParseError) -> String {
+    let ParseError(kind, position) = error;
+    at(origin, position, format!("syntax error: {kind}"))
+}

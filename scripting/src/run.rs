@@ -1,0 +1,251 @@
+//! One simulation run: a system model, an application script, labels and variables.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use hetsim_simulator::collectives::Algorithm;
+use hetsim_simulator::{
+    place, simulate, Direction, Link, LinkId, LinkTiming, Node, Options, Platform, Results,
+};
+use rhai::{Dynamic, Map, Scope};
+use serde::Serialize;
+
+use crate::computational::Models;
+use crate::errors::parse_error;
+use crate::functions::register_models;
+use crate::process::{RunLog, ScriptProcess};
+use crate::sandbox::{self, Limits, SliceClock};
+use crate::sim::{self, RunContext, Sim};
+use crate::system::System;
+
+/// A run variable, typed as the application sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Variable {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl Variable {
+    /// Infers the type from the text: an integer, else a float, else a bool, else a string.
+    pub fn infer(text: &str) -> Self {
+        if let Ok(i) = text.parse::<i64>() {
+            Variable::Int(i)
+        } else if let Ok(x) = text.parse::<f64>() {
+            Variable::Float(x)
+        } else if let Ok(b) = text.parse::<bool>() {
+            Variable::Bool(b)
+        } else {
+            Variable::Text(text.to_owned())
+        }
+    }
+
+    fn to_dynamic(&self) -> Dynamic {
+        match self {
+            Variable::Int(i) => Dynamic::from_int(*i),
+            Variable::Float(x) => Dynamic::from_float(*x),
+            Variable::Bool(b) => Dynamic::from_bool(*b),
+            Variable::Text(s) => Dynamic::from(s.clone()),
+        }
+    }
+}
+
+/// Names every process's script sees besides the run variables.
+const RESERVED: [&str; 5] = ["tag", "rank", "pid", "labels", "sim"];
+
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub trace: bool,
+    /// Algorithm of collectives that do not name one.
+    pub algorithm: Algorithm,
+    pub limits: Limits,
+}
+
+/// What a run produces: the engine's results and the run log.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunReport {
+    #[serde(flatten)]
+    pub results: Results,
+    pub log: Vec<String>,
+    pub log_dropped: u64,
+}
+
+/// The link timings of a run's models, memoized: a model function sees only its params and
+/// its constants (Rhai functions cannot reach other state), so equal inputs give equal times.
+struct MemoizedTiming {
+    models: Rc<Models>,
+    memo: HashMap<(LinkId, u64, Direction), f64>,
+}
+
+impl LinkTiming for MemoizedTiming {
+    fn transfer_time(&mut self, link: LinkId, bytes: f64, direction: Direction) -> Result<f64, String> {
+        let key = (link, bytes.to_bits(), direction);
+        if let Some(&t) = self.memo.get(&key) {
+            return Ok(t);
+        }
+        let t = self.models.transfer_time(link, bytes, direction)?;
+        self.memo.insert(key, t);
+        Ok(t)
+    }
+}
+
+fn number_attribute(component: &hetsim_models::catalog::Component, key: &str) -> f64 {
+    component
+        .attributes
+        .get(key)
+        .and_then(|v| v.as_number())
+        .unwrap_or(0.0)
+}
+
+/// The engine's platform of a resolved system.
+pub fn platform(system: &System) -> Result<Platform, String> {
+    let nodes = system
+        .nodes
+        .iter()
+        .map(|n| Node {
+            id: n.spec.id.clone(),
+            kind: n.component.kind,
+            count: n.spec.count,
+            labels: n.spec.labels.clone(),
+            power_load: number_attribute(&n.component, "powerConsumptionLoad"),
+            power_idle: number_attribute(&n.component, "powerConsumptionIdle"),
+            failure_rate: number_attribute(&n.component, "failureRate"),
+        })
+        .collect();
+    let links = system
+        .links
+        .iter()
+        .map(|(l, between)| {
+            let channels = l
+                .spec
+                .channels
+                .unwrap_or_else(|| number_attribute(&l.component, "channels").max(1.0) as u32);
+            Link {
+                between: *between,
+                channels,
+            }
+        })
+        .collect();
+    Platform::new(nodes, links).map_err(|e| e.to_string())
+}
+
+/// The labels of a run: as asked, or, when none is asked, every label at its capacity.
+pub fn default_labels(system: &System) -> BTreeMap<String, u64> {
+    let mut labels = BTreeMap::new();
+    for n in &system.nodes {
+        for (label, multiplicity) in &n.spec.labels {
+            *labels.entry(label.clone()).or_insert(0) += u64::from(*multiplicity) * u64::from(n.spec.count);
+        }
+    }
+    labels
+}
+
+/// Runs `app` (Rhai source named `app_origin`) on `system`.
+pub fn run(
+    app: &str,
+    app_origin: &str,
+    system: &System,
+    labels: &BTreeMap<String, u64>,
+    variables: &BTreeMap<String, Variable>,
+    options: &RunOptions,
+) -> Result<RunReport, String> {
+    if let Some(name) = variables.keys().find(|k| RESERVED.contains(&k.as_str())) {
+        return Err(format!(
+            "variable `{name}` shadows a name every script has ({})",
+            RESERVED.join(", ")
+        ));
+    }
+    let platform = platform(system)?;
+    let placements = place(&platform, labels).map_err(|e| e.to_string())?;
+    let clock = SliceClock::new();
+    let models = Rc::new(Models::compile(system, &options.limits, &clock)?);
+    let log = Rc::new(RefCell::new(RunLog {
+        limit: options.limits.max_log_lines,
+        ..RunLog::default()
+    }));
+
+    let mut engine = sandbox::engine(&options.limits, &clock);
+    register_models(&mut engine);
+    sim::register(&mut engine);
+    let printed = log.clone();
+    engine.on_print(move |text| printed.borrow_mut().push(text.to_owned()));
+    let ast = Rc::new(engine.compile(app).map_err(|e| parse_error(app_origin, e))?);
+    let engine = Rc::new(engine);
+
+    let mut pids_by_label: BTreeMap<Arc<str>, Vec<usize>> = BTreeMap::new();
+    for (pid, p) in placements.iter().enumerate() {
+        pids_by_label.entry(p.label.clone()).or_default().push(pid);
+    }
+    let counts: Map = pids_by_label
+        .iter()
+        .map(|(l, pids)| (l.as_ref().into(), Dynamic::from_int(pids.len() as i64)))
+        .collect();
+    let context = Rc::new(RunContext {
+        placements: placements.clone(),
+        pids_by_label,
+        models: models.clone(),
+        log: log.clone(),
+        algorithm: options.algorithm,
+    });
+    let variables: Vec<(String, Dynamic)> = variables
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_dynamic()))
+        .collect();
+    let variables = Rc::new(variables);
+    let origin: Rc<str> = Rc::from(app_origin);
+    let mut processes = Vec::with_capacity(placements.len());
+    for (pid, p) in placements.iter().enumerate() {
+        let (context, counts, variables) = (context.clone(), counts.clone(), variables.clone());
+        let (tag, rank) = (p.label.to_string(), p.rank as i64);
+        let process = ScriptProcess::new(
+            engine.clone(),
+            ast.clone(),
+            origin.clone(),
+            options.limits.stack_size,
+            clock.clone(),
+            move |channel| {
+                let mut scope = Scope::new();
+                scope.push_constant("tag", tag);
+                scope.push_constant("rank", rank);
+                scope.push_constant("pid", pid as i64);
+                scope.push_constant("labels", counts);
+                for (name, value) in variables.iter() {
+                    scope.push_constant_dynamic(name.as_str(), value.clone());
+                }
+                scope.push(
+                    "sim",
+                    Sim {
+                        channel,
+                        context,
+                        pid,
+                    },
+                );
+                scope
+            },
+        )
+        .map_err(|e| format!("cannot allocate the stack of process {pid}: {e}"))?;
+        processes.push(process);
+    }
+    let mut timing = MemoizedTiming {
+        models,
+        memo: HashMap::new(),
+    };
+    let results = simulate(
+        &platform,
+        &placements,
+        processes,
+        &mut timing,
+        &Options { trace: options.trace },
+    )
+    .map_err(|e| e.to_string())?;
+    let log = log.take();
+    Ok(RunReport {
+        results,
+        log: log.lines,
+        log_dropped: log.dropped,
+    })
+}

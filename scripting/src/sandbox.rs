@@ -1,0 +1,99 @@
+//! The limits every script runs under, and a Rhai engine configured with them.
+//!
+//! Scripts have no file, network or module access (Rhai has none unless granted; imports
+//! are refused) and no `eval`. Operations, call depth, expression depth and the sizes of
+//! strings, arrays and maps are bounded, and a script that runs longer than
+//! `max_slice_seconds` of wall time without handing control back to the simulator (a
+//! `sim.*` call) is stopped: an infinite loop ends with a clear error in about a second.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use rhai::module_resolvers::DummyModuleResolver;
+use rhai::{Dynamic, Engine};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Limits {
+    /// Rhai operations per process over its whole life (0: unbounded).
+    pub max_operations: u64,
+    pub max_call_levels: usize,
+    pub max_expr_depth: usize,
+    pub max_string_size: usize,
+    pub max_array_size: usize,
+    pub max_map_size: usize,
+    /// Wall time a script may run between two `sim.*` calls.
+    pub max_slice_seconds: f64,
+    /// Lines kept in the run log; later lines are counted, not kept.
+    pub max_log_lines: usize,
+    /// Stack of each process's coroutine [bytes] (reserved, touched only as used).
+    pub stack_size: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_operations: 1_000_000_000,
+            max_call_levels: 64,
+            max_expr_depth: 64,
+            max_string_size: 1 << 20,
+            max_array_size: 1 << 20,
+            max_map_size: 1 << 16,
+            max_slice_seconds: 1.0,
+            max_log_lines: 10_000,
+            stack_size: 1 << 20,
+        }
+    }
+}
+
+/// When the running script last got control, shared by all scripts of a run (one runs at a
+/// time).
+#[derive(Clone, Debug)]
+pub struct SliceClock(Rc<Cell<Instant>>);
+
+impl SliceClock {
+    pub fn new() -> Self {
+        SliceClock(Rc::new(Cell::new(Instant::now())))
+    }
+
+    pub fn restart(&self) {
+        self.0.set(Instant::now());
+    }
+}
+
+impl Default for SliceClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// How often (in operations) the wall clock is read: reading it costs more than an operation.
+const CLOCK_EVERY: u64 = 1 << 14;
+
+/// A Rhai engine with the sandbox of `limits`, stopping any script that holds control longer
+/// than the slice limit since `clock` was last restarted.
+pub fn engine(limits: &Limits, clock: &SliceClock) -> Engine {
+    let mut engine = Engine::new();
+    engine
+        .set_max_operations(limits.max_operations)
+        .set_max_call_levels(limits.max_call_levels)
+        .set_max_expr_depths(limits.max_expr_depth, limits.max_expr_depth)
+        .set_max_string_size(limits.max_string_size)
+        .set_max_array_size(limits.max_array_size)
+        .set_max_map_size(limits.max_map_size)
+        .set_module_resolver(DummyModuleResolver::new())
+        .disable_symbol("eval");
+    let slice = Duration::from_secs_f64(limits.max_slice_seconds);
+    let started = clock.0.clone();
+    let seconds = limits.max_slice_seconds;
+    engine.on_progress(move |ops| {
+        if ops % CLOCK_EVERY == 0 && started.get().elapsed() > slice {
+            Some(Dynamic::from(format!(
+                "sandbox: the script ran {seconds} s of wall time without a sim.* call (limit max_slice_seconds)"
+            )))
+        } else {
+            None
+        }
+    });
+    engine
+}

@@ -1,0 +1,286 @@
+//! The `sim` object of application scripts: the primitives of DESIGN.md, each suspending the
+//! script for as long as the engine says.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use hetsim_simulator::collectives::{self, Algorithm, Collective, Step};
+use hetsim_simulator::{Direction, Placement, Request, Resume, Source};
+use rhai::{Dynamic, Engine, EvalAltResult, Map};
+
+use crate::computational::Models;
+use crate::process::{Channel, SharedLog};
+
+type Fallible<T> = Result<T, Box<EvalAltResult>>;
+
+/// What every process's `sim` reaches: the placement, the models and the log.
+pub struct RunContext {
+    pub placements: Vec<Placement>,
+    pub pids_by_label: BTreeMap<Arc<str>, Vec<usize>>,
+    pub models: Rc<Models>,
+    pub log: SharedLog,
+    pub algorithm: Algorithm,
+}
+
+impl RunContext {
+    fn describe(&self, pid: usize) -> String {
+        let p = &self.placements[pid];
+        format!("{}[{}]", p.label, p.rank)
+    }
+
+    fn label(&self, label: &str, call: &str) -> Fallible<&[usize]> {
+        self.pids_by_label.get(label).map(Vec::as_slice).ok_or_else(|| {
+            let known: Vec<&str> = self.pids_by_label.keys().map(|l| &**l).collect();
+            format!(
+                "{call}: no process has label `{label}` (labels in this run: {})",
+                known.join(", ")
+            )
+            .into()
+        })
+    }
+
+    /// A label with one process, a `[label, rank]` pair, or a pid.
+    fn target(&self, target: &Dynamic, call: &str) -> Fallible<usize> {
+        if let Ok(pid) = target.as_int() {
+            return usize::try_from(pid)
+                .ok()
+                .filter(|&p| p < self.placements.len())
+                .ok_or_else(|| format!("{call}: pid {pid} is not in 0..{}", self.placements.len()).into());
+        }
+        if let Some(label) = target.clone().try_cast::<rhai::ImmutableString>() {
+            let pids = self.label(&label, call)?;
+            return match pids {
+                [pid] => Ok(*pid),
+                _ => Err(format!(
+                    "{call}: label `{label}` has {} processes; name one as [\"{label}\", rank] or by pid",
+                    pids.len()
+                )
+                .into()),
+            };
+        }
+        if let Some(pair) = target.clone().try_cast::<rhai::Array>() {
+            if let [label, rank] = pair.as_slice() {
+                if let (Some(label), Ok(rank)) =
+                    (label.clone().try_cast::<rhai::ImmutableString>(), rank.as_int())
+                {
+                    let pids = self.label(&label, call)?;
+                    return usize::try_from(rank)
+                        .ok()
+                        .and_then(|r| pids.get(r).copied())
+                        .ok_or_else(|| {
+                            format!("{call}: label `{label}` has ranks 0..{}, not {rank}", pids.len()).into()
+                        });
+                }
+            }
+        }
+        Err(format!(
+            "{call}: expected a label, a [label, rank] pair or a pid, got {}",
+            target.type_name()
+        )
+        .into())
+    }
+}
+
+/// One process's handle on the simulator.
+#[derive(Clone)]
+pub struct Sim {
+    pub channel: Rc<Channel>,
+    pub context: Rc<RunContext>,
+    pub pid: usize,
+}
+
+fn number(value: &Dynamic, what: &str) -> Fallible<f64> {
+    value
+        .as_float()
+        .or_else(|_| value.as_int().map(|i| i as f64))
+        .map_err(|t| format!("{what}: expected a number, got {t}").into())
+}
+
+fn text(value: &Dynamic, what: &str) -> Fallible<String> {
+    value
+        .clone()
+        .try_cast::<rhai::ImmutableString>()
+        .map(|s| s.to_string())
+        .ok_or_else(|| format!("{what}: expected a string, got {}", value.type_name()).into())
+}
+
+impl Sim {
+    fn now(&self) -> f64 {
+        self.channel.now.get()
+    }
+
+    fn done(&self, resume: Resume, call: &str) -> Fallible<()> {
+        match resume {
+            Resume::Done => Ok(()),
+            other => Err(format!("{call}: the engine answered {other:?}").into()),
+        }
+    }
+
+    fn compute(&mut self, params: Map) -> Fallible<f64> {
+        let node = self.context.placements[self.pid].node;
+        let seconds = self.context.models.compute_time(node, params)?;
+        self.compute_seconds(seconds)
+    }
+
+    fn compute_seconds(&mut self, seconds: f64) -> Fallible<f64> {
+        let resume = self.channel.request(Request::Compute { seconds });
+        self.done(resume, "sim.compute")?;
+        Ok(seconds)
+    }
+
+    fn sleep(&mut self, seconds: f64) -> Fallible<()> {
+        let resume = self.channel.request(Request::Sleep { seconds });
+        self.done(resume, "sim.sleep")
+    }
+
+    fn send(&mut self, bytes: f64, to: usize, direction: Option<Direction>) -> Fallible<()> {
+        let resume = self.channel.request(Request::Send { to, bytes, direction });
+        self.done(resume, "sim.send")
+    }
+
+    fn receive(&mut self, from: Source) -> Fallible<Map> {
+        match self.channel.request(Request::Receive { from }) {
+            Resume::Message(m) => {
+                let sender = &self.context.placements[m.from];
+                let mut map = Map::new();
+                map.insert("from".into(), Dynamic::from_int(m.from as i64));
+                map.insert("from_label".into(), Dynamic::from(sender.label.to_string()));
+                map.insert("from_rank".into(), Dynamic::from_int(sender.rank as i64));
+                map.insert("bytes".into(), Dynamic::from_float(m.bytes));
+                map.insert("sent".into(), Dynamic::from_float(m.sent));
+                map.insert("arrived".into(), Dynamic::from_float(m.arrived));
+                Ok(map)
+            }
+            other => Err(format!("sim.receive: the engine answered {other:?}").into()),
+        }
+    }
+
+    /// Runs this process's part of `collective`; options: `label` (default: own label;
+    /// "all" for every process), `root` (rank, default 0), `algorithm` (flat or binomial).
+    fn collective(&mut self, collective: Collective, bytes: f64, options: &Map) -> Fallible<f64> {
+        let call = format!("sim.{collective}");
+        let start = self.now();
+        let own = self.context.placements[self.pid].label.clone();
+        let label = match options.get("label") {
+            Some(l) => text(l, &format!("{call}: option `label`"))?,
+            None => own.to_string(),
+        };
+        let all: Vec<usize>;
+        let members: &[usize] = if label == "all" {
+            all = (0..self.context.placements.len()).collect();
+            &all
+        } else {
+            self.context.label(&label, &call)?
+        };
+        let me = members.iter().position(|&p| p == self.pid).ok_or_else(|| {
+            format!(
+                "{call}: this process ({}) is not among label `{label}`",
+                self.context.describe(self.pid)
+            )
+        })?;
+        let root = match options.get("root") {
+            Some(r) => r
+                .as_int()
+                .map_err(|t| format!("{call}: option `root`: expected a rank, got {t}"))?,
+            None => 0,
+        };
+        let root = usize::try_from(root)
+            .ok()
+            .filter(|&r| r < members.len())
+            .ok_or_else(|| {
+                format!(
+                    "{call}: root {root} is not a rank of `{label}` (0..{})",
+                    members.len()
+                )
+            })?;
+        let algorithm = match options.get("algorithm") {
+            Some(a) => {
+                let name = text(a, &format!("{call}: option `algorithm`"))?;
+                Algorithm::parse(&name)
+                    .ok_or_else(|| format!("{call}: algorithm `{name}` is not flat or binomial"))?
+            }
+            None => self.context.algorithm,
+        };
+        for (key, _) in options.iter() {
+            if !["label", "root", "algorithm"].contains(&key.as_str()) {
+                return Err(format!("{call}: unknown option `{key}` (label, root, algorithm)").into());
+            }
+        }
+        for step in collectives::plan(collective, algorithm, members, root, me, bytes) {
+            match step {
+                Step::Send { to, bytes } => self.send(bytes, to, None)?,
+                Step::Receive { from } => {
+                    self.receive(Source::Pid(from))?;
+                }
+            }
+        }
+        Ok(self.now() - start)
+    }
+}
+
+/// Registers the type `Sim` and its methods on the application engine.
+pub fn register(engine: &mut Engine) {
+    engine.register_type_with_name::<Sim>("Sim");
+    engine.register_fn("now", |s: &mut Sim| s.now());
+    engine.register_fn("compute", |s: &mut Sim, params: Map| s.compute(params));
+    engine.register_fn("compute", |s: &mut Sim, seconds: f64| s.compute_seconds(seconds));
+    engine.register_fn("compute", |s: &mut Sim, seconds: i64| {
+        s.compute_seconds(seconds as f64)
+    });
+    engine.register_fn("sleep", |s: &mut Sim, seconds: Dynamic| {
+        let seconds = number(&seconds, "sim.sleep")?;
+        s.sleep(seconds)
+    });
+    engine.register_fn("send", |s: &mut Sim, bytes: Dynamic, target: Dynamic| {
+        let bytes = number(&bytes, "sim.send: bytes")?;
+        let to = s.context.target(&target, "sim.send")?;
+        s.send(bytes, to, None)
+    });
+    engine.register_fn("send", |s: &mut Sim, bytes: Dynamic, target: Dynamic, direction: Dynamic| {
+        let bytes = number(&bytes, "sim.send: bytes")?;
+        let to = s.context.target(&target, "sim.send")?;
+        let name = text(&direction, "sim.send: direction")?;
+        let direction = Direction::parse(&name).ok_or_else(|| {
+            format!("sim.send: direction `{name}` is not HostToDevice, DeviceToHost, DeviceToDevice or HostToHost")
+        })?;
+        s.send(bytes, to, Some(direction))
+    });
+    engine.register_fn("receive", |s: &mut Sim, source: Dynamic| {
+        let from = if source
+            .clone()
+            .try_cast::<rhai::ImmutableString>()
+            .is_some_and(|t| t == "any")
+        {
+            Source::Any
+        } else {
+            Source::Pid(s.context.target(&source, "sim.receive")?)
+        };
+        s.receive(from)
+    });
+    engine.register_fn("log", |s: &mut Sim, value: Dynamic| {
+        let line = format!("[{:.9} s] {}: {value}", s.now(), s.context.describe(s.pid));
+        s.context.log.borrow_mut().push(line);
+    });
+    for (name, collective) in [
+        ("broadcast", Collective::Broadcast),
+        ("scatter", Collective::Scatter),
+        ("gather", Collective::Gather),
+        ("reduce", Collective::Reduce),
+    ] {
+        engine.register_fn(name, move |s: &mut Sim, bytes: Dynamic| {
+            let bytes = number(&bytes, &format!("sim.{name}: bytes"))?;
+            s.collective(collective, bytes, &Map::new())
+        });
+        engine.register_fn(name, move |s: &mut Sim, bytes: Dynamic, options: Map| {
+            let bytes = number(&bytes, &format!("sim.{name}: bytes"))?;
+            s.collective(collective, bytes, &options)
+        });
+    }
+    engine.register_fn("barrier", |s: &mut Sim| {
+        s.collective(Collective::Barrier, 0.0, &Map::new())
+    });
+    engine.register_fn("barrier", |s: &mut Sim, options: Map| {
+        s.collective(Collective::Barrier, 0.0, &options)
+    });
+}

@@ -1,0 +1,230 @@
+//! System models: which components are placed, how many, with which computational model and
+//! labels, and which links join them. Written as TOML or JSON (DESIGN.md, "System model").
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use hetsim_models::catalog::{self, Component, ComponentKind};
+use hetsim_models::params::closest;
+use hetsim_models::Scalar;
+use serde::Deserialize;
+
+/// A system model as written.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SystemFile {
+    #[serde(default)]
+    pub name: String,
+    /// Inline components; they shadow catalog entries of the same name for this file.
+    #[serde(default, rename = "component")]
+    pub components: Vec<ComponentSpec>,
+    #[serde(rename = "node")]
+    pub nodes: Vec<NodeSpec>,
+    #[serde(default, rename = "link")]
+    pub links: Vec<LinkSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ComponentSpec {
+    pub name: String,
+    pub kind: String,
+    #[serde(default)]
+    pub vendor: String,
+    #[serde(default)]
+    pub comment: String,
+    #[serde(default)]
+    pub source: String,
+    #[serde(default)]
+    pub attributes: BTreeMap<String, Scalar>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub id: String,
+    pub component: String,
+    #[serde(default = "one")]
+    pub count: u32,
+    pub model: String,
+    #[serde(default)]
+    pub labels: BTreeMap<String, u32>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub between: [String; 2],
+    pub component: String,
+    #[serde(default = "link_model")]
+    pub model: String,
+    /// Transfers at once per direction; defaults to the component's `channels`, else 1.
+    pub channels: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn link_model() -> String {
+    "link-startup-bandwidth".to_owned()
+}
+
+/// The built-in computational models, each shipped as a file a user can copy.
+pub const BUILTIN_MODELS: [(&str, &str); 4] = [
+    ("gpu-volkov", include_str!("../models/gpu-volkov.rhai")),
+    ("gpu-hong-kim", include_str!("../models/gpu-hong-kim.rhai")),
+    ("cpu-flops", include_str!("../models/cpu-flops.rhai")),
+    (
+        "link-startup-bandwidth",
+        include_str!("../models/link-startup-bandwidth.rhai"),
+    ),
+];
+
+/// A computational model's name (for messages) and Rhai source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelSource {
+    pub name: String,
+    pub source: String,
+}
+
+/// A node or link with its component and model resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved<S> {
+    pub spec: S,
+    pub component: Component,
+    pub model: ModelSource,
+}
+
+/// A system model checked against the catalog, its inline components and its model files.
+#[derive(Clone, Debug, PartialEq)]
+pub struct System {
+    pub name: String,
+    pub nodes: Vec<Resolved<NodeSpec>>,
+    pub links: Vec<(Resolved<LinkSpec>, [usize; 2])>,
+}
+
+fn hint(h: Option<String>) -> String {
+    h.map(|h| format!("; did you mean `{h}`?")).unwrap_or_default()
+}
+
+fn parse_kind(kind: &str, component: &str) -> Result<ComponentKind, String> {
+    [ComponentKind::Gpu, ComponentKind::Cpu, ComponentKind::Network]
+        .into_iter()
+        .find(|k| k.as_str().eq_ignore_ascii_case(kind))
+        .ok_or_else(|| format!("component `{component}`: kind `{kind}` is not one of GPU, CPU, NETWORK"))
+}
+
+impl SystemFile {
+    /// Parses TOML, or JSON when the text starts with `{`; `origin` names the file in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, String> {
+        if text.trim_start().starts_with('{') {
+            serde_json::from_str(text).map_err(|e| format!("{origin}: {e}"))
+        } else {
+            toml::from_str(text).map_err(|e| format!("{origin}: {e}"))
+        }
+    }
+
+    /// Resolves components (inline first, then the catalog) and models (built-in names, or
+    /// `.rhai` files relative to `base_dir`).
+    pub fn resolve(self, origin: &str, base_dir: &Path) -> Result<System, String> {
+        let catalog = catalog::components();
+        let mut inline = BTreeMap::new();
+        for c in &self.components {
+            let component = Component {
+                name: c.name.clone(),
+                vendor: c.vendor.clone(),
+                kind: parse_kind(&c.kind, &c.name).map_err(|e| format!("{origin}: {e}"))?,
+                comment: c.comment.clone(),
+                source: c.source.clone(),
+                attributes: c.attributes.clone(),
+            };
+            inline.insert(c.name.clone(), component);
+        }
+        let component = |name: &str, owner: &str| -> Result<Component, String> {
+            inline
+                .get(name)
+                .cloned()
+                .or_else(|| catalog.iter().find(|c| c.name == name).cloned())
+                .ok_or_else(|| {
+                    let names = inline
+                        .keys()
+                        .map(String::as_str)
+                        .chain(catalog.iter().map(|c| c.name.as_str()));
+                    format!(
+                        "{origin}: {owner}: unknown component `{name}`{}",
+                        hint(closest(name, names))
+                    )
+                })
+        };
+        let model = |name: &str, owner: &str| -> Result<ModelSource, String> {
+            if let Some((_, source)) = BUILTIN_MODELS.iter().find(|(n, _)| *n == name) {
+                return Ok(ModelSource {
+                    name: format!("{name}.rhai"),
+                    source: (*source).to_owned(),
+                });
+            }
+            if name.ends_with(".rhai") {
+                let path: PathBuf = base_dir.join(name);
+                let source = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("{origin}: {owner}: model file {}: {e}", path.display()))?;
+                return Ok(ModelSource {
+                    name: path.display().to_string(),
+                    source,
+                });
+            }
+            let names = BUILTIN_MODELS.iter().map(|(n, _)| *n);
+            Err(format!(
+                "{origin}: {owner}: unknown model `{name}`{} (built-in: {}; or a .rhai file)",
+                hint(closest(name, names.clone())),
+                names.collect::<Vec<_>>().join(", ")
+            ))
+        };
+        let mut nodes = Vec::new();
+        for n in self.nodes {
+            let owner = format!("node `{}`", n.id);
+            if nodes.iter().any(|r: &Resolved<NodeSpec>| r.spec.id == n.id) {
+                return Err(format!("{origin}: {owner} is declared twice"));
+            }
+            if n.count == 0 {
+                return Err(format!("{origin}: {owner}: count must be at least 1"));
+            }
+            nodes.push(Resolved {
+                component: component(&n.component, &owner)?,
+                model: model(&n.model, &owner)?,
+                spec: n,
+            });
+        }
+        let mut links = Vec::new();
+        for l in self.links {
+            let owner = format!("link `{}`–`{}`", l.between[0], l.between[1]);
+            let mut ends = [0; 2];
+            for (end, id) in ends.iter_mut().zip(&l.between) {
+                *end = nodes.iter().position(|r| &r.spec.id == id).ok_or_else(|| {
+                    let ids = nodes.iter().map(|r| r.spec.id.as_str());
+                    format!("{origin}: {owner}: unknown node `{id}`{}", hint(closest(id, ids)))
+                })?;
+            }
+            links.push((
+                Resolved {
+                    component: component(&l.component, &owner)?,
+                    model: model(&l.model, &owner)?,
+                    spec: l,
+                },
+                ends,
+            ));
+        }
+        Ok(System {
+            name: self.name,
+            nodes,
+            links,
+        })
+    }
+}
+
+/// Reads and resolves a system model file.
+pub fn load(path: &Path) -> Result<System, String> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: {e}"))?;
+    SystemFile::parse(&text, &origin)?.resolve(&origin, path.parent().unwrap_or(Path::new(".")))
+}

@@ -1,0 +1,122 @@
+//! `hetsim run`: one local simulation, no server.
+
+use std::collections::BTreeMap;
+
+use anyhow::{anyhow, bail, Context, Result};
+use hetsim_scripting::{default_labels, load_system, RunOptions, RunReport, Variable};
+use hetsim_simulator::collectives::Algorithm;
+use hetsim_simulator::timeline;
+
+use crate::cli::RunArgs;
+use crate::input::read_text;
+
+/// `NAME=VALUE` split at the first `=`.
+fn pair<'a>(text: &'a str, flag: &str) -> Result<(&'a str, &'a str)> {
+    text.split_once('=')
+        .filter(|(name, _)| !name.is_empty())
+        .ok_or_else(|| anyhow!("{flag} {text:?}: expected NAME=VALUE"))
+}
+
+fn labels(args: &[String]) -> Result<Option<BTreeMap<String, u64>>> {
+    if args.is_empty() {
+        return Ok(None);
+    }
+    let mut labels = BTreeMap::new();
+    for text in args {
+        let (name, count) = pair(text, "--label")?;
+        let count = count
+            .parse::<u64>()
+            .map_err(|_| anyhow!("--label {text:?}: the count must be a whole number >= 0"))?;
+        labels.insert(name.to_owned(), count);
+    }
+    Ok(Some(labels))
+}
+
+fn variables(args: &[String]) -> Result<BTreeMap<String, Variable>> {
+    args.iter()
+        .map(|text| {
+            let (name, value) = pair(text, "--var")?;
+            Ok((name.to_owned(), Variable::infer(value)))
+        })
+        .collect()
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let app = read_text(&args.app)?;
+    let system = load_system(&args.system).map_err(|e| anyhow!(e))?;
+    let labels = labels(&args.labels)?.unwrap_or_else(|| default_labels(&system));
+    let variables = variables(&args.vars)?;
+    let Some(algorithm) = Algorithm::parse(&args.algorithm) else {
+        bail!("--algorithm {:?}: expected binomial or flat", args.algorithm);
+    };
+    let mut options = RunOptions {
+        trace: args.trace.is_some() || args.timeline.is_some(),
+        algorithm,
+        ..RunOptions::default()
+    };
+    options.limits.max_slice_seconds = args.max_slice_seconds;
+    let origin = args.app.display().to_string();
+    let report = hetsim_scripting::run(&app, &origin, &system, &labels, &variables, &options)
+        .map_err(|e| anyhow!("simulation failed: {e}"))?;
+    if let Some(path) = &args.trace {
+        let trace = serde_json::to_string(&report.results.trace)?;
+        std::fs::write(path, trace).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.timeline {
+        std::fs::write(path, timeline::svg(&report.results))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if args.json {
+        let mut value = serde_json::to_value(&report)?;
+        if let Some(object) = value.as_object_mut() {
+            object.remove("trace");
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        print!("{}", summary(&report));
+    }
+    Ok(())
+}
+
+/// A MERPSYS-like summary: each process's finish time, energy per node, overall time, total
+/// energy and failure chance.
+fn summary(report: &RunReport) -> String {
+    const MAX_PROCESSES: usize = 20;
+    let r = &report.results;
+    let mut out = String::new();
+    for p in r.processes.iter().take(MAX_PROCESSES) {
+        out += &format!(
+            "{}[{}] on {} finished at {:.6} ms (compute {:.6} ms, wait {:.6} ms)\n",
+            p.label,
+            p.rank,
+            p.node,
+            p.finish_time * 1e3,
+            p.compute_time * 1e3,
+            p.wait_time * 1e3
+        );
+    }
+    if r.processes.len() > MAX_PROCESSES {
+        out += &format!(
+            "... and {} more processes (--json lists all)\n",
+            r.processes.len() - MAX_PROCESSES
+        );
+    }
+    for n in r.nodes.iter().take(MAX_PROCESSES) {
+        out += &format!(
+            "node {} consumed {:.6} J (busy {:.6} ms)\n",
+            n.id,
+            n.energy,
+            n.busy_time * 1e3
+        );
+    }
+    for line in &report.log {
+        out += &format!("log: {line}\n");
+    }
+    if report.log_dropped > 0 {
+        out += &format!("log: {} more lines dropped\n", report.log_dropped);
+    }
+    out += &format!("Overall time {:.6} ms\n", r.overall_time * 1e3);
+    out += &format!("Total consumed energy {:.6} J\n", r.total_energy);
+    out += &format!("Failure chance {}\n", r.failure_chance);
+    out
+}
