@@ -13,7 +13,11 @@ fn at(origin: &str, position: Position, message: impl std::fmt::Display) -> Stri
 /// `origin:line:column: message`, or `origin: message` where Rhai knows no position.
 pub fn located(origin: &str, mut error: EvalAltResult) -> String {
     let position = error.take_position();
-    at(origin, position, error)
+    match error {
+        // The sandbox says why it stopped the script in the termination token.
+        EvalAltResult::ErrorTerminated(reason, _) => at(origin, position, reason),
+        other => at(origin, position, other),
+    }
 }
 
 /// A syntax error as `origin:line:column: message`.

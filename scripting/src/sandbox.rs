@@ -26,7 +26,9 @@ pub struct Limits {
     pub max_slice_seconds: f64,
     /// Lines kept in the run log; later lines are counted, not kept.
     pub max_log_lines: usize,
-    /// Stack of each process's coroutine [bytes] (reserved, touched only as used).
+    /// Stack of each process's coroutine [bytes]: reserved address space, of which only the
+    /// pages a script touches become resident. 8 MiB holds `max_call_levels` = 64 of Rhai
+    /// recursion even in a debug build (which needs 1–4 MiB; a release build far less).
     pub stack_size: usize,
 }
 
@@ -41,7 +43,7 @@ impl Default for Limits {
             max_map_size: 1 << 16,
             max_slice_seconds: 1.0,
             max_log_lines: 10_000,
-            stack_size: 1 << 20,
+            stack_size: 8 << 20,
         }
     }
 }

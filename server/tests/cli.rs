@@ -224,3 +224,120 @@ fn components_lists_the_catalog() {
     let err = failure(&["components", "--name", "GTX 907 - gajger"], None);
     assert!(err.contains("did you mean \"GTX 970 - gajger\"?"), "{err}");
 }
+
+const THESIS_VARS: [&str; 8] = [
+    "--var",
+    "occupancy=64",
+    "--var",
+    "computeIntensity=128",
+    "--var",
+    "blockSize=256",
+    "--var",
+    "numElements=400000000",
+];
+
+#[test]
+fn run_prints_a_merpsys_summary_and_json() {
+    let mut args = vec![
+        "run",
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+    ];
+    args.extend(THESIS_VARS);
+    let out = hetsim(&args, None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("Overall time 595.69"), "{text}");
+    assert!(
+        text.contains("GPU[0] on gpu finished at") && text.contains("Failure chance 0"),
+        "{text}"
+    );
+    args.push("--json");
+    let o = ok_json(&args);
+    assert!((o["overall_time"].as_f64().unwrap() - 0.5957).abs() < 1e-4);
+    assert_eq!(o["processes"][1]["label"], "GPU");
+    assert!(o["nodes"][1]["energy"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn run_writes_trace_and_timeline() {
+    let dir = std::env::temp_dir().join(format!("hetsim-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (trace, svg) = (dir.join("trace.json"), dir.join("timeline.svg"));
+    let mut args = vec![
+        "run",
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--timeline",
+        svg.to_str().unwrap(),
+    ];
+    args.extend(THESIS_VARS);
+    let out = hetsim(&args, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let spans: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let kinds: Vec<&str> = spans
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["kind"].as_str())
+        .collect();
+    for kind in ["compute", "wait", "send"] {
+        assert!(kinds.contains(&kind), "trace lacks {kind}: {kinds:?}");
+    }
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("GPU[0] @ gpu"), "{svg}");
+}
+
+#[test]
+fn run_errors_name_the_problem() {
+    let err = failure(
+        &[
+            "run",
+            "--app",
+            "examples/gajger/app.rhai",
+            "--system",
+            "examples/gajger/gtx970.toml",
+            "--label",
+            "GPU=2",
+        ],
+        None,
+    );
+    assert!(
+        err.contains("label `GPU`: 2 processes asked") && err.contains("at most 1"),
+        "{err}"
+    );
+    let err = failure(
+        &[
+            "run",
+            "--app",
+            "examples/gajger/app.rhai",
+            "--system",
+            "examples/gajger/gtx970.toml",
+            "--var",
+            "x",
+        ],
+        None,
+    );
+    assert!(err.contains("--var \"x\": expected NAME=VALUE"), "{err}");
+    // A missing variable is a script error with its line and column.
+    let err = failure(
+        &[
+            "run",
+            "--app",
+            "examples/gajger/app.rhai",
+            "--system",
+            "examples/gajger/gtx970.toml",
+        ],
+        None,
+    );
+    assert!(
+        err.contains("examples/gajger/app.rhai:6:") && err.contains("computeIntensity"),
+        "{err}"
+    );
+}

@@ -1,0 +1,332 @@
+//! Runs of Rhai applications on system models: the thesis scenario, each primitive, errors
+//! and sandbox limits.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use hetsim_models::catalog;
+use hetsim_models::transfer;
+use hetsim_models::volkov;
+use hetsim_scripting::{load_system, run, Limits, RunOptions, RunReport, System, SystemFile, Variable};
+
+fn examples() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples"))
+}
+
+fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, Variable> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), Variable::infer(v)))
+        .collect()
+}
+
+fn labels(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+fn thesis(system: &str) -> RunReport {
+    let app = std::fs::read_to_string(examples().join("gajger/app.rhai")).unwrap();
+    let system = load_system(&examples().join("gajger").join(system)).unwrap();
+    let variables = vars(&[
+        ("occupancy", "64"),
+        ("computeIntensity", "128"),
+        ("blockSize", "256"),
+        ("numElements", "400000000"),
+    ]);
+    run(
+        &app,
+        "app.rhai",
+        &system,
+        &labels(&[("CPU", 1), ("GPU", 1)]),
+        &variables,
+        &RunOptions::default(),
+    )
+    .unwrap()
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    ((a - b) / b).abs()
+}
+
+#[test]
+fn thesis_scenario_equals_two_copies_in_a_kernel_and_one_copy_out() {
+    let report = thesis("gtx970.toml");
+    let r = &report.results;
+    // Kernel: the volkov model with the GTX 970's attributes (Table 6.1) and Figure 5.23's
+    // kernel parameters.
+    let kernel = volkov::evaluate(&volkov::Input {
+        sms: 13.0,
+        sm_core_clock_mhz: 1253.0,
+        cuda_cores: 128.0,
+        schedulers: 4.0,
+        warp_size: 32.0,
+        gmem_throughput: 13.78,
+        grid_size: 1_562_500.0,
+        block_size: 256.0,
+        cuda_core_instructions: 23.0 + 4.0 * 128.0,
+        issued_instructions: 26.0 + 4.0 * 128.0,
+        gmem_bytes_transferred: 384.0,
+        latency_bound: 942.0 + 24.0 * 128.0,
+        occupancy: 64.0,
+        kernel_execution_lambda: 0.703787,
+    })
+    .seconds;
+    let gpu = r.processes.iter().find(|p| &*p.label == "GPU").unwrap();
+    assert!(rel(gpu.compute_time, kernel) < 1e-6);
+    assert!((kernel * 1e3 - 146.65).abs() < 0.005);
+    // Transfers: eq. 5.5 with Table 6.2's PCIe 3.0 parameters, 4 bytes × 4e8 each.
+    let link = catalog::find("PCIe 3.0 16x - gajger").unwrap();
+    let a = |k: &str| link.attributes[k].as_number().unwrap();
+    let n = 1.6e9;
+    let htd = transfer::seconds(n, a("bandwidth"), a("startupHtD"), a("lambdaHtD"));
+    let dth = transfer::seconds(n, a("bandwidth"), a("startupDtH"), a("lambdaDtH"));
+    let expected = 2.0 * htd + kernel + dth;
+    assert!(
+        rel(r.overall_time, expected) < 1e-6,
+        "{} vs {expected}",
+        r.overall_time
+    );
+    assert!((r.overall_time * 1e3 - 595.70).abs() < 0.005);
+    // Energy: the GPU's 168 W load over the kernel; no idle power is given in the thesis.
+    assert!(rel(r.nodes[1].energy, 168.0 * kernel) < 1e-6);
+}
+
+#[test]
+fn the_titan_x_testbed_uses_its_own_gpu_and_bus() {
+    let r = thesis("titanx.toml").results;
+    // 24 SMs at 1076 MHz against 13 at 1253: the kernel is 1.69× faster; PCIe 2.0 x4 is slower.
+    let gpu = &r.processes[1];
+    assert!(rel(gpu.compute_time, 0.14665 * 13.0 * 1253.0 / (24.0 * 1076.0)) < 1e-3);
+    let dth = 7.3276e-6 + 1.6e9 / (2e9 * 0.8435);
+    assert!(r.overall_time > 2.0 * dth);
+}
+
+#[test]
+fn identical_inputs_give_byte_identical_json() {
+    let a = serde_json::to_string(&thesis("gtx970.toml")).unwrap();
+    let b = serde_json::to_string(&thesis("gtx970.toml")).unwrap();
+    assert_eq!(a, b);
+}
+
+/// Two CPU nodes joined by a link of 1 ms + 1 µs per byte, and a GPU behind the first.
+fn small_system() -> System {
+    SystemFile::parse(
+        r#"
+        [[component]]
+        name = "cpu"
+        kind = "CPU"
+        attributes = { performance = 1e9, powerConsumptionLoad = 100, powerConsumptionIdle = 10 }
+        [[component]]
+        name = "wire"
+        kind = "NETWORK"
+        attributes = { bandwidth = 1e6, startup = 1e-3, lambda = 1 }
+        [[node]]
+        id = "a"
+        component = "cpu"
+        model = "cpu-flops"
+        labels = { P = 4 }
+        [[node]]
+        id = "b"
+        component = "cpu"
+        model = "cpu-flops"
+        labels = { Q = 4 }
+        [[link]]
+        between = ["a", "b"]
+        component = "wire"
+        "#,
+        "small.toml",
+    )
+    .unwrap()
+    .resolve("small.toml", Path::new("."))
+    .unwrap()
+}
+
+fn run_small(app: &str, l: &[(&str, u64)], limits: Limits) -> Result<RunReport, String> {
+    let options = RunOptions {
+        limits,
+        ..RunOptions::default()
+    };
+    run(
+        app,
+        "test.rhai",
+        &small_system(),
+        &labels(l),
+        &BTreeMap::new(),
+        &options,
+    )
+}
+
+#[test]
+fn primitives_take_the_times_of_their_models() {
+    let app = r#"
+        if tag == "P" {
+            let t = sim.compute(#{ ops: 2e9 });        // 2 s at 1 GFLOP/s
+            sim.sleep(0.5);
+            sim.send(1000, "Q");                        // 1 ms + 1 ms, costs the sender nothing
+            sim.log(`sent at ${sim.now()}`);
+        } else {
+            let m = sim.receive("P");
+            sim.log(`got ${m.bytes} bytes from ${m.from_label}[${m.from_rank}] at ${m.arrived}`);
+        }
+    "#;
+    let r = run_small(app, &[("P", 1), ("Q", 1)], Limits::default()).unwrap();
+    assert_eq!(r.results.processes[0].finish_time, 2.5);
+    assert!((r.results.processes[1].finish_time - 2.502).abs() < 1e-12);
+    assert_eq!(r.log[0], "[2.500000000 s] P[0]: sent at 2.5");
+    assert!(
+        r.log[1].ends_with("got 1000.0 bytes from P[0] at 2.502"),
+        "{}",
+        r.log[1]
+    );
+}
+
+#[test]
+fn collectives_move_data_by_the_chosen_algorithm() {
+    // P's four processes share node a: their broadcast is instant, and the barrier over all
+    // six processes is zero-byte messages, instant too.
+    let app = r#"
+        let t = if tag == "P" { sim.broadcast(1000, #{ label: "P", algorithm: algo }) } else { 0.0 };
+        sim.barrier(#{ label: "all" });
+        sim.log(t);
+    "#;
+    for (algo, expected_root_time) in [("flat", 0.0), ("binomial", 0.0)] {
+        let options = RunOptions::default();
+        let variables: BTreeMap<String, Variable> = vars(&[("algo", algo)]);
+        let r = run(
+            app,
+            "c.rhai",
+            &small_system(),
+            &labels(&[("P", 4), ("Q", 2)]),
+            &variables,
+            &options,
+        )
+        .unwrap();
+        assert_eq!(r.results.overall_time, expected_root_time, "{algo}");
+        assert_eq!(r.log.len(), 6);
+    }
+    // Across the link (1 ms + 1000 × 1 µs per message), rooted at P[0] on node a.
+    let across = r#"
+        sim.broadcast(1000, #{ label: "all", root: 0, algorithm: algo });
+    "#;
+    let time = |algo: &str| {
+        run(
+            across,
+            "x.rhai",
+            &small_system(),
+            &labels(&[("P", 1), ("Q", 4)]),
+            &vars(&[("algo", algo)]),
+            &RunOptions::default(),
+        )
+        .unwrap()
+        .results
+        .overall_time
+    };
+    // Flat: the root on a sends 4 messages over one FIFO channel: 4 × 2 ms.
+    assert!((time("flat") - 8e-3).abs() < 1e-12);
+    // Binomial over 5 members: the root sends to relative 4 and 2 and 1 (3 crossings, one
+    // FIFO channel: 6 ms); the rest move within node b instantly.
+    assert!((time("binomial") - 6e-3).abs() < 1e-12);
+}
+
+#[test]
+fn script_errors_name_file_line_and_column() {
+    let err = run_small("let x = 1;\nlet y = x +;\n", &[("P", 1)], Limits::default()).unwrap_err();
+    assert!(err.starts_with("test.rhai:2:"), "{err}");
+    let err = run_small(
+        "let x = 1;\n  sim.send(1, \"Q\");\n",
+        &[("P", 1), ("Q", 2)],
+        Limits::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("test.rhai:2:") && err.contains("label `Q` has 2 processes"),
+        "{err}"
+    );
+    let err = run_small("sim.compute(#{ opz: 1 });", &[("P", 1)], Limits::default()).unwrap_err();
+    assert!(
+        err.contains("cpu-flops.rhai") && err.contains("test.rhai:1:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn deadlock_and_capacity_fail_the_run_clearly() {
+    let err = run_small("sim.receive(\"any\");", &[("P", 1)], Limits::default()).unwrap_err();
+    assert!(
+        err.contains("deadlock") && err.contains("P[0] on node `a`) waits in receive for any process"),
+        "{err}"
+    );
+    let err = run_small("", &[("P", 5)], Limits::default()).unwrap_err();
+    assert!(
+        err.contains("label `P`: 5 processes asked") && err.contains("at most 4"),
+        "{err}"
+    );
+    let err = run_small("", &[("R", 1)], Limits::default()).unwrap_err();
+    assert!(err.contains("label `R` is carried by no node"), "{err}");
+}
+
+#[test]
+fn sandbox_stops_infinite_loops_in_about_a_second() {
+    let started = std::time::Instant::now();
+    let limits = Limits {
+        max_slice_seconds: 0.2,
+        ..Limits::default()
+    };
+    let err = run_small("loop { }", &[("P", 1)], limits).unwrap_err();
+    assert!(err.contains("max_slice_seconds"), "{err}");
+    assert!(started.elapsed().as_secs_f64() < 5.0);
+}
+
+#[test]
+fn sandbox_bounds_operations_sizes_depth_and_forbids_eval() {
+    let limits = Limits {
+        max_operations: 10_000,
+        ..Limits::default()
+    };
+    let err = run_small("let i = 0; while i < 1000000 { i += 1; }", &[("P", 1)], limits).unwrap_err();
+    assert!(err.to_lowercase().contains("too many operations"), "{err}");
+    let limits = Limits {
+        max_string_size: 100,
+        ..Limits::default()
+    };
+    let err = run_small("let s = \"x\"; loop { s += s; }", &[("P", 1)], limits).unwrap_err();
+    assert!(err.to_lowercase().contains("length of string"), "{err}");
+    let err = run_small("fn f(n) { f(n + 1) } f(0);", &[("P", 1)], Limits::default()).unwrap_err();
+    assert!(
+        err.contains("test.rhai:1:") && err.contains("Stack overflow"),
+        "{err}"
+    );
+    let err = run_small("eval(\"1\");", &[("P", 1)], Limits::default()).unwrap_err();
+    assert_eq!(
+        err,
+        "test.rhai:1:1: syntax error: reserved keyword 'eval' is disabled"
+    );
+    let err = run_small("import \"x\" as y;", &[("P", 1)], Limits::default()).unwrap_err();
+    assert!(err.contains("test.rhai:1:"), "{err}");
+}
+
+#[test]
+fn system_errors_suggest_the_closest_name() {
+    let parse =
+        |text: &str| SystemFile::parse(text, "s.toml").and_then(|f| f.resolve("s.toml", Path::new(".")));
+    let err = parse("[[node]]\nid = \"g\"\ncomponent = \"GTX 907 - gajger\"\nmodel = \"gpu-volkov\"\n")
+        .unwrap_err();
+    assert!(
+        err.contains("unknown component `GTX 907 - gajger`; did you mean `GTX 970 - gajger`?"),
+        "{err}"
+    );
+    let err = parse("[[node]]\nid = \"g\"\ncomponent = \"GTX 970 - gajger\"\nmodel = \"gpu-volkof\"\n")
+        .unwrap_err();
+    assert!(
+        err.contains("unknown model `gpu-volkof`; did you mean `gpu-volkov`?"),
+        "{err}"
+    );
+    let err = parse(
+        "[[node]]\nid = \"gpu\"\ncomponent = \"GTX 970 - gajger\"\nmodel = \"gpu-volkov\"\n\
+         [[link]]\nbetween = [\"gpu\", \"hots\"]\ncomponent = \"PCIe 4.0 x16\"\n",
+    )
+    .unwrap_err();
+    assert!(err.contains("unknown node `hots`"), "{err}");
+    let err = parse("[[node]]\nid = \"g\"\ncomponent = \"x\"\nmodle = \"y\"\n").unwrap_err();
+    assert!(err.starts_with("s.toml:") && err.contains("modle"), "{err}");
+}

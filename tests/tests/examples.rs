@@ -1,0 +1,102 @@
+//! Every shipped example runs, and gives the times its equations say.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use hetsim_scripting::{default_labels, load_system, run, RunOptions, RunReport, Variable};
+
+fn example(dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(dir)
+}
+
+fn run_example(dir: &str, variables: &[(&str, &str)], labels: Option<&[(&str, u64)]>) -> RunReport {
+    let app_path = example(dir).join("app.rhai");
+    let app = std::fs::read_to_string(&app_path).unwrap();
+    let system = load_system(&example(dir).join("system.toml")).unwrap();
+    let labels = match labels {
+        Some(l) => l.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        None => default_labels(&system),
+    };
+    let variables: BTreeMap<String, Variable> = variables
+        .iter()
+        .map(|(k, v)| (k.to_string(), Variable::infer(v)))
+        .collect();
+    let options = RunOptions {
+        trace: true,
+        ..RunOptions::default()
+    };
+    run(
+        &app,
+        &app_path.display().to_string(),
+        &system,
+        &labels,
+        &variables,
+        &options,
+    )
+    .unwrap()
+}
+
+#[test]
+fn master_worker_rounds_cost_task_compute_and_result() {
+    let r = run_example("master-worker", &[], None);
+    // Each worker has its own link: per round, 50 µs + 1e6 B / (125 MB/s × 0.94) out,
+    // 1e9 FLOP at 512 GFLOP/s, and 50 µs + 1e3 B / (125 MB/s × 0.94) back.
+    let round = (50e-6 + 1e6 / (125e6 * 0.94)) + 1e9 / 512e9 + (50e-6 + 1e3 / (125e6 * 0.94));
+    assert!(((r.results.overall_time - 10.0 * round) / (10.0 * round)).abs() < 1e-9);
+    assert_eq!(r.results.processes.len(), 9);
+    assert!(r.log[0].contains("all 10 rounds done"));
+}
+
+#[test]
+fn master_worker_with_fewer_workers_than_nodes() {
+    let r = run_example(
+        "master-worker",
+        &[("rounds", "2")],
+        Some(&[("Master", 1), ("Worker", 3)]),
+    );
+    assert_eq!(r.results.processes.len(), 4);
+    assert!(r.results.nodes.iter().filter(|n| n.busy_time > 0.0).count() == 3);
+}
+
+#[test]
+fn multi_gpu_steps_run_collectives_over_pcie_and_nvlink() {
+    let one = run_example("multi-gpu", &[("steps", "1")], None).results;
+    let four = run_example("multi-gpu", &[("steps", "4")], None).results;
+    // Each step ends in a barrier, so steps repeat exactly.
+    assert!(((four.overall_time - 4.0 * one.overall_time) / four.overall_time).abs() < 1e-9);
+    let trace = one.trace.unwrap();
+    let over = |link: &str| trace.iter().any(|s| s.detail.contains(link));
+    assert!(over("`host`–`gpu"), "the scatter crosses PCIe");
+    assert!(over("`gpu0`–`gpu"), "the all-reduce crosses NVLink");
+    // Four GPUs, each computing its share once.
+    assert_eq!(one.processes.iter().filter(|p| p.compute_time > 0.0).count(), 4);
+}
+
+#[test]
+fn gajger_testbeds_run_with_default_labels() {
+    for system in ["gtx970.toml", "titanx.toml"] {
+        let app = std::fs::read_to_string(example("gajger").join("app.rhai")).unwrap();
+        let system = load_system(&example("gajger").join(system)).unwrap();
+        let variables: BTreeMap<String, Variable> = [
+            ("occupancy", "64"),
+            ("computeIntensity", "1"),
+            ("blockSize", "256"),
+            ("numElements", "1000000"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), Variable::infer(v)))
+        .collect();
+        let r = run(
+            &app,
+            "app.rhai",
+            &system,
+            &default_labels(&system),
+            &variables,
+            &RunOptions::default(),
+        )
+        .unwrap();
+        assert!(r.results.overall_time > 0.0);
+    }
+}
