@@ -8,19 +8,36 @@ use std::rc::Rc;
 
 use hetsim_models::catalog::Component;
 use hetsim_models::Scalar;
-use hetsim_simulator::Direction;
-use rhai::{Dynamic, Engine, Map, Scope, AST};
+use hetsim_simulator::{Direction, LinkId, LinkTiming};
+use rhai::{Dynamic, Engine, ImmutableString, Map, Scope, AST};
 
 use crate::errors::{located, parse_error};
 use crate::functions::register_models;
 use crate::sandbox::{self, Limits, SliceClock};
 use crate::system::{ModelSource, System};
 
-/// A model attached to one node or link: its compiled source and its component's attributes.
-pub struct Instance {
+/// A model bound to one component: its compiled source and the component's attributes.
+struct Instance {
     origin: Rc<str>,
     ast: Rc<AST>,
     constants: Rc<HashMap<String, Dynamic>>,
+}
+
+/// A scalar parameter, as a memo key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum KeyValue {
+    Number(u64),
+    Bool(bool),
+    Text(ImmutableString),
+}
+
+/// An instance and its parameters: equal keys give equal times, since a Rhai function sees
+/// only its arguments and the constants of its instance. Transfers, called for every
+/// message, have a key that needs no allocation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum MemoKey {
+    Transfer(usize, u64, Direction),
+    Params(usize, Vec<(String, KeyValue)>),
 }
 
 /// Every computational model of a system, with the engine that evaluates them.
@@ -28,8 +45,12 @@ pub struct Models {
     engine: Engine,
     /// The attributes visible to the model being evaluated.
     current: Rc<RefCell<Rc<HashMap<String, Dynamic>>>>,
-    nodes: Vec<Instance>,
-    links: Vec<Instance>,
+    /// One per distinct (model, component) pair.
+    instances: Vec<Instance>,
+    /// The instance of each node and of each link.
+    nodes: Vec<usize>,
+    links: Vec<usize>,
+    memo: RefCell<HashMap<MemoKey, f64>>,
 }
 
 fn scalar(value: &Scalar) -> Dynamic {
@@ -54,8 +75,29 @@ fn constants(component: &Component) -> HashMap<String, Dynamic> {
     constants
 }
 
+/// The memo key of `params`, or `None` when a value is not a scalar (not memoized).
+fn memo_key(instance: usize, params: &Map) -> Option<MemoKey> {
+    let values = params
+        .iter()
+        .map(|(k, v)| {
+            let value = if let Ok(x) = v.as_float() {
+                KeyValue::Number(x.to_bits())
+            } else if let Ok(i) = v.as_int() {
+                KeyValue::Number((i as f64).to_bits())
+            } else if let Ok(b) = v.as_bool() {
+                KeyValue::Bool(b)
+            } else {
+                KeyValue::Text(v.read_lock::<ImmutableString>()?.clone())
+            };
+            Some((k.to_string(), value))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(MemoKey::Params(instance, values))
+}
+
 impl Models {
-    /// Compiles each distinct model source once and binds it to every node and link using it.
+    /// Compiles each distinct model source once and binds one instance to each distinct
+    /// (model, component) pair, shared by every node or link using that pair.
     pub fn compile(system: &System, limits: &Limits, clock: &SliceClock) -> Result<Self, String> {
         let mut engine = sandbox::engine(limits, clock);
         register_models(&mut engine);
@@ -67,8 +109,14 @@ impl Models {
         #[allow(deprecated)]
         engine.on_var(move |name, _, _| Ok(visible.borrow().get(name).cloned()));
         let mut compiled: HashMap<String, Rc<AST>> = HashMap::new();
-        let mut instance =
-            |model: &ModelSource, component: &Component, function: &str| -> Result<Instance, String> {
+        let mut instances: Vec<Instance> = Vec::new();
+        let mut bound: HashMap<(String, String), usize> = HashMap::new();
+        let mut bind =
+            |model: &ModelSource, component: &Component, function: &str| -> Result<usize, String> {
+                let key = (model.name.clone(), component.name.clone());
+                if let Some(&i) = bound.get(&key) {
+                    return Ok(i);
+                }
                 let ast = match compiled.get(&model.name) {
                     Some(ast) => ast.clone(),
                     None => {
@@ -87,37 +135,46 @@ impl Models {
                 {
                     return Err(format!("{}: defines no function {function}(params)", model.name));
                 }
-                Ok(Instance {
+                instances.push(Instance {
                     origin: Rc::from(model.name.as_str()),
                     ast,
                     constants: Rc::new(constants(component)),
-                })
+                });
+                bound.insert(key, instances.len() - 1);
+                Ok(instances.len() - 1)
             };
         let nodes = system
             .nodes
             .iter()
-            .map(|n| instance(&n.model, &n.component, "compute_time"))
+            .map(|n| bind(&n.model, &n.component, "compute_time"))
             .collect::<Result<_, _>>()?;
         let links = system
             .links
             .iter()
-            .map(|(l, _)| instance(&l.model, &l.component, "transfer_time"))
+            .map(|(l, _)| bind(&l.model, &l.component, "transfer_time"))
             .collect::<Result<_, _>>()?;
         Ok(Models {
             engine,
             current,
+            instances,
             nodes,
             links,
+            memo: RefCell::default(),
         })
     }
 
-    fn call(&self, instance: &Instance, function: &str, params: Map) -> Result<f64, String> {
+    fn memoized(&self, key: &Option<MemoKey>) -> Option<f64> {
+        key.as_ref().and_then(|k| self.memo.borrow().get(k).copied())
+    }
+
+    fn call(&self, index: usize, function: &str, params: Map, key: Option<MemoKey>) -> Result<f64, String> {
+        let instance = &self.instances[index];
         *self.current.borrow_mut() = instance.constants.clone();
         let value: Dynamic = self
             .engine
             .call_fn(&mut Scope::new(), &instance.ast, function, (params,))
             .map_err(|e| located(&instance.origin, *e))?;
-        value
+        let seconds = value
             .as_float()
             .or_else(|_| value.as_int().map(|i| i as f64))
             .map_err(|t| {
@@ -125,19 +182,42 @@ impl Models {
                     "{}: {function} returned {t}, expected a number of seconds",
                     instance.origin
                 )
-            })
+            })?;
+        if let Some(key) = key {
+            self.memo.borrow_mut().insert(key, seconds);
+        }
+        Ok(seconds)
     }
 
     /// `compute_time(params)` of node `node`'s model.
     pub fn compute_time(&self, node: usize, params: Map) -> Result<f64, String> {
-        self.call(&self.nodes[node], "compute_time", params)
+        let index = self.nodes[node];
+        let key = memo_key(index, &params);
+        match self.memoized(&key) {
+            Some(seconds) => Ok(seconds),
+            None => self.call(index, "compute_time", params, key),
+        }
     }
 
     /// `transfer_time(#{size, direction})` of link `link`'s model.
     pub fn transfer_time(&self, link: usize, bytes: f64, direction: Direction) -> Result<f64, String> {
+        let index = self.links[link];
+        let key = Some(MemoKey::Transfer(index, bytes.to_bits(), direction));
+        if let Some(seconds) = self.memoized(&key) {
+            return Ok(seconds);
+        }
         let mut params = Map::new();
         params.insert("size".into(), Dynamic::from_float(bytes));
         params.insert("direction".into(), Dynamic::from(direction.suffix()));
-        self.call(&self.links[link], "transfer_time", params)
+        self.call(index, "transfer_time", params, key)
+    }
+}
+
+/// The engine's view of the links' models.
+pub struct Timing(pub Rc<Models>);
+
+impl LinkTiming for Timing {
+    fn transfer_time(&mut self, link: LinkId, bytes: f64, direction: Direction) -> Result<f64, String> {
+        self.0.transfer_time(link, bytes, direction)
     }
 }

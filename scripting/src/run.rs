@@ -1,18 +1,16 @@
 //! One simulation run: a system model, an application script, labels and variables.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{
-    place, simulate, Direction, Link, LinkId, LinkTiming, Node, Options, Platform, Results,
-};
+use hetsim_simulator::{place, simulate, Link, Node, Options, Platform, Results};
 use rhai::{Dynamic, Map, Scope};
 use serde::Serialize;
 
-use crate::computational::Models;
+use crate::computational::{Models, Timing};
 use crate::errors::parse_error;
 use crate::functions::register_models;
 use crate::process::{RunLog, ScriptProcess};
@@ -72,25 +70,6 @@ pub struct RunReport {
     pub results: Results,
     pub log: Vec<String>,
     pub log_dropped: u64,
-}
-
-/// The link timings of a run's models, memoized: a model function sees only its params and
-/// its constants (Rhai functions cannot reach other state), so equal inputs give equal times.
-struct MemoizedTiming {
-    models: Rc<Models>,
-    memo: HashMap<(LinkId, u64, Direction), f64>,
-}
-
-impl LinkTiming for MemoizedTiming {
-    fn transfer_time(&mut self, link: LinkId, bytes: f64, direction: Direction) -> Result<f64, String> {
-        let key = (link, bytes.to_bits(), direction);
-        if let Some(&t) = self.memo.get(&key) {
-            return Ok(t);
-        }
-        let t = self.models.transfer_time(link, bytes, direction)?;
-        self.memo.insert(key, t);
-        Ok(t)
-    }
 }
 
 fn number_attribute(component: &hetsim_models::catalog::Component, key: &str) -> f64 {
@@ -230,10 +209,7 @@ pub fn run(
         .map_err(|e| format!("cannot allocate the stack of process {pid}: {e}"))?;
         processes.push(process);
     }
-    let mut timing = MemoizedTiming {
-        models,
-        memo: HashMap::new(),
-    };
+    let mut timing = Timing(models);
     let results = simulate(
         &platform,
         &placements,

@@ -48,8 +48,9 @@ impl RunContext {
                 .filter(|&p| p < self.placements.len())
                 .ok_or_else(|| format!("{call}: pid {pid} is not in 0..{}", self.placements.len()).into());
         }
-        if let Some(label) = target.clone().try_cast::<rhai::ImmutableString>() {
-            let pids = self.label(&label, call)?;
+        if let Some(label) = target.read_lock::<rhai::ImmutableString>() {
+            let label = label.as_str();
+            let pids = self.label(label, call)?;
             return match pids {
                 [pid] => Ok(*pid),
                 _ => Err(format!(
@@ -139,18 +140,18 @@ impl Sim {
         self.done(resume, "sim.send")
     }
 
-    fn receive(&mut self, from: Source) -> Fallible<Map> {
+    fn receive(&mut self, from: Source) -> Fallible<Received> {
         match self.channel.request(Request::Receive { from }) {
             Resume::Message(m) => {
                 let sender = &self.context.placements[m.from];
-                let mut map = Map::new();
-                map.insert("from".into(), Dynamic::from_int(m.from as i64));
-                map.insert("from_label".into(), Dynamic::from(sender.label.to_string()));
-                map.insert("from_rank".into(), Dynamic::from_int(sender.rank as i64));
-                map.insert("bytes".into(), Dynamic::from_float(m.bytes));
-                map.insert("sent".into(), Dynamic::from_float(m.sent));
-                map.insert("arrived".into(), Dynamic::from_float(m.arrived));
-                Ok(map)
+                Ok(Received {
+                    from: m.from as i64,
+                    from_label: sender.label.clone(),
+                    from_rank: sender.rank as i64,
+                    bytes: m.bytes,
+                    sent: m.sent,
+                    arrived: m.arrived,
+                })
             }
             other => Err(format!("sim.receive: the engine answered {other:?}").into()),
         }
@@ -219,8 +220,44 @@ impl Sim {
     }
 }
 
+/// What `sim.receive` returns: `m.from` (pid), `m.from_label`, `m.from_rank`, `m.bytes`,
+/// `m.sent`, `m.arrived` [s]. A small type with getters rather than an object map: one is
+/// made for every message.
+#[derive(Clone, Debug)]
+pub struct Received {
+    from: i64,
+    from_label: Arc<str>,
+    from_rank: i64,
+    bytes: f64,
+    sent: f64,
+    arrived: f64,
+}
+
+impl std::fmt::Display for Received {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "#{{from: {}, from_label: \"{}\", from_rank: {}, bytes: {}, sent: {}, arrived: {}}}",
+            self.from, self.from_label, self.from_rank, self.bytes, self.sent, self.arrived
+        )
+    }
+}
+
+fn register_received(engine: &mut Engine) {
+    engine.register_type_with_name::<Received>("Message");
+    engine.register_get("from", |m: &mut Received| m.from);
+    engine.register_get("from_label", |m: &mut Received| m.from_label.to_string());
+    engine.register_get("from_rank", |m: &mut Received| m.from_rank);
+    engine.register_get("bytes", |m: &mut Received| m.bytes);
+    engine.register_get("sent", |m: &mut Received| m.sent);
+    engine.register_get("arrived", |m: &mut Received| m.arrived);
+    engine.register_fn("to_string", |m: &mut Received| m.to_string());
+    engine.register_fn("to_debug", |m: &mut Received| m.to_string());
+}
+
 /// Registers the type `Sim` and its methods on the application engine.
 pub fn register(engine: &mut Engine) {
+    register_received(engine);
     engine.register_type_with_name::<Sim>("Sim");
     engine.register_fn("now", |s: &mut Sim| s.now());
     engine.register_fn("compute", |s: &mut Sim, params: Map| s.compute(params));

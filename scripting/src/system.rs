@@ -1,7 +1,7 @@
 //! System models: which components are placed, how many, with which computational model and
 //! labels, and which links join them. Written as TOML or JSON (DESIGN.md, "System model").
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use hetsim_models::catalog::{self, Component, ComponentKind};
@@ -181,9 +181,10 @@ impl SystemFile {
             ))
         };
         let mut nodes = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
         for n in self.nodes {
             let owner = format!("node `{}`", n.id);
-            if nodes.iter().any(|r: &Resolved<NodeSpec>| r.spec.id == n.id) {
+            if index.insert(n.id.clone(), nodes.len()).is_some() {
                 return Err(format!("{origin}: {owner} is declared twice"));
             }
             if n.count == 0 {
@@ -200,7 +201,7 @@ impl SystemFile {
             let owner = format!("link `{}`–`{}`", l.between[0], l.between[1]);
             let mut ends = [0; 2];
             for (end, id) in ends.iter_mut().zip(&l.between) {
-                *end = nodes.iter().position(|r| &r.spec.id == id).ok_or_else(|| {
+                *end = index.get(id).copied().ok_or_else(|| {
                     let ids = nodes.iter().map(|r| r.spec.id.as_str());
                     format!("{origin}: {owner}: unknown node `{id}`{}", hint(closest(id, ids)))
                 })?;

@@ -156,7 +156,7 @@ pub struct Platform {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
     adjacency: Vec<Vec<(NodeId, LinkId)>>,
-    direct: HashMap<(NodeId, NodeId), Hop>,
+    direct: HashMap<(NodeId, NodeId), Route>,
     routes: RefCell<HashMap<(NodeId, NodeId), Route>>,
 }
 
@@ -174,14 +174,11 @@ impl Platform {
             adjacency[a].push((b, id));
             adjacency[b].push((a, id));
             // The first link declared between two nodes carries their messages.
-            direct.entry((a, b)).or_insert(Hop {
-                link: id,
-                forward: true,
-            });
-            direct.entry((b, a)).or_insert(Hop {
-                link: id,
-                forward: false,
-            });
+            for (from, to, forward) in [(a, b, true), (b, a, false)] {
+                direct
+                    .entry((from, to))
+                    .or_insert_with(|| Route::from([Hop { link: id, forward }]));
+            }
         }
         Ok(Platform {
             nodes,
@@ -199,8 +196,8 @@ impl Platform {
         if from == to {
             return Ok(Rc::from([]));
         }
-        if let Some(hop) = self.direct.get(&(from, to)) {
-            return Ok(Rc::from([*hop]));
+        if let Some(route) = self.direct.get(&(from, to)) {
+            return Ok(route.clone());
         }
         if let Some(route) = self.routes.borrow().get(&(from, to)) {
             return Ok(route.clone());
