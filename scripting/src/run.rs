@@ -57,7 +57,8 @@ const RESERVED: [&str; 5] = ["tag", "rank", "pid", "labels", "sim"];
 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
-    pub trace: bool,
+    /// The engine's options: trace, progress.
+    pub engine: Options,
     /// Algorithm of collectives that do not name one.
     pub algorithm: Algorithm,
     pub limits: Limits,
@@ -206,18 +207,18 @@ pub fn run(
                 scope
             },
         )
-        .map_err(|e| format!("cannot allocate the stack of process {pid}: {e}"))?;
+        .map_err(|e| {
+            format!(
+                "cannot allocate the stack of process {pid}: {e} (each scripted process has its own \
+                 coroutine stack, two memory mappings: the kernel's vm.max_map_count, often 65530, \
+                 allows about 32,000 scripted processes)"
+            )
+        })?;
         processes.push(process);
     }
     let mut timing = Timing(models);
-    let results = simulate(
-        &platform,
-        &placements,
-        processes,
-        &mut timing,
-        &Options { trace: options.trace },
-    )
-    .map_err(|e| e.to_string())?;
+    let results = simulate(&platform, &placements, processes, &mut timing, &options.engine)
+        .map_err(|e| e.to_string())?;
     let log = log.take();
     Ok(RunReport {
         results,

@@ -84,10 +84,36 @@ pub trait LinkTiming {
     fn transfer_time(&mut self, link: LinkId, bytes: f64, direction: Direction) -> Result<f64, String>;
 }
 
-#[derive(Clone, Debug, Default)]
+/// Where a run stands, for progress displays.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// Simulated time [s].
+    pub now: f64,
+    pub events: u64,
+    pub finished: usize,
+    pub processes: usize,
+}
+
+/// Called with the run's progress every [`PROGRESS_EVERY`] events.
+pub type ProgressFn = Rc<dyn Fn(Progress)>;
+
+/// Events between two progress calls: rare enough to cost nothing measurable.
+pub const PROGRESS_EVERY: u64 = 1 << 16;
+
+#[derive(Clone, Default)]
 pub struct Options {
     /// Record a trace of spans (compute, sleep, wait, send).
     pub trace: bool,
+    pub progress: Option<ProgressFn>,
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("trace", &self.trace)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 /// Why a run failed.
@@ -212,6 +238,8 @@ struct Engine<'a, P> {
     /// Per link, per direction (forward, backward): when each channel is next free.
     channels_free: Vec<[Vec<f64>; 2]>,
     trace: Option<Vec<Span>>,
+    progress: Option<ProgressFn>,
+    finished: usize,
 }
 
 /// Runs `processes` (indexed by pid, placed by `placements`) to completion.
@@ -242,6 +270,8 @@ pub fn simulate<P: Process>(
             })
             .collect(),
         trace: options.trace.then(Vec::new),
+        progress: options.progress.clone(),
+        finished: 0,
     };
     for pid in 0..engine.processes.len() {
         engine.schedule(0.0, EventKind::Resume(pid, Resume::Start));
@@ -284,6 +314,16 @@ impl<P: Process> Engine<'_, P> {
         while let Some(event) = self.queue.pop() {
             self.now = event.time;
             self.events += 1;
+            if self.events % PROGRESS_EVERY == 0 {
+                if let Some(report) = &self.progress {
+                    report(Progress {
+                        now: self.now,
+                        events: self.events,
+                        finished: self.finished,
+                        processes: self.states.len(),
+                    });
+                }
+            }
             match event.kind {
                 EventKind::Resume(pid, input) => self.step(pid, input)?,
                 EventKind::Hop {
@@ -356,6 +396,7 @@ impl<P: Process> Engine<'_, P> {
                     }
                 }
                 Request::Finish => {
+                    self.finished += 1;
                     let state = &mut self.states[pid];
                     state.finished = true;
                     state.finish_time = self.now;

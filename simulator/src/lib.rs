@@ -17,7 +17,10 @@ mod platform;
 mod results;
 pub mod timeline;
 
-pub use engine::{simulate, LinkTiming, Message, Options, Process, Request, Resume, SimError, Source};
+pub use engine::{
+    simulate, LinkTiming, Message, Options, Process, Progress, ProgressFn, Request, Resume, SimError, Source,
+    PROGRESS_EVERY,
+};
 pub use platform::{place, Direction, Hop, Link, LinkId, Node, NodeId, Placement, Platform, PlatformError};
 pub use results::{NodeResult, ProcessResult, Results, Span, SpanKind};
 

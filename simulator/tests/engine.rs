@@ -92,7 +92,10 @@ fn run(
         &placements,
         processes,
         &mut Linear,
-        &Options { trace: true },
+        &Options {
+            trace: true,
+            ..Options::default()
+        },
     )
 }
 

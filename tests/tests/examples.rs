@@ -23,10 +23,8 @@ fn run_example(dir: &str, variables: &[(&str, &str)], labels: Option<&[(&str, u6
         .iter()
         .map(|(k, v)| (k.to_string(), Variable::infer(v)))
         .collect();
-    let options = RunOptions {
-        trace: true,
-        ..RunOptions::default()
-    };
+    let mut options = RunOptions::default();
+    options.engine.trace = true;
     run(
         &app,
         &app_path.display().to_string(),

@@ -1,11 +1,14 @@
 //! `hetsim run`: one local simulation, no server.
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::rc::Rc;
 
 use anyhow::{anyhow, bail, Context, Result};
 use hetsim_scripting::{default_labels, load_system, RunOptions, RunReport, Variable};
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::timeline;
+use hetsim_simulator::{timeline, Options, Progress, ProgressFn};
+use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::RunArgs;
 use crate::input::read_text;
@@ -49,15 +52,28 @@ pub fn run(args: RunArgs) -> Result<()> {
     let Some(algorithm) = Algorithm::parse(&args.algorithm) else {
         bail!("--algorithm {:?}: expected binomial or flat", args.algorithm);
     };
+    let bar = progress_bar();
     let mut options = RunOptions {
-        trace: args.trace.is_some() || args.timeline.is_some(),
+        engine: Options {
+            trace: args.trace.is_some() || args.timeline.is_some(),
+            progress: bar.clone().map(|bar| -> ProgressFn {
+                Rc::new(move |p: Progress| {
+                    bar.set_length(p.processes as u64);
+                    bar.set_position(p.finished as u64);
+                    bar.set_message(format!("t = {:.6} s, {} events", p.now, p.events));
+                })
+            }),
+        },
         algorithm,
         ..RunOptions::default()
     };
     options.limits.max_slice_seconds = args.max_slice_seconds;
     let origin = args.app.display().to_string();
-    let report = hetsim_scripting::run(&app, &origin, &system, &labels, &variables, &options)
-        .map_err(|e| anyhow!("simulation failed: {e}"))?;
+    let report = hetsim_scripting::run(&app, &origin, &system, &labels, &variables, &options);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = report.map_err(|e| anyhow!("simulation failed: {e}"))?;
     if let Some(path) = &args.trace {
         let trace = serde_json::to_string(&report.results.trace)?;
         std::fs::write(path, trace).with_context(|| format!("writing {}", path.display()))?;
@@ -76,6 +92,20 @@ pub fn run(args: RunArgs) -> Result<()> {
         print!("{}", summary(&report));
     }
     Ok(())
+}
+
+/// A bar of finished processes on stderr, shown only to a person at a terminal; the engine
+/// updates it every few tens of thousands of events, so short runs never draw it.
+fn progress_bar() -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} processes finished, {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    Some(bar)
 }
 
 /// A MERPSYS-like summary: each process's finish time, energy per node, overall time, total

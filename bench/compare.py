@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""hetsim against its peers, same machine, same run (issue 3 benchmarks).
+
+    python3 bench/compare.py [--runs 3] [--quick]
+
+Builds hetsim (release) and the SimGrid peer (needs Debian's libsimgrid-dev 3.32 and g++),
+uses SimPy 4.1.2 (pip), then times, as whole processes, the median of --runs runs:
+  ping-pong: 2 processes, 100,000 round trips of 1000-byte messages over one link
+             (hetsim scripted in Rhai; SimGrid S4U C++; SimPy);
+  master-worker: 1 master, W workers each on its own node, 10 rounds of one task per worker
+             (hetsim scripted in Rhai, W = 10,000, against SimGrid; W = 1,000,000 with native
+             engine processes, as SimGrid is not run at that size).
+Prints a Markdown table with wall times, peak memory and the ratios, for docs/PERFORMANCE.md.
+"""
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HETSIM = os.path.join(ROOT, "target", "release", "hetsim")
+
+
+def measure(cmd):
+    """(wall seconds, peak RSS MiB) of one run of cmd, which must succeed."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    stderr = proc.stderr.read().decode()
+    if status != 0:
+        sys.exit(f"failed ({status}): {' '.join(cmd)}\n{stderr}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def median(cmd, runs):
+    samples = [measure(cmd) for _ in range(runs)]
+    return statistics.median(s[0] for s in samples), max(s[1] for s in samples)
+
+
+def build(tmp):
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "hetsim-server"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "hetsim-simulator", "--benches"], cwd=ROOT, check=True)
+    simgrid = os.path.join(tmp, "simgrid")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "simgrid"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    subprocess.run(["g++", "-O2", "-std=c++17", "-o", simgrid, os.path.join(ROOT, "bench/peers/simgrid.cpp")] + flags,
+                   check=True)
+    native = subprocess.run(
+        ["cargo", "bench", "-p", "hetsim-simulator", "--bench", "master_worker", "--no-run", "--message-format=json"],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    import json
+    exe = [json.loads(l)["executable"] for l in native.splitlines()
+           if '"executable"' in l and json.loads(l).get("executable") and "master_worker" in json.loads(l)["executable"]]
+    return simgrid, exe[-1]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
+    args = parser.parse_args()
+    trips = 10_000 if args.quick else 100_000
+    workers = 1_000 if args.quick else 10_000
+    big = 10_000 if args.quick else 1_000_000
+    sg_log = "--log=root.thres:critical"
+    with tempfile.TemporaryDirectory() as tmp:
+        simgrid, native = build(tmp)
+        system = os.path.join(tmp, f"mw{workers}.toml")
+        with open(system, "w") as f:
+            subprocess.run([sys.executable, os.path.join(ROOT, "examples/master-worker/generate.py"), str(workers)],
+                           stdout=f, check=True)
+        rows = []
+        pp_h = median([HETSIM, "run", "--app", "bench/pingpong/app.rhai", "--system", "bench/pingpong/system.toml",
+                       "--var", f"roundTrips={trips}"], args.runs)
+        pp_s = median([simgrid, "pingpong", str(trips), sg_log], args.runs)
+        pp_p = median([sys.executable, "bench/peers/simpy_pingpong.py", str(trips)], args.runs)
+        rows.append((f"ping-pong, {trips:,} round trips", "hetsim (Rhai)", pp_h, None))
+        rows.append(("", "SimGrid 3.32 (S4U C++)", pp_s, pp_h[0] / pp_s[0]))
+        rows.append(("", "SimPy 4.1.2", pp_p, pp_h[0] / pp_p[0]))
+        mw_h = median([HETSIM, "run", "--app", "examples/master-worker/app.rhai", "--system", system], args.runs)
+        mw_s = median([simgrid, "masterworker", str(workers), "10", sg_log], args.runs)
+        rows.append((f"master-worker W={workers:,}, 10 rounds", "hetsim (Rhai)", mw_h, None))
+        rows.append(("", "SimGrid 3.32 (S4U C++)", mw_s, mw_h[0] / mw_s[0]))
+        mw_big = median([native, str(big)], 1)
+        rows.append((f"master-worker W={big:,}, 10 rounds", "hetsim (native processes)", mw_big, None))
+    print("| workload | simulator | wall [s] (median) | peak RSS [MiB] | hetsim / peer |")
+    print("|---|---|---|---|---|")
+    for workload, sim, (wall, rss), ratio in rows:
+        r = f"{ratio:.3f} ({1 / ratio:.1f}x faster)" if ratio else ""
+        print(f"| {workload} | {sim} | {wall:.3f} | {rss:.0f} | {r} |")
+
+
+if __name__ == "__main__":
+    main()
