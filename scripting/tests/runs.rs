@@ -330,3 +330,43 @@ fn system_errors_suggest_the_closest_name() {
     let err = parse("[[node]]\nid = \"g\"\ncomponent = \"x\"\nmodle = \"y\"\n").unwrap_err();
     assert!(err.starts_with("s.toml:") && err.contains("modle"), "{err}");
 }
+
+#[test]
+fn memoized_models_keep_components_apart_and_model_files_load() {
+    let dir = std::env::temp_dir().join(format!("hetsim-models-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A user's copy of cpu-flops that adds a fixed launch overhead.
+    std::fs::write(
+        dir.join("slow-flops.rhai"),
+        "fn compute_time(params) { 1.0 + params.ops / performance }",
+    )
+    .unwrap();
+    let system = SystemFile::parse(
+        r#"{
+          "component": [
+            {"name": "fast", "kind": "CPU", "attributes": {"performance": 2e9}},
+            {"name": "slow", "kind": "CPU", "attributes": {"performance": 1e9}}
+          ],
+          "node": [
+            {"id": "f", "component": "fast", "model": "cpu-flops", "labels": {"P": 1}},
+            {"id": "s", "component": "slow", "model": "cpu-flops", "labels": {"P": 1}},
+            {"id": "u", "component": "slow", "model": "slow-flops.rhai", "labels": {"P": 1}}
+          ]
+        }"#,
+        "sys.json",
+    )
+    .unwrap()
+    .resolve("sys.json", &dir)
+    .unwrap();
+    let r = run(
+        "sim.compute(#{ ops: 2e9 });",
+        "a.rhai",
+        &system,
+        &labels(&[("P", 3)]),
+        &BTreeMap::new(),
+        &RunOptions::default(),
+    )
+    .unwrap();
+    let times: Vec<f64> = r.results.processes.iter().map(|p| p.compute_time).collect();
+    assert_eq!(times, [1.0, 2.0, 3.0]);
+}

@@ -1,0 +1,110 @@
+//! Invariants of the engine on generated programs.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use hetsim_models::catalog::ComponentKind;
+use hetsim_simulator::{
+    place, simulate, Direction, Link, LinkId, LinkTiming, Node, Options, Platform, Process, Request, Resume,
+    Source,
+};
+use proptest::prelude::*;
+
+/// Sends its messages (with computes between), then receives `expected` messages from anyone.
+struct Program {
+    steps: VecDeque<Request>,
+    expected: usize,
+    received: usize,
+}
+
+impl Process for Program {
+    fn resume(&mut self, _now: f64, input: Resume) -> Request {
+        if let Resume::Message(_) = input {
+            self.received += 1;
+        }
+        if let Some(step) = self.steps.pop_front() {
+            return step;
+        }
+        if self.received < self.expected {
+            Request::Receive { from: Source::Any }
+        } else {
+            Request::Finish
+        }
+    }
+}
+
+struct Linear;
+
+impl LinkTiming for Linear {
+    fn transfer_time(&mut self, link: LinkId, bytes: f64, _d: Direction) -> Result<f64, String> {
+        Ok(1e-4 * (link + 1) as f64 + bytes * 1e-9)
+    }
+}
+
+/// Three nodes in a line (so some messages take two hops), each hosting up to 4 processes.
+fn platform() -> Platform {
+    let node = |id: &str| Node {
+        id: id.into(),
+        kind: ComponentKind::Cpu,
+        count: 1,
+        labels: BTreeMap::from([("P".to_owned(), 4)]),
+        power_load: 1.0,
+        power_idle: 0.5,
+        failure_rate: 0.0,
+    };
+    Platform::new(
+        vec![node("a"), node("b"), node("c")],
+        vec![
+            Link {
+                between: [0, 1],
+                channels: 1,
+            },
+            Link {
+                between: [1, 2],
+                channels: 2,
+            },
+        ],
+    )
+    .unwrap()
+}
+
+fn messages() -> impl Strategy<Value = (usize, Vec<(usize, usize, f64, f64)>)> {
+    (2usize..=12).prop_flat_map(|n| {
+        (
+            Just(n),
+            proptest::collection::vec((0..n, 0..n, 0.0..1e6f64, 0.0..1e-3f64), 0..40),
+        )
+    })
+}
+
+proptest! {
+    #[test]
+    fn every_message_is_delivered_once_and_runs_repeat_exactly((n, sends) in messages()) {
+        let platform = platform();
+        let placements = place(&platform, &BTreeMap::from([("P".to_owned(), n as u64)])).unwrap();
+        let programs = || {
+            let mut programs: Vec<Program> =
+                (0..n).map(|_| Program { steps: VecDeque::new(), expected: 0, received: 0 }).collect();
+            for &(from, to, bytes, think) in &sends {
+                programs[from].steps.push_back(Request::Compute { seconds: think });
+                programs[from].steps.push_back(Request::Send { to, bytes, direction: None });
+                programs[to].expected += 1;
+            }
+            programs
+        };
+        let a = simulate(&platform, &placements, programs(), &mut Linear, &Options::default()).unwrap();
+        let b = simulate(&platform, &placements, programs(), &mut Linear, &Options::default()).unwrap();
+        prop_assert_eq!(&a, &b);
+        let compute: f64 = sends.iter().map(|s| s.3).sum();
+        let busy: f64 = a.nodes.iter().map(|n| n.busy_time).sum();
+        prop_assert!((busy - compute).abs() <= 1e-12 * compute.max(1.0));
+        for p in &a.processes {
+            prop_assert!(p.finish_time <= a.overall_time);
+            prop_assert!(p.compute_time + p.wait_time <= p.finish_time + 1e-12);
+        }
+        for node in &a.nodes {
+            // Energy lies between idle-only and load-only over the whole run.
+            prop_assert!(node.energy >= 0.5 * a.overall_time - 1e-9);
+            prop_assert!(node.energy <= 1.0 * a.overall_time + 1e-9 + node.busy_time);
+        }
+    }
+}
