@@ -6,26 +6,6 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use hetsim_models::{hong_kim, occupancy, transit, volkov};
 
-/// The thesis scenario (seed 004, Figure 5.23 with computeIntensity 128 on the GTX 970).
-fn thesis_kernel() -> volkov::Input {
-    volkov::Input {
-        sms: 13.0,
-        sm_core_clock_mhz: 1253.0,
-        cuda_cores: 128.0,
-        schedulers: 4.0,
-        warp_size: 32.0,
-        gmem_throughput: 13.78,
-        grid_size: 1_562_500.0,
-        block_size: 256.0,
-        cuda_core_instructions: 23.0 + 4.0 * 128.0,
-        issued_instructions: 26.0 + 4.0 * 128.0,
-        gmem_bytes_transferred: 384.0,
-        latency_bound: 942.0 + 24.0 * 128.0,
-        occupancy: 64.0,
-        kernel_execution_lambda: 0.703787,
-    }
-}
-
 fn table2() -> hong_kim::Input {
     hong_kim::Input {
         mem_ld: 420.0,
@@ -52,7 +32,7 @@ fn table2() -> hong_kim::Input {
 fn models(c: &mut Criterion) {
     let mut group = c.benchmark_group("evaluate");
     group.throughput(Throughput::Elements(1));
-    let mut kernel = thesis_kernel();
+    let mut kernel = volkov::Input::gajger_saxpy2_gtx970(128.0);
     group.bench_function("volkov", |b| {
         b.iter(|| {
             // Vary an input so the call cannot be hoisted out of the loop.

@@ -62,6 +62,32 @@ impl Input {
     }
 }
 
+impl Input {
+    /// The thesis's saxpy2 kernel on the GTX 970 (seed 004, Figure 5.23 with Table 6.1's
+    /// GPU): `computeIntensity` = `a`, occupancy 64, blockSize 256, 4·10⁸ elements, λ from
+    /// section 6. INS_CUDA = 23 + 4a, INS_issued = 26 + 4a, 384 bytes per warp, latency
+    /// bound 942 + 24a (eq. 5.1).
+    pub fn gajger_saxpy2_gtx970(a: f64) -> Self {
+        let elements = 4e8_f64;
+        Input {
+            sms: 13.0,
+            sm_core_clock_mhz: 1253.0,
+            cuda_cores: 128.0,
+            schedulers: 4.0,
+            warp_size: 32.0,
+            gmem_throughput: 13.78,
+            grid_size: ((elements + 255.0) / 256.0).floor(),
+            block_size: 256.0,
+            cuda_core_instructions: 23.0 + 4.0 * a,
+            issued_instructions: 26.0 + 4.0 * a,
+            gmem_bytes_transferred: 384.0,
+            latency_bound: 942.0 + 24.0 * a,
+            occupancy: 64.0,
+            kernel_execution_lambda: 0.703787,
+        }
+    }
+}
+
 /// What limits the warp throughput (eq. 4.3 and the max of eq. 4.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

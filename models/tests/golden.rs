@@ -92,31 +92,11 @@ fn gmem_throughput_eq_5_2_and_table_6_1() {
     assert!((volkov::gmem_throughput(1753.0, 384.0, 4.0, 24.0, 1076.0) - 13.03).abs() < 0.005);
 }
 
-fn gtx970_kernel(intensity: f64) -> volkov::Input {
-    let n = 4e8_f64;
-    volkov::Input {
-        sms: 13.0,
-        sm_core_clock_mhz: 1253.0,
-        cuda_cores: 128.0,
-        schedulers: 4.0,
-        warp_size: 32.0,
-        gmem_throughput: 13.78,
-        grid_size: ((n + 255.0) / 256.0).floor(),
-        block_size: 256.0,
-        cuda_core_instructions: 23.0 + 4.0 * intensity,
-        issued_instructions: 26.0 + 4.0 * intensity,
-        gmem_bytes_transferred: 384.0,
-        latency_bound: 942.0 + 24.0 * intensity,
-        occupancy: 64.0,
-        kernel_execution_lambda: 0.703787,
-    }
-}
-
 #[test]
 fn throughput_bound_eq_5_3() {
     // Eq. 5.3 takes INS_issued = 23 + 4a (section 5.2.3); Figure 5.23 later uses 26 + 4a.
     for a in [1.0, 8.0, 32.0, 128.0, 4096.0] {
-        let mut k = gtx970_kernel(a);
+        let mut k = volkov::Input::gajger_saxpy2_gtx970(a);
         k.issued_instructions = 23.0 + 4.0 * a;
         let expected = 1.0
             / (32.0 * (23.0 + 4.0 * a) / 128.0)
@@ -129,11 +109,11 @@ fn throughput_bound_eq_5_3() {
     }
     // Low intensity is bound by global memory, high by the CUDA cores/issue (section 6.1).
     assert_eq!(
-        volkov::evaluate(&gtx970_kernel(1.0)).limiter,
+        volkov::evaluate(&volkov::Input::gajger_saxpy2_gtx970(1.0)).limiter,
         volkov::Limiter::GlobalMemory
     );
     assert_eq!(
-        volkov::evaluate(&gtx970_kernel(128.0)).limiter,
+        volkov::evaluate(&volkov::Input::gajger_saxpy2_gtx970(128.0)).limiter,
         volkov::Limiter::Issue
     );
 }
@@ -142,7 +122,7 @@ fn throughput_bound_eq_5_3() {
 fn thesis_kernel_time_is_146_65_ms() {
     // Figure 5.23 with occupancy 64, computeIntensity 128, blockSize 256, numElements 4e8:
     // 1562500 blocks × 8 warps / (1/134.5 × 13 × 0.703787) cycles at 1253 MHz.
-    let o = volkov::evaluate(&gtx970_kernel(128.0));
+    let o = volkov::evaluate(&volkov::Input::gajger_saxpy2_gtx970(128.0));
     assert_eq!(o.warps_launched, 12_500_000.0);
     let expected = 12.5e6 * 134.5 / (13.0 * 0.703787) / 1253e6;
     assert!(rel(o.seconds, expected) < 1e-12);
@@ -298,7 +278,7 @@ fn outputs_carry_the_issue_keys() {
         "seconds",
         "limiter",
     ];
-    let json = serde_json::to_value(volkov::evaluate(&gtx970_kernel(128.0))).unwrap();
+    let json = serde_json::to_value(volkov::evaluate(&volkov::Input::gajger_saxpy2_gtx970(128.0))).unwrap();
     for key in volkov_keys {
         assert!(json.get(key).is_some(), "volkov output lacks {key}");
     }

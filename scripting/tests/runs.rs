@@ -54,23 +54,7 @@ fn thesis_scenario_equals_two_copies_in_a_kernel_and_one_copy_out() {
     let r = &report.results;
     // Kernel: the volkov model with the GTX 970's attributes (Table 6.1) and Figure 5.23's
     // kernel parameters.
-    let kernel = volkov::evaluate(&volkov::Input {
-        sms: 13.0,
-        sm_core_clock_mhz: 1253.0,
-        cuda_cores: 128.0,
-        schedulers: 4.0,
-        warp_size: 32.0,
-        gmem_throughput: 13.78,
-        grid_size: 1_562_500.0,
-        block_size: 256.0,
-        cuda_core_instructions: 23.0 + 4.0 * 128.0,
-        issued_instructions: 26.0 + 4.0 * 128.0,
-        gmem_bytes_transferred: 384.0,
-        latency_bound: 942.0 + 24.0 * 128.0,
-        occupancy: 64.0,
-        kernel_execution_lambda: 0.703787,
-    })
-    .seconds;
+    let kernel = volkov::evaluate(&volkov::Input::gajger_saxpy2_gtx970(128.0)).seconds;
     let gpu = r.processes.iter().find(|p| &*p.label == "GPU").unwrap();
     assert!(rel(gpu.compute_time, kernel) < 1e-6);
     assert!((kernel * 1e3 - 146.65).abs() < 0.005);

@@ -294,48 +294,35 @@ fn run_writes_trace_and_timeline() {
     assert!(svg.starts_with("<svg") && svg.contains("GPU[0] @ gpu"), "{svg}");
 }
 
+/// `hetsim run` of the thesis application on the GTX 970 testbed, with `extra` arguments.
+fn gajger_run(extra: &[&str]) -> Vec<String> {
+    [
+        "run",
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect()
+}
+
 #[test]
 fn run_errors_name_the_problem() {
-    let err = failure(
-        &[
-            "run",
-            "--app",
-            "examples/gajger/app.rhai",
-            "--system",
-            "examples/gajger/gtx970.toml",
-            "--label",
-            "GPU=2",
-        ],
-        None,
-    );
+    let args = gajger_run(&["--label", "GPU=2"]);
+    let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
     assert!(
         err.contains("label `GPU`: 2 processes asked") && err.contains("at most 1"),
         "{err}"
     );
-    let err = failure(
-        &[
-            "run",
-            "--app",
-            "examples/gajger/app.rhai",
-            "--system",
-            "examples/gajger/gtx970.toml",
-            "--var",
-            "x",
-        ],
-        None,
-    );
+    let args = gajger_run(&["--var", "x"]);
+    let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
     assert!(err.contains("--var \"x\": expected NAME=VALUE"), "{err}");
     // A missing variable is a script error with its line and column.
-    let err = failure(
-        &[
-            "run",
-            "--app",
-            "examples/gajger/app.rhai",
-            "--system",
-            "examples/gajger/gtx970.toml",
-        ],
-        None,
-    );
+    let args = gajger_run(&[]);
+    let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
     assert!(
         err.contains("examples/gajger/app.rhai:6:") && err.contains("computeIntensity"),
         "{err}"

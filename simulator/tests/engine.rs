@@ -2,9 +2,12 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+mod common;
+
+use common::node;
 use hetsim_models::catalog::ComponentKind;
 use hetsim_simulator::{
-    place, simulate, Direction, Link, LinkId, LinkTiming, Message, Node, Options, Platform, Process, Request,
+    place, simulate, Direction, Link, LinkId, LinkTiming, Message, Options, Platform, Process, Request,
     Results, Resume, SimError, Source,
 };
 
@@ -42,18 +45,6 @@ impl LinkTiming for Linear {
             1e-6
         };
         Ok(1e-3 + bytes * per_byte)
-    }
-}
-
-fn node(id: &str, kind: ComponentKind, label: &str, multiplicity: u32) -> Node {
-    Node {
-        id: id.into(),
-        kind,
-        count: 1,
-        labels: BTreeMap::from([(label.to_owned(), multiplicity)]),
-        power_load: 100.0,
-        power_idle: 10.0,
-        failure_rate: 0.0,
     }
 }
 
