@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use hetsim_models::catalog::{self, Component, ComponentKind};
 use hetsim_models::params::closest;
 use hetsim_models::Scalar;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A system model as written.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SystemFile {
     #[serde(default)]
@@ -18,13 +18,24 @@ pub struct SystemFile {
     /// Inline components; they shadow catalog entries of the same name for this file.
     #[serde(default, rename = "component")]
     pub components: Vec<ComponentSpec>,
+    /// Inline computational models; they shadow built-in models of the same name.
+    #[serde(default, rename = "model", skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<ModelSpec>,
     #[serde(rename = "node")]
     pub nodes: Vec<NodeSpec>,
     #[serde(default, rename = "link")]
     pub links: Vec<LinkSpec>,
 }
 
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+/// A computational model given in the system file itself.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    pub name: String,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ComponentSpec {
     pub name: String,
@@ -39,7 +50,7 @@ pub struct ComponentSpec {
     pub attributes: BTreeMap<String, Scalar>,
 }
 
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
     pub id: String,
@@ -51,7 +62,7 @@ pub struct NodeSpec {
     pub labels: BTreeMap<String, u32>,
 }
 
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     pub between: [String; 2],
@@ -125,9 +136,49 @@ impl SystemFile {
         }
     }
 
-    /// Resolves components (inline first, then the catalog) and models (built-in names, or
-    /// `.rhai` files relative to `base_dir`).
-    pub fn resolve(self, origin: &str, base_dir: &Path) -> Result<System, String> {
+    /// Adds, as inline entries, every component and model the nodes and links name that is
+    /// not inline yet and that `component` or `model` knows: the result needs nothing but
+    /// the built-ins to resolve (a server stores runs this way, so that later edits of its
+    /// database do not change them).
+    pub fn inline(
+        mut self,
+        component: impl Fn(&str) -> Option<Component>,
+        model: impl Fn(&str) -> Option<String>,
+    ) -> Self {
+        let used: Vec<(String, String)> = self
+            .nodes
+            .iter()
+            .map(|n| (n.component.clone(), n.model.clone()))
+            .chain(self.links.iter().map(|l| (l.component.clone(), l.model.clone())))
+            .collect();
+        for (component_name, model_name) in used {
+            if !self.components.iter().any(|c| c.name == component_name) {
+                if let Some(c) = component(&component_name) {
+                    self.components.push(ComponentSpec {
+                        name: c.name,
+                        kind: c.kind.as_str().to_owned(),
+                        vendor: c.vendor,
+                        comment: c.comment,
+                        source: c.source,
+                        attributes: c.attributes,
+                    });
+                }
+            }
+            if !self.models.iter().any(|m| m.name == model_name) {
+                if let Some(source) = model(&model_name) {
+                    self.models.push(ModelSpec {
+                        name: model_name,
+                        source,
+                    });
+                }
+            }
+        }
+        self
+    }
+
+    /// Resolves components (inline first, then the catalog) and models (inline, built-in,
+    /// or `.rhai` files relative to `base_dir`; with no `base_dir`, files are refused).
+    pub fn resolve(self, origin: &str, base_dir: Option<&Path>) -> Result<System, String> {
         let catalog = catalog::components();
         let mut inline = BTreeMap::new();
         for c in &self.components {
@@ -157,14 +208,21 @@ impl SystemFile {
                     )
                 })
         };
+        let inline_models = &self.models;
         let model = |name: &str, owner: &str| -> Result<ModelSource, String> {
+            if let Some(m) = inline_models.iter().find(|m| m.name == name) {
+                return Ok(ModelSource {
+                    name: format!("{name} (inline)"),
+                    source: m.source.clone(),
+                });
+            }
             if let Some((_, source)) = BUILTIN_MODELS.iter().find(|(n, _)| *n == name) {
                 return Ok(ModelSource {
                     name: format!("{name}.rhai"),
                     source: (*source).to_owned(),
                 });
             }
-            if name.ends_with(".rhai") {
+            if let (true, Some(base_dir)) = (name.ends_with(".rhai"), base_dir) {
                 let path: PathBuf = base_dir.join(name);
                 let source = std::fs::read_to_string(&path)
                     .map_err(|e| format!("{origin}: {owner}: model file {}: {e}", path.display()))?;
@@ -173,9 +231,12 @@ impl SystemFile {
                     source,
                 });
             }
-            let names = BUILTIN_MODELS.iter().map(|(n, _)| *n);
+            let names = inline_models
+                .iter()
+                .map(|m| m.name.as_str())
+                .chain(BUILTIN_MODELS.iter().map(|(n, _)| *n));
             Err(format!(
-                "{origin}: {owner}: unknown model `{name}`{} (built-in: {}; or a .rhai file)",
+                "{origin}: {owner}: unknown model `{name}`{} (known: {}; or a .rhai file)",
                 hint(closest(name, names.clone())),
                 names.collect::<Vec<_>>().join(", ")
             ))
@@ -227,5 +288,5 @@ impl SystemFile {
 pub fn load(path: &Path) -> Result<System, String> {
     let origin = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: {e}"))?;
-    SystemFile::parse(&text, &origin)?.resolve(&origin, path.parent().unwrap_or(Path::new(".")))
+    SystemFile::parse(&text, &origin)?.resolve(&origin, Some(path.parent().unwrap_or(Path::new("."))))
 }

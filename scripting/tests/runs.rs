@@ -121,7 +121,7 @@ fn small_system() -> System {
         "small.toml",
     )
     .unwrap()
-    .resolve("small.toml", Path::new("."))
+    .resolve("small.toml", None)
     .unwrap()
 }
 
@@ -291,8 +291,7 @@ fn sandbox_bounds_operations_sizes_depth_and_forbids_eval() {
 
 #[test]
 fn system_errors_suggest_the_closest_name() {
-    let parse =
-        |text: &str| SystemFile::parse(text, "s.toml").and_then(|f| f.resolve("s.toml", Path::new(".")));
+    let parse = |text: &str| SystemFile::parse(text, "s.toml").and_then(|f| f.resolve("s.toml", None));
     let err = parse("[[node]]\nid = \"g\"\ncomponent = \"GTX 907 - gajger\"\nmodel = \"gpu-volkov\"\n")
         .unwrap_err();
     assert!(
@@ -340,7 +339,7 @@ fn memoized_models_keep_components_apart_and_model_files_load() {
         "sys.json",
     )
     .unwrap()
-    .resolve("sys.json", &dir)
+    .resolve("sys.json", Some(&dir))
     .unwrap();
     let r = run(
         "sim.compute(#{ ops: 2e9 });",
@@ -353,4 +352,50 @@ fn memoized_models_keep_components_apart_and_model_files_load() {
     .unwrap();
     let times: Vec<f64> = r.results.processes.iter().map(|p| p.compute_time).collect();
     assert_eq!(times, [1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn inlined_systems_are_self_contained_and_refuse_files_without_a_base() {
+    let file = SystemFile::parse(
+        "[[node]]\nid = \"h\"\ncomponent = \"mine\"\nmodel = \"mine-model\"\nlabels = { P = 1 }\n",
+        "s.toml",
+    )
+    .unwrap();
+    let component = |name: &str| {
+        (name == "mine").then(|| hetsim_models::catalog::Component {
+            name: "mine".into(),
+            vendor: String::new(),
+            kind: hetsim_models::catalog::ComponentKind::Cpu,
+            comment: String::new(),
+            source: "test".into(),
+            attributes: [("performance".to_owned(), hetsim_models::Scalar::Number(4.0))].into(),
+        })
+    };
+    let model =
+        |name: &str| (name == "mine-model").then(|| "fn compute_time(p) { p.ops / performance }".to_owned());
+    let inlined = file.inline(component, model);
+    // Through JSON and back, as a server stores it: nothing outside is needed any more.
+    let json = serde_json::to_string(&inlined).unwrap();
+    let system = SystemFile::parse(&json, "stored")
+        .unwrap()
+        .resolve("stored", None)
+        .unwrap();
+    let r = run(
+        "sim.compute(#{ ops: 8 });",
+        "a.rhai",
+        &system,
+        &labels(&[("P", 1)]),
+        &BTreeMap::new(),
+        &RunOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(r.results.overall_time, 2.0);
+    let err = SystemFile::parse(
+        "[[node]]\nid = \"h\"\ncomponent = \"mine\"\nmodel = \"../secret.rhai\"\n",
+        "s",
+    )
+    .unwrap()
+    .resolve("s", None)
+    .unwrap_err();
+    assert!(err.contains("unknown model `../secret.rhai`"), "{err}");
 }
