@@ -391,7 +391,7 @@ fn inlined_systems_are_self_contained_and_refuse_files_without_a_base() {
     .unwrap();
     assert_eq!(r.results.overall_time, 2.0);
     let err = SystemFile::parse(
-        "[[node]]\nid = \"h\"\ncomponent = \"mine\"\nmodel = \"../secret.rhai\"\n",
+        "[[node]]\nid = \"h\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"../secret.rhai\"\n",
         "s",
     )
     .unwrap()
