@@ -15,6 +15,6 @@ pub mod sandbox;
 pub mod sim;
 pub mod system;
 
-pub use run::{default_labels, run, RunOptions, RunReport, Variable};
+pub use run::{check_app, check_labels, default_labels, run, RunOptions, RunReport, Variable};
 pub use sandbox::Limits;
 pub use system::{load as load_system, System, SystemFile};

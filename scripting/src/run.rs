@@ -124,6 +124,24 @@ pub fn default_labels(system: &System) -> BTreeMap<String, u64> {
     labels
 }
 
+/// Checks an application's syntax as a run would compile it; the error names the line.
+pub fn check_app(app: &str, app_origin: &str) -> Result<(), String> {
+    let mut engine = sandbox::engine(&Limits::default(), &SliceClock::new());
+    register_models(&mut engine);
+    sim::register(&mut engine);
+    engine
+        .compile(app)
+        .map(|_| ())
+        .map_err(|e| parse_error(app_origin, e))
+}
+
+/// Checks that `labels` fit `system` (known labels, capacities).
+pub fn check_labels(system: &System, labels: &BTreeMap<String, u64>) -> Result<(), String> {
+    place(&platform(system)?, labels)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// Runs `app` (Rhai source named `app_origin`) on `system`.
 pub fn run(
     app: &str,

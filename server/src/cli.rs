@@ -40,6 +40,111 @@ echo '{\"size\": 1e9, \"bandwidth\": 15.8e9}' | hetsim model transfer --params -
     /// Fit model parameters to measurements given as CSV.
     #[command(subcommand)]
     Calibrate(CalibrateCommand),
+    /// Serve the HTTP API; without --amqp, also queue and run simulations in-process.
+    #[command(
+        after_help = "Examples:\n  hetsim serve                      # SQLite hetsim.db, in-process queue and workers\n  \
+hetsim serve --db postgres://127.0.0.1/hetsim --amqp amqp://guest:guest@127.0.0.1:5672 --token secret"
+    )]
+    Serve(ServeArgs),
+    /// Take runs of one queue from RabbitMQ, simulate them, write the results to the database.
+    #[command(
+        after_help = "Example:\n  HETSIM_DB=postgres://db/hetsim HETSIM_AMQP=amqp://broker hetsim worker --queue gpu"
+    )]
+    Worker(WorkerArgs),
+    /// Queue one run on a server.
+    #[command(
+        after_help = "Example:\n  hetsim submit --server http://127.0.0.1:8080 --queue default --app examples/gajger/app.rhai \\\n    \
+--system examples/gajger/gtx970.toml --var occupancy=64 --var computeIntensity=128 --var blockSize=256 \\\n    \
+--var numElements=400000000 --wait"
+    )]
+    Submit(SubmitArgs),
+    /// Queue a sweep: the cartesian product of comma-separated label counts and variable values.
+    #[command(
+        after_help = "Example:\n  hetsim sweep --server http://127.0.0.1:8080 --queue default --app examples/gajger/app.rhai \\\n    \
+--system examples/gajger/gtx970.toml --var blockSize=32,64,128,256 --var computeIntensity=1,8,64 \\\n    \
+--var occupancy=64 --var numElements=1000000 --wait"
+    )]
+    Sweep(SubmitArgs),
+    /// Show the result of a run, or the results of a sweep (--csv for a table).
+    #[command(after_help = "Example:\n  hetsim results --server http://127.0.0.1:8080 3f6c… --csv")]
+    Results(ResultsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Database: a SQLite file, or postgres://…
+    #[arg(long, env = "HETSIM_DB", default_value = "hetsim.db")]
+    pub db: String,
+    /// RabbitMQ URL; without it, runs are queued in the database and run in-process.
+    #[arg(long, env = "HETSIM_AMQP")]
+    pub amqp: Option<String>,
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub bind: String,
+    /// Require `Authorization: Bearer TOKEN` on every route but /api/health.
+    #[arg(long, env = "HETSIM_TOKEN")]
+    pub token: Option<String>,
+    /// In-process workers (default: 2 without --amqp, none with it).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// With --amqp and --workers: the queue the in-process workers take runs from.
+    #[arg(long, default_value = "default")]
+    pub queue: String,
+    /// Times a run may stop its worker's process before it is failed.
+    #[arg(long, default_value_t = crate::queue::DEFAULT_DELIVERY_LIMIT)]
+    pub delivery_limit: i64,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    #[arg(long)]
+    pub queue: String,
+    #[arg(long, env = "HETSIM_DB")]
+    pub db: String,
+    #[arg(long, env = "HETSIM_AMQP")]
+    pub amqp: String,
+    /// A name for this worker in the runs it takes (default: host and process id).
+    #[arg(long)]
+    pub name: Option<String>,
+    #[arg(long, default_value_t = crate::queue::DEFAULT_DELIVERY_LIMIT)]
+    pub delivery_limit: i64,
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    #[arg(long, env = "HETSIM_SERVER", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    #[arg(long, env = "HETSIM_TOKEN")]
+    pub token: Option<String>,
+    #[arg(long, default_value = "default")]
+    pub queue: String,
+    #[arg(long, value_name = "FILE.rhai")]
+    pub app: PathBuf,
+    #[arg(long, value_name = "FILE.toml")]
+    pub system: PathBuf,
+    /// NAME=COUNT (a sweep takes NAME=C1,C2,…).
+    #[arg(long = "label", value_name = "NAME=COUNT")]
+    pub labels: Vec<String>,
+    /// NAME=VALUE (a sweep takes NAME=V1,V2,…).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Wait for the run or sweep to finish, with a progress bar, and print the result.
+    #[arg(long)]
+    pub wait: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    #[arg(long, env = "HETSIM_SERVER", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    #[arg(long, env = "HETSIM_TOKEN")]
+    pub token: Option<String>,
+    /// A run id or a sweep id.
+    pub id: String,
+    /// One CSV row per run.
+    #[arg(long)]
+    pub csv: bool,
 }
 
 #[derive(Debug, Args)]

@@ -94,3 +94,10 @@ pub fn number_field(origin: &str, line: u64, column: &str, text: &str) -> Result
         .filter(|x| x.is_finite())
         .ok_or_else(|| anyhow!("{origin}: line {line}: field `{column}`: expected a number, got {text:?}"))
 }
+
+/// `NAME=VALUE` split at the first `=`.
+pub fn pair<'a>(text: &'a str, flag: &str) -> Result<(&'a str, &'a str)> {
+    text.split_once('=')
+        .filter(|(name, _)| !name.is_empty())
+        .ok_or_else(|| anyhow!("{flag} {text:?}: expected NAME=VALUE"))
+}

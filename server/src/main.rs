@@ -2,7 +2,11 @@
 
 mod cli;
 mod commands;
+mod execute;
+mod http;
 mod input;
+mod queue;
+mod storage;
 mod table;
 
 use clap::Parser;

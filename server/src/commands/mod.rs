@@ -1,9 +1,11 @@
 //! One module per `hetsim` command.
 
 mod calibrate;
+mod client;
 mod components;
 mod model;
 mod run;
+mod serve;
 
 use anyhow::Result;
 
@@ -15,7 +17,16 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Model(args) => model::run(args),
         Command::Components(args) => components::run(args),
         Command::Calibrate(command) => calibrate::run(command),
+        Command::Serve(args) => runtime()?.block_on(serve::serve(args)),
+        Command::Worker(args) => runtime()?.block_on(serve::worker(args)),
+        Command::Submit(args) => runtime()?.block_on(client::submit(args, false)),
+        Command::Sweep(args) => runtime()?.block_on(client::submit(args, true)),
+        Command::Results(args) => runtime()?.block_on(client::results(args)),
     }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
 
 /// Prints `value` as pretty JSON on standard output.

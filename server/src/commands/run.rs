@@ -11,14 +11,7 @@ use hetsim_simulator::{timeline, Options, Progress, ProgressFn};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::RunArgs;
-use crate::input::read_text;
-
-/// `NAME=VALUE` split at the first `=`.
-fn pair<'a>(text: &'a str, flag: &str) -> Result<(&'a str, &'a str)> {
-    text.split_once('=')
-        .filter(|(name, _)| !name.is_empty())
-        .ok_or_else(|| anyhow!("{flag} {text:?}: expected NAME=VALUE"))
-}
+use crate::input::{pair, read_text};
 
 fn labels(args: &[String]) -> Result<Option<BTreeMap<String, u64>>> {
     if args.is_empty() {

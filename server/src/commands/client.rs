@@ -1,0 +1,286 @@
+//! `hetsim submit`, `hetsim sweep` and `hetsim results`: clients of a server's HTTP API.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use hetsim_scripting::Variable;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value};
+
+use crate::cli::{ResultsArgs, SubmitArgs};
+use crate::input::{pair, read_text};
+
+struct Client {
+    http: reqwest::Client,
+    server: String,
+    token: Option<String>,
+}
+
+impl Client {
+    fn new(server: &str, token: Option<String>) -> Self {
+        Client {
+            http: reqwest::Client::new(),
+            server: server.trim_end_matches('/').to_owned(),
+            token,
+        }
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Option<Value>> {
+        let request = match &self.token {
+            Some(t) => request.bearer_auth(t),
+            None => request,
+        };
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("reaching {}", self.server))?;
+        let status = response.status();
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            let field = body["field"]
+                .as_str()
+                .map(|f| format!(" (field `{f}`)"))
+                .unwrap_or_default();
+            bail!(
+                "{status}: {}{field}",
+                body["error"].as_str().unwrap_or("no message")
+            );
+        }
+        Ok(Some(body))
+    }
+
+    async fn get(&self, path: &str) -> Result<Option<Value>> {
+        self.send(self.http.get(format!("{}{path}", self.server))).await
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> Result<Value> {
+        self.send(self.http.post(format!("{}{path}", self.server)).json(body))
+            .await?
+            .ok_or_else(|| anyhow!("{path}: not found on {}", self.server))
+    }
+}
+
+fn variable_json(v: Variable) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// `NAME=V` (or, in a sweep, `NAME=V1,V2,…`) flags as a JSON object.
+fn values(flags: &[String], flag: &str, sweep: bool, read: impl Fn(&str) -> Result<Value>) -> Result<Value> {
+    let mut out = serde_json::Map::new();
+    for text in flags {
+        let (name, value) = pair(text, flag)?;
+        let items: Vec<Value> = if sweep {
+            value.split(',').map(|v| read(v.trim())).collect::<Result<_>>()?
+        } else {
+            vec![read(value)?]
+        };
+        let value = if sweep && items.len() > 1 {
+            Value::Array(items)
+        } else {
+            items.into_iter().next().unwrap_or(Value::Null)
+        };
+        out.insert(name.to_owned(), value);
+    }
+    Ok(Value::Object(out))
+}
+
+fn submission(args: &SubmitArgs, sweep: bool) -> Result<Value> {
+    let system = read_text(&args.system)?;
+    let system = if system.trim_start().starts_with('{') {
+        serde_json::from_str(&system).with_context(|| format!("{}: malformed JSON", args.system.display()))?
+    } else {
+        Value::String(system)
+    };
+    let labels = values(&args.labels, "--label", sweep, |v| {
+        v.parse::<u64>()
+            .map(Value::from)
+            .map_err(|_| anyhow!("--label: {v:?} is not a whole number"))
+    })?;
+    let variables = values(&args.vars, "--var", sweep, |v| {
+        Ok(variable_json(Variable::infer(v)))
+    })?;
+    Ok(json!({
+        "queue": args.queue,
+        "app": read_text(&args.app)?,
+        "system": system,
+        "labels": labels,
+        "variables": variables,
+    }))
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    ProgressBar::new(len).with_style(
+        ProgressStyle::with_template(&format!(
+            "{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {what} {{msg}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    )
+}
+
+async fn wait_run(client: &Client, id: &str) -> Result<Value> {
+    let spinner = bar(1, "run");
+    loop {
+        let run = client
+            .get(&format!("/api/runs/{id}"))
+            .await?
+            .ok_or_else(|| anyhow!("run {id} vanished"))?;
+        let status = run["status"].as_str().unwrap_or("").to_owned();
+        spinner.set_message(status.clone());
+        if status == "done" || status == "failed" {
+            spinner.finish_and_clear();
+            return Ok(run);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn wait_sweep(client: &Client, id: &str) -> Result<Value> {
+    let mut progress: Option<ProgressBar> = None;
+    loop {
+        let sweep = client
+            .get(&format!("/api/sweeps/{id}"))
+            .await?
+            .ok_or_else(|| anyhow!("sweep {id} vanished"))?;
+        let total = sweep["total"].as_u64().unwrap_or(0);
+        let finished = sweep["done"].as_u64().unwrap_or(0) + sweep["failed"].as_u64().unwrap_or(0);
+        let p = progress.get_or_insert_with(|| bar(total, "runs"));
+        p.set_position(finished);
+        p.set_message(format!("({} failed)", sweep["failed"]));
+        if finished == total {
+            p.finish_and_clear();
+            return Ok(sweep);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn print_run(run: &Value) {
+    match run["status"].as_str() {
+        Some("done") => println!(
+            "run {} done: overall time {:.6} ms, total energy {:.6} J, failure chance {}",
+            run["id"].as_str().unwrap_or(""),
+            run["result"]["overall_time"].as_f64().unwrap_or(f64::NAN) * 1e3,
+            run["result"]["total_energy"].as_f64().unwrap_or(f64::NAN),
+            run["result"]["failure_chance"]
+        ),
+        _ => println!(
+            "run {} {}: {}",
+            run["id"].as_str().unwrap_or(""),
+            run["status"].as_str().unwrap_or("?"),
+            run["error"].as_str().unwrap_or("")
+        ),
+    }
+}
+
+pub async fn submit(args: SubmitArgs, sweep: bool) -> Result<()> {
+    let client = Client::new(&args.server, args.token.clone());
+    let body = submission(&args, sweep)?;
+    let path = if sweep { "/api/sweeps" } else { "/api/runs" };
+    let accepted = client.post(path, &body).await?;
+    let id = accepted["id"]
+        .as_str()
+        .ok_or_else(|| anyhow!("the server answered no id"))?
+        .to_owned();
+    if !args.wait {
+        if args.json {
+            println!("{accepted}");
+        } else {
+            println!(
+                "{} {id} queued on {}",
+                if sweep { "sweep" } else { "run" },
+                args.queue
+            );
+        }
+        return Ok(());
+    }
+    if sweep {
+        let summary = wait_sweep(&client, &id).await?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&summary)?);
+        } else {
+            println!(
+                "sweep {id}: {} runs, {} done, {} failed",
+                summary["total"], summary["done"], summary["failed"]
+            );
+        }
+    } else {
+        let run = wait_run(&client, &id).await?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&run)?);
+        } else {
+            print_run(&run);
+        }
+        if run["status"] == "failed" {
+            bail!("run {id} failed: {}", run["error"].as_str().unwrap_or(""));
+        }
+    }
+    Ok(())
+}
+
+fn csv_cell(v: &Value) -> String {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
+}
+
+pub async fn results(args: ResultsArgs) -> Result<()> {
+    let client = Client::new(&args.server, args.token);
+    let runs: Vec<Value> = match client.get(&format!("/api/runs/{}", args.id)).await? {
+        Some(run) => vec![run],
+        None => {
+            client
+                .get(&format!("/api/sweeps/{}", args.id))
+                .await?
+                .ok_or_else(|| anyhow!("no run or sweep with id {}", args.id))?;
+            let list = client
+                .get(&format!("/api/runs?sweep={}&limit=100000", args.id))
+                .await?;
+            list.and_then(|l| l.as_array().cloned()).unwrap_or_default()
+        }
+    };
+    if !args.csv {
+        if runs.len() == 1 {
+            println!("{}", serde_json::to_string_pretty(&runs[0])?);
+        } else {
+            runs.iter().for_each(print_run);
+        }
+        return Ok(());
+    }
+    let keys = |field: &str| -> Vec<String> {
+        let mut keys: Vec<String> = runs
+            .iter()
+            .flat_map(|r| r[field].as_object().into_iter().flat_map(|o| o.keys().cloned()))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+    let (labels, variables) = (keys("labels"), keys("variables"));
+    let mut header: Vec<String> = vec!["id".into(), "status".into()];
+    header.extend(labels.iter().map(|l| format!("label:{l}")));
+    header.extend(variables.iter().cloned());
+    header.extend(["overall_time", "total_energy", "failure_chance", "error"].map(String::from));
+    println!("{}", header.join(","));
+    for r in &runs {
+        let mut row: Vec<String> = vec![csv_cell(&r["id"]), csv_cell(&r["status"])];
+        row.extend(labels.iter().map(|l| csv_cell(&r["labels"][l])));
+        row.extend(variables.iter().map(|v| csv_cell(&r["variables"][v])));
+        for k in ["overall_time", "total_energy", "failure_chance"] {
+            row.push(csv_cell(&r["result"][k]));
+        }
+        row.push(csv_cell(&r["error"]));
+        println!("{}", row.join(","));
+    }
+    Ok(())
+}

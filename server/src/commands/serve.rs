@@ -1,0 +1,127 @@
+//! `hetsim serve` and `hetsim worker`: the long-running processes.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use tokio::sync::{watch, Notify};
+use tokio::task::JoinSet;
+
+use crate::cli::{ServeArgs, WorkerArgs};
+use crate::http::{router, AppState};
+use crate::queue::{amqp, local};
+use crate::storage::Store;
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn,lapin=warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+async fn termination() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+fn worker_name(given: Option<String>) -> String {
+    given.unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+        format!("{}-{}", host.trim(), std::process::id())
+    })
+}
+
+pub async fn serve(args: ServeArgs) -> Result<()> {
+    init_logging();
+    let store = Store::connect(&args.db).await?;
+    let wake = Arc::new(Notify::new());
+    let (stop, stopped) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    match &args.amqp {
+        None => {
+            store.requeue_interrupted(args.delivery_limit).await?;
+            for i in 0..args.workers.unwrap_or(2) {
+                let name = format!("{}-local-{i}", worker_name(None));
+                tasks.spawn(local::worker(store.clone(), name, wake.clone(), stopped.clone()));
+            }
+        }
+        Some(url) => {
+            tasks.spawn(amqp::publisher(
+                store.clone(),
+                url.clone(),
+                args.delivery_limit,
+                wake.clone(),
+                stopped.clone(),
+            ));
+            for i in 0..args.workers.unwrap_or(0) {
+                let name = format!("{}-{i}", worker_name(None));
+                tasks.spawn(amqp::worker(
+                    store.clone(),
+                    url.clone(),
+                    args.queue.clone(),
+                    name,
+                    args.delivery_limit,
+                    stopped.clone(),
+                ));
+            }
+        }
+    }
+    let app = router(AppState {
+        store,
+        wake,
+        token: args.token.clone(),
+    });
+    let listener = tokio::net::TcpListener::bind(&args.bind)
+        .await
+        .with_context(|| format!("binding {}", args.bind))?;
+    tracing::info!(
+        "serving http://{} ({})",
+        listener.local_addr()?,
+        if args.amqp.is_some() {
+            "RabbitMQ"
+        } else {
+            "in-process queue"
+        }
+    );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(termination())
+        .await?;
+    // Workers finish the run in hand, then stop.
+    let _ = stop.send(true);
+    while tasks.join_next().await.is_some() {}
+    Ok(())
+}
+
+pub async fn worker(args: WorkerArgs) -> Result<()> {
+    init_logging();
+    let store = Store::connect(&args.db).await?;
+    let (stop, stopped) = watch::channel(false);
+    let name = worker_name(args.name);
+    let task = tokio::spawn(amqp::worker(
+        store,
+        args.amqp,
+        args.queue,
+        name,
+        args.delivery_limit,
+        stopped,
+    ));
+    termination().await;
+    tracing::info!("stopping after the run in hand");
+    let _ = stop.send(true);
+    task.await?;
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! Executing one run, for every kind of worker: claim it, simulate it off the async
+//! threads, write the result once. A script error, a sandbox limit or a panic fails the run
+//! at once and leaves the worker running; only a run that kills the worker's process is
+//! retried (by the queue) up to the delivery limit.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use hetsim_scripting::{RunOptions, SystemFile, Variable};
+
+use crate::storage::{RunInputs, Start, Store};
+
+/// Set to `1` in the environment of a worker to honour the run variable `abortWorker = true`
+/// by aborting the process: the fault injection of the "run that kills its worker" tests.
+pub const FAULT_INJECTION_ENV: &str = "HETSIM_FAULT_INJECTION";
+
+/// What a finished simulation leaves to store: result JSON, trace JSON, log text.
+struct Output {
+    result: String,
+    trace: Option<String>,
+    log: String,
+}
+
+fn simulate(inputs: &RunInputs) -> Result<Output, String> {
+    let labels: BTreeMap<String, u64> =
+        serde_json::from_str(&inputs.labels).map_err(|e| format!("stored labels: {e}"))?;
+    let variables: BTreeMap<String, Variable> =
+        serde_json::from_str::<BTreeMap<String, serde_json::Value>>(&inputs.variables)
+            .map_err(|e| format!("stored variables: {e}"))?
+            .into_iter()
+            .map(|(k, v)| (k, variable(&v)))
+            .collect();
+    if std::env::var(FAULT_INJECTION_ENV).as_deref() == Ok("1")
+        && matches!(variables.get("abortWorker"), Some(Variable::Bool(true)))
+    {
+        std::process::abort();
+    }
+    let system = SystemFile::parse(&inputs.system, "system")?.resolve("system", None)?;
+    let mut options = RunOptions::default();
+    options.engine.trace = true;
+    let report = hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?;
+    let trace = serde_json::to_string(&report.results.trace).map_err(|e| e.to_string())?;
+    let log = report.log.join("\n");
+    let mut result = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+    if let Some(object) = result.as_object_mut() {
+        object.remove("trace");
+    }
+    Ok(Output {
+        result: result.to_string(),
+        trace: Some(trace),
+        log,
+    })
+}
+
+/// A stored variable back to its type (JSON numbers with no fraction are integers).
+pub fn variable(value: &serde_json::Value) -> Variable {
+    match value {
+        serde_json::Value::Bool(b) => Variable::Bool(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Variable::Int(i),
+            None => Variable::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        serde_json::Value::String(s) => Variable::Text(s.clone()),
+        other => Variable::Text(other.to_string()),
+    }
+}
+
+/// Tries `write` until it succeeds or `WRITE_ATTEMPTS` have failed, waiting longer each
+/// time: a database restart or a busy SQLite file must not lose a finished simulation.
+async fn persistently<T, F, Fut>(what: &str, id: &str, mut write: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    const WRITE_ATTEMPTS: u32 = 60;
+    let mut delay = std::time::Duration::from_millis(50);
+    for attempt in 1.. {
+        match write().await {
+            Ok(value) => return Ok(value),
+            Err(e) if attempt < WRITE_ATTEMPTS => {
+                tracing::warn!(run = id, "{what} failed (attempt {attempt}), retrying: {e:#}");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(std::time::Duration::from_secs(2));
+            }
+            Err(e) => return Err(e.context(format!("{what} of run {id}"))),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+/// Runs `id` to its end; returns once its outcome is committed (then the queue may ack).
+pub async fn execute(store: &Store, id: &str, worker: &str) -> Result<()> {
+    let inputs = match persistently("claiming", id, || store.start_run(id, worker)).await? {
+        Start::Run(inputs) => inputs,
+        Start::Finished | Start::Missing => return Ok(()),
+    };
+    tracing::info!(run = id, attempt = inputs.attempts, "simulating");
+    match tokio::task::spawn_blocking(move || simulate(&inputs)).await {
+        Ok(Ok(out)) => {
+            persistently("storing the result", id, || {
+                store.finish_run(id, &out.result, out.trace.as_deref(), &out.log)
+            })
+            .await?;
+        }
+        Ok(Err(message)) => persistently("storing the failure", id, || store.fail_run(id, &message)).await?,
+        Err(panic) => {
+            let message = format!("the simulator panicked: {panic}");
+            persistently("storing the failure", id, || store.fail_run(id, &message)).await?
+        }
+    }
+    Ok(())
+}

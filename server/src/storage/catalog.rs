@@ -1,0 +1,296 @@
+//! Components with their attributes, and named Rhai sources (computational models,
+//! application models) and system models.
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Result};
+use hetsim_models::catalog::{self, Component, ComponentKind};
+use hetsim_models::Scalar;
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use super::Store;
+
+/// A component as the API shows it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ComponentRecord {
+    #[serde(default)]
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub vendor: String,
+    pub kind: String,
+    #[serde(default)]
+    pub comment: String,
+    #[serde(default)]
+    pub source: String,
+    #[serde(default)]
+    pub attributes: BTreeMap<String, Scalar>,
+}
+
+/// One attribute value, as `PUT /api/components/{id}/attributes/{key}` takes it.
+pub type Attribute = Scalar;
+
+/// A named text: a computational model's or an application's source, a system definition.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Named {
+    #[serde(default)]
+    pub id: String,
+    pub name: String,
+    /// The Rhai source, or the system's TOML text or JSON.
+    pub body: String,
+}
+
+/// The three tables of named texts; the column holding the text.
+#[derive(Clone, Copy, Debug)]
+pub enum Library {
+    Models,
+    Systems,
+    Apps,
+}
+
+impl Library {
+    fn table(self) -> &'static str {
+        match self {
+            Library::Models => "models",
+            Library::Systems => "systems",
+            Library::Apps => "apps",
+        }
+    }
+
+    fn column(self) -> &'static str {
+        match self {
+            Library::Models | Library::Apps => "source",
+            Library::Systems => "definition",
+        }
+    }
+}
+
+impl ComponentRecord {
+    pub fn to_component(&self) -> Result<Component> {
+        let kind = [ComponentKind::Gpu, ComponentKind::Cpu, ComponentKind::Network]
+            .into_iter()
+            .find(|k| k.as_str().eq_ignore_ascii_case(&self.kind));
+        let Some(kind) = kind else {
+            bail!(
+                "component `{}`: kind `{}` is not one of GPU, CPU, NETWORK",
+                self.name,
+                self.kind
+            );
+        };
+        Ok(Component {
+            name: self.name.clone(),
+            vendor: self.vendor.clone(),
+            kind,
+            comment: self.comment.clone(),
+            source: self.source.clone(),
+            attributes: self.attributes.clone(),
+        })
+    }
+}
+
+impl Store {
+    pub(super) async fn seed_catalog(&self) -> Result<()> {
+        let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM components")
+            .fetch_one(self.pool())
+            .await?
+            .try_get("n")?;
+        if count == 0 {
+            for c in catalog::components() {
+                self.insert_component(&ComponentRecord {
+                    id: String::new(),
+                    name: c.name,
+                    vendor: c.vendor,
+                    kind: c.kind.as_str().to_owned(),
+                    comment: c.comment,
+                    source: c.source,
+                    attributes: c.attributes,
+                })
+                .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Inserts a component and its attributes; returns its id.
+    pub async fn insert_component(&self, c: &ComponentRecord) -> Result<String> {
+        c.to_component()?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("INSERT INTO components (id, name, vendor, kind, comment, source) VALUES ($1, $2, $3, $4, $5, $6)")
+            .bind(&id)
+            .bind(&c.name)
+            .bind(&c.vendor)
+            .bind(c.kind.to_uppercase())
+            .bind(&c.comment)
+            .bind(&c.source)
+            .execute(&mut *tx)
+            .await?;
+        for (key, value) in &c.attributes {
+            put_attribute(&mut tx, &id, key, value).await?;
+        }
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    pub async fn set_attribute(&self, component: &str, key: &str, value: &Attribute) -> Result<bool> {
+        let exists = sqlx::query("SELECT id FROM components WHERE id = $1")
+            .bind(component)
+            .fetch_optional(self.pool())
+            .await?
+            .is_some();
+        if exists {
+            // Writes only inside the transaction: it takes the write lock at its first statement.
+            let mut tx = self.pool().begin().await?;
+            sqlx::query("DELETE FROM attributes WHERE component_id = $1 AND key = $2")
+                .bind(component)
+                .bind(key)
+                .execute(&mut *tx)
+                .await?;
+            put_attribute(&mut tx, component, key, value).await?;
+            tx.commit().await?;
+        }
+        Ok(exists)
+    }
+
+    pub async fn delete_component(&self, id: &str) -> Result<bool> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM attributes WHERE component_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let done = sqlx::query("DELETE FROM components WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// All components, or the one with `id` or `name`, with their attributes.
+    pub async fn components(&self, id: Option<&str>, name: Option<&str>) -> Result<Vec<ComponentRecord>> {
+        let rows = sqlx::query(
+            "SELECT id, name, vendor, kind, comment, source FROM components \
+             WHERE ($1 = '' OR id = $1) AND ($2 = '' OR name = $2) ORDER BY name",
+        )
+        .bind(id.unwrap_or(""))
+        .bind(name.unwrap_or(""))
+        .fetch_all(self.pool())
+        .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id: String = row.try_get("id")?;
+            let attributes =
+                sqlx::query("SELECT key, number, text FROM attributes WHERE component_id = $1 ORDER BY key")
+                    .bind(&id)
+                    .fetch_all(self.pool())
+                    .await?
+                    .into_iter()
+                    .map(|a| {
+                        let key: String = a.try_get("key")?;
+                        let number: Option<f64> = a.try_get("number")?;
+                        let text: Option<String> = a.try_get("text")?;
+                        let value = match (number, text) {
+                            (Some(x), _) => Scalar::Number(x),
+                            (None, t) => Scalar::Text(t.unwrap_or_default()),
+                        };
+                        Ok((key, value))
+                    })
+                    .collect::<Result<_>>()?;
+            out.push(ComponentRecord {
+                id,
+                name: row.try_get("name")?,
+                vendor: row.try_get("vendor")?,
+                kind: row.try_get("kind")?,
+                comment: row.try_get("comment")?,
+                source: row.try_get("source")?,
+                attributes,
+            });
+        }
+        Ok(out)
+    }
+
+    pub async fn insert_named(&self, library: Library, item: &Named) -> Result<String> {
+        let id = uuid::Uuid::new_v4().to_string();
+        let sql = format!(
+            "INSERT INTO {} (id, name, {}) VALUES ($1, $2, $3)",
+            library.table(),
+            library.column()
+        );
+        sqlx::query(&sql)
+            .bind(&id)
+            .bind(&item.name)
+            .bind(&item.body)
+            .execute(self.pool())
+            .await?;
+        Ok(id)
+    }
+
+    /// All items, or the one with `id` or `name`.
+    pub async fn named(&self, library: Library, id: Option<&str>, name: Option<&str>) -> Result<Vec<Named>> {
+        let sql = format!(
+            "SELECT id, name, {} AS body FROM {} WHERE ($1 = '' OR id = $1) AND ($2 = '' OR name = $2) ORDER BY name",
+            library.column(),
+            library.table()
+        );
+        sqlx::query(&sql)
+            .bind(id.unwrap_or(""))
+            .bind(name.unwrap_or(""))
+            .fetch_all(self.pool())
+            .await?
+            .into_iter()
+            .map(|r| {
+                Ok(Named {
+                    id: r.try_get("id")?,
+                    name: r.try_get("name")?,
+                    body: r.try_get("body")?,
+                })
+            })
+            .collect()
+    }
+
+    pub async fn update_named(&self, library: Library, id: &str, item: &Named) -> Result<bool> {
+        let sql = format!(
+            "UPDATE {} SET name = $1, {} = $2 WHERE id = $3",
+            library.table(),
+            library.column()
+        );
+        let done = sqlx::query(&sql)
+            .bind(&item.name)
+            .bind(&item.body)
+            .bind(id)
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    pub async fn delete_named(&self, library: Library, id: &str) -> Result<bool> {
+        let sql = format!("DELETE FROM {} WHERE id = $1", library.table());
+        Ok(sqlx::query(&sql)
+            .bind(id)
+            .execute(self.pool())
+            .await?
+            .rows_affected()
+            > 0)
+    }
+}
+
+async fn put_attribute(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    component: &str,
+    key: &str,
+    value: &Scalar,
+) -> Result<()> {
+    let (number, text) = match value {
+        Scalar::Number(x) => (Some(*x), None),
+        Scalar::Text(s) => (None, Some(s.clone())),
+    };
+    sqlx::query("INSERT INTO attributes (component_id, key, number, text) VALUES ($1, $2, $3, $4)")
+        .bind(component)
+        .bind(key)
+        .bind(number)
+        .bind(text)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
