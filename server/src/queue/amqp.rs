@@ -195,8 +195,10 @@ async fn consume_until_error(
             delivery = dead.next() => {
                 let delivery = delivery.context("the broker closed the dead-letter consumer")??;
                 let id = String::from_utf8_lossy(&delivery.data).into_owned();
+                let attempts = store.run(&id).await?.map_or(0, |r| r.attempts);
                 let reason = format!(
-                    "the run stopped its worker process {delivery_limit} times (delivery limit); not retried"
+                    "the run stopped its worker process at each of its {attempts} attempts \
+                     (delivery limit {delivery_limit}); not retried"
                 );
                 store.fail_run(&id, &reason).await?;
                 delivery.ack(BasicAckOptions::default()).await?;

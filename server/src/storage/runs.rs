@@ -320,7 +320,9 @@ impl Store {
     /// After a crash of the embedded server: runs left `running` go back to the queue, or
     /// fail once they have used up `limit` attempts.
     pub async fn requeue_interrupted(&self, limit: i64) -> Result<()> {
-        let reason = format!("the run stopped its worker {limit} times (delivery limit); not retried");
+        let reason = format!(
+            "the run stopped its worker process at each of its attempts (limit {limit}); not retried"
+        );
         sqlx::query("UPDATE runs SET status = 'failed', error = $1, finished_at = $2 WHERE status = 'running' AND attempts >= $3")
             .bind(&reason)
             .bind(now())

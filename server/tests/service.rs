@@ -1,0 +1,604 @@
+//! The server as users run it: real processes, a real SQLite file, and the machine's real
+//! PostgreSQL and RabbitMQ. Tests that need PostgreSQL or RabbitMQ fail when CI=true and the
+//! services are missing; elsewhere they skip with a message on stderr.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn scratch() -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "hetsim-service-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn hetsim(args: &[&str], envs: &[(&str, &str)]) -> Proc {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hetsim"));
+    command
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    Proc(command.spawn().expect("hetsim starts"))
+}
+
+/// Runs the hetsim CLI to completion; returns (success, stdout, stderr).
+fn cli(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hetsim"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// One HTTP/1.1 request; returns (status, body).
+fn http(port: u16, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let _ = stream.write_all(body.as_bytes());
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    // Chunked bodies: keep the JSON between the first '{' or '[' and the last '}' or ']'.
+    let body = match (body.find(['{', '[']), body.rfind(['}', ']'])) {
+        (Some(a), Some(b)) if a <= b && !body.starts_with(['{', '[']) => body[a..=b].to_owned(),
+        _ => body,
+    };
+    (status, body)
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+fn wait_healthy(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok()
+            && http(port, "GET", "/api/health", "", None).0 == 200
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the server on port {port} did not become healthy");
+}
+
+fn reachable(port: u16) -> bool {
+    TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(2)).is_ok()
+}
+
+/// PostgreSQL and RabbitMQ are up; or, outside CI, a loud skip.
+fn services() -> bool {
+    if reachable(5432) && reachable(5672) {
+        return true;
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI=true but PostgreSQL (5432) or RabbitMQ (5672) is not reachable on 127.0.0.1");
+    }
+    eprintln!("SKIPPED: PostgreSQL or RabbitMQ is not reachable on 127.0.0.1; start them to run this test");
+    false
+}
+
+fn psql(sql: &str) {
+    let ok = Command::new("psql")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc", sql])
+        .status()
+        .expect("psql runs")
+        .success();
+    assert!(ok, "psql: {sql}");
+}
+
+/// A fresh PostgreSQL database and RabbitMQ queue name for one test, removed when dropped
+/// (declare it before the processes using it, so that it is dropped after them).
+struct Fixture {
+    db: String,
+    name: String,
+    queue: String,
+}
+
+impl Fixture {
+    fn new(prefix: &str) -> Self {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "hetsim_test_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        );
+        psql(&format!("DROP DATABASE IF EXISTS {name}"));
+        psql(&format!("CREATE DATABASE {name}"));
+        Fixture {
+            db: format!("postgres://postgres@127.0.0.1/{name}"),
+            queue: format!("{prefix}-{name}"),
+            name,
+        }
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = Command::new("psql")
+            .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc"])
+            .arg(format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))
+            .status();
+        for queue in [
+            format!("hetsim.{}", self.queue),
+            format!("hetsim.{}.dead", self.queue),
+        ] {
+            let _ = Command::new("rabbitmqctl")
+                .args(["delete_queue", &queue])
+                .output();
+        }
+    }
+}
+
+const THESIS: [&str; 8] = [
+    "--var",
+    "occupancy=64",
+    "--var",
+    "computeIntensity=128",
+    "--var",
+    "blockSize=256",
+    "--var",
+    "numElements=400000000",
+];
+
+/// A small application whose runs each take some wall time (spinning between sim calls, so
+/// that no slice exceeds the sandbox's wall-time limit): long enough to kill a worker
+/// mid-run.
+const SLOW_APP: &str = "let n = 0;\nfor i in 0..spin { for j in 0..2000 { n += j; } sim.sleep(0.001); }\nsim.compute(#{ ops: 1e9 });\n";
+
+fn slow_app_file() -> PathBuf {
+    let path = scratch().join("slow.rhai");
+    std::fs::write(&path, SLOW_APP).unwrap();
+    path
+}
+
+const ONE_CPU: &str = "examples/master-worker/system.toml";
+
+#[test]
+fn embedded_sqlite_server_runs_submissions() {
+    let db = scratch().join("embedded.db");
+    let port = free_port();
+    let bind = format!("127.0.0.1:{port}");
+    let _server = hetsim(&["serve", "--db", db.to_str().unwrap(), "--bind", &bind], &[]);
+    wait_healthy(port);
+    let server = format!("http://{bind}");
+    let mut args = vec![
+        "submit",
+        "--server",
+        &server,
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+        "--wait",
+        "--json",
+    ];
+    args.extend(THESIS);
+    let (ok, out, err) = cli(&args);
+    assert!(ok, "{err}");
+    let run = json(&out);
+    assert_eq!(run["status"], "done");
+    assert!((run["result"]["overall_time"].as_f64().unwrap() - 0.595696).abs() < 1e-6);
+    assert_eq!(run["attempts"], 1);
+    let id = run["id"].as_str().unwrap();
+    let (status, trace) = http(port, "GET", &format!("/api/runs/{id}/trace"), "", None);
+    assert_eq!(status, 200);
+    assert!(json(&trace)
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["kind"] == "compute"));
+}
+
+#[test]
+fn api_checks_tokens_bodies_and_fields() {
+    let db = scratch().join("api.db");
+    let port = free_port();
+    let bind = format!("127.0.0.1:{port}");
+    let _server = hetsim(
+        &[
+            "serve",
+            "--db",
+            db.to_str().unwrap(),
+            "--bind",
+            &bind,
+            "--token",
+            "s3cret",
+        ],
+        &[],
+    );
+    wait_healthy(port);
+    let t = Some("s3cret");
+    assert_eq!(http(port, "GET", "/api/health", "", None).0, 200);
+    assert_eq!(http(port, "GET", "/api/runs", "", None).0, 401);
+    assert_eq!(http(port, "GET", "/api/runs", "", Some("wrong")).0, 401);
+    assert_eq!(http(port, "GET", "/api/runs", "", t).0, 200);
+    let (status, body) = http(port, "POST", "/api/runs", "{bad", t);
+    assert_eq!(status, 400, "{body}");
+    let (status, _) = http(port, "POST", "/api/runs", &"x".repeat(5 << 20), t);
+    assert_eq!(status, 413);
+    let system = r#"[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\nlabels = { P = 2 }\n"#;
+    let submit = |app: &str, extra: &str| {
+        http(
+            port,
+            "POST",
+            "/api/runs",
+            &format!(r#"{{"queue": "q", "app": "{app}", "system": "{system}"{extra}}}"#),
+            t,
+        )
+    };
+    let (status, body) = submit("let x = ;", "");
+    assert_eq!(
+        (status, json(&body)["field"].clone()),
+        (422, "app".into()),
+        "{body}"
+    );
+    assert!(
+        json(&body)["error"].as_str().unwrap().contains("app:1:"),
+        "{body}"
+    );
+    let (status, body) = submit("1", r#", "labels": {"Q": 1}"#);
+    assert_eq!(
+        (status, json(&body)["field"].clone()),
+        (422, "labels".into()),
+        "{body}"
+    );
+    let (status, body) = submit("1", r#", "labels": {"P": 3}"#);
+    assert!(status == 422 && body.contains("3 processes asked"), "{body}");
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/runs",
+        r#"{"queue": "q", "app": "1", "sytem": "x"}"#,
+        t,
+    );
+    assert!(status == 422 && body.contains("unknown field `sytem`"), "{body}");
+    assert_eq!(http(port, "GET", "/api/runs/no-such-run", "", t).0, 404);
+    // A component without the attribute its model needs: the run fails with a clear message.
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/components",
+        r#"{"name": "bare", "kind": "CPU", "source": "test", "attributes": {"cores": 2}}"#,
+        t,
+    );
+    assert_eq!(status, 201, "{body}");
+    let component = json(&body)["id"].as_str().unwrap().to_owned();
+    let bare = r#"[[node]]\nid = \"a\"\ncomponent = \"bare\"\nmodel = \"cpu-flops\"\nlabels = { P = 1 }\n"#;
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/runs",
+        &format!(r#"{{"queue": "q", "app": "sim.compute(#{{ ops: 1 }});", "system": "{bare}"}}"#),
+        t,
+    );
+    assert_eq!(status, 202, "{body}");
+    let id = json(&body)["id"].as_str().unwrap().to_owned();
+    let run = wait_for(|| {
+        let (_, body) = http(port, "GET", &format!("/api/runs/{id}"), "", t);
+        let run = json(&body);
+        (run["status"] == "failed").then_some(run)
+    });
+    assert!(run["error"].as_str().unwrap().contains("performance"), "{run}");
+    // Setting the attribute makes the same submission succeed.
+    let (status, _) = http(
+        port,
+        "PUT",
+        &format!("/api/components/{component}/attributes/performance"),
+        "1e9",
+        t,
+    );
+    assert_eq!(status, 204);
+    let (_, body) = http(port, "GET", &format!("/api/components/{component}"), "", t);
+    assert_eq!(json(&body)["attributes"]["performance"], 1e9);
+    // The OpenAPI document lists every route.
+    let (status, body) = http(port, "GET", "/api/openapi.json", "", t);
+    assert_eq!(status, 200);
+    let doc = json(&body);
+    for path in [
+        "/api/runs",
+        "/api/runs/{id}",
+        "/api/sweeps",
+        "/api/components/{id}/attributes/{key}",
+        "/api/apps/{id}",
+    ] {
+        assert!(doc["paths"].get(path).is_some(), "openapi lacks {path}");
+    }
+}
+
+fn wait_for<T>(mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A PostgreSQL + RabbitMQ server (publishing only) and its port.
+fn broker_server(db: &str) -> (Proc, u16) {
+    let port = free_port();
+    let bind = format!("127.0.0.1:{port}");
+    let server = hetsim(&["serve", "--db", db, "--amqp", AMQP, "--bind", &bind], &[]);
+    wait_healthy(port);
+    (server, port)
+}
+
+fn worker(db: &str, queue: &str, name: &str) -> Proc {
+    hetsim(
+        &[
+            "worker", "--db", db, "--amqp", AMQP, "--queue", queue, "--name", name,
+        ],
+        &[],
+    )
+}
+
+fn sweep_summary(port: u16, id: &str) -> serde_json::Value {
+    json(&http(port, "GET", &format!("/api/sweeps/{id}"), "", None).1)
+}
+
+fn runs_of(port: u16, sweep: &str) -> Vec<serde_json::Value> {
+    json(
+        &http(
+            port,
+            "GET",
+            &format!("/api/runs?sweep={sweep}&limit=100000"),
+            "",
+            None,
+        )
+        .1,
+    )
+    .as_array()
+    .unwrap()
+    .clone()
+}
+
+/// Queues a sweep of the slow app with `runs` runs (spin = 1..=runs); returns its id.
+fn slow_sweep(port: u16, queue: &str, runs: usize, spin: usize) -> String {
+    let app = slow_app_file();
+    let spins: Vec<String> = (0..runs).map(|i| (spin + i % 3).to_string()).collect();
+    let (ok, out, err) = cli(&[
+        "sweep",
+        "--server",
+        &format!("http://127.0.0.1:{port}"),
+        "--queue",
+        queue,
+        "--app",
+        app.to_str().unwrap(),
+        "--system",
+        ONE_CPU,
+        "--label",
+        "Master=1",
+        "--label",
+        "Worker=0",
+        "--var",
+        &format!("spin={}", spins.join(",")),
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    json(&out)["id"].as_str().unwrap().to_owned()
+}
+
+/// Every run of the sweep is done and has exactly one result.
+fn assert_all_done_once(port: u16, sweep: &str, total: usize) {
+    let summary = wait_for(|| {
+        let s = sweep_summary(port, sweep);
+        (s["done"].as_u64().unwrap() + s["failed"].as_u64().unwrap() == total as u64).then_some(s)
+    });
+    assert_eq!(summary["done"], total as u64, "{summary}");
+    let runs = runs_of(port, sweep);
+    assert_eq!(runs.len(), total);
+    for run in &runs {
+        assert_eq!(run["status"], "done", "{run}");
+        assert!(run["result"]["overall_time"].is_number(), "{run}");
+    }
+}
+
+#[test]
+fn postgres_rabbitmq_sweep_of_200_runs_with_two_workers() {
+    if !services() {
+        return;
+    }
+    let fixture = Fixture::new("sweep200");
+    let (db, queue) = (fixture.db.clone(), fixture.queue.clone());
+    let (_server, port) = broker_server(&db);
+    let _w1 = worker(&db, &queue, "w1");
+    let _w2 = worker(&db, &queue, "w2");
+    let sweep = slow_sweep(port, &queue, 200, 0);
+    assert_all_done_once(port, &sweep, 200);
+    let runs = runs_of(port, &sweep);
+    assert!(
+        runs.iter().all(|r| r["attempts"] == 1),
+        "no run was delivered twice"
+    );
+    let workers: std::collections::BTreeSet<&str> =
+        runs.iter().filter_map(|r| r["worker"].as_str()).collect();
+    assert_eq!(workers.len(), 2, "both workers took runs: {workers:?}");
+}
+
+#[test]
+fn a_worker_killed_mid_sweep_loses_nothing() {
+    if !services() {
+        return;
+    }
+    let fixture = Fixture::new("kill9");
+    let (db, queue) = (fixture.db.clone(), fixture.queue.clone());
+    let (_server, port) = broker_server(&db);
+    let mut victim = worker(&db, &queue, "victim");
+    let _other = worker(&db, &queue, "other");
+    let sweep = slow_sweep(port, &queue, 30, 40);
+    // Wait until the victim is in the middle of a run, then kill -9 it.
+    let lost = wait_for(|| {
+        runs_of(port, &sweep)
+            .into_iter()
+            .find(|r| r["status"] == "running" && r["worker"] == "victim")
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+    });
+    victim.0.kill().unwrap(); // SIGKILL
+    let _ = victim.0.wait();
+    let _replacement = worker(&db, &queue, "replacement");
+    assert_all_done_once(port, &sweep, 30);
+    let run = json(&http(port, "GET", &format!("/api/runs/{lost}"), "", None).1);
+    assert_eq!(run["status"], "done");
+    assert!(
+        run["attempts"].as_i64().unwrap() >= 2,
+        "the lost run was redelivered: {run}"
+    );
+}
+
+#[test]
+fn closing_every_broker_connection_mid_sweep_loses_nothing() {
+    if !services() {
+        return;
+    }
+    let fixture = Fixture::new("close");
+    let (db, queue) = (fixture.db.clone(), fixture.queue.clone());
+    let (_server, port) = broker_server(&db);
+    let _w1 = worker(&db, &queue, "c1");
+    let _w2 = worker(&db, &queue, "c2");
+    let sweep = slow_sweep(port, &queue, 40, 20);
+    wait_for(|| (sweep_summary(port, &sweep)["done"].as_u64().unwrap() >= 3).then_some(()));
+    let closed = Command::new("rabbitmqctl")
+        .args(["close_all_connections", "hetsim test: broker connections closed"])
+        .output()
+        .expect("rabbitmqctl runs");
+    assert!(
+        closed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&closed.stderr)
+    );
+    assert_all_done_once(port, &sweep, 40);
+}
+
+#[test]
+fn a_run_that_kills_its_worker_fails_after_the_delivery_limit() {
+    if !services() {
+        return;
+    }
+    let fixture = Fixture::new("poison");
+    let (db, queue) = (fixture.db.clone(), fixture.queue.clone());
+    let (_server, port) = broker_server(&db);
+    // A supervisor: restart the worker whenever the poison run aborts it.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let supervisor = {
+        let (db, queue, stop) = (db.clone(), queue.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                let mut w = hetsim(
+                    &[
+                        "worker", "--db", &db, "--amqp", AMQP, "--queue", &queue, "--name", "fragile",
+                    ],
+                    &[("HETSIM_FAULT_INJECTION", "1")],
+                );
+                while !stop.load(Ordering::SeqCst) && w.0.try_wait().unwrap().is_none() {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        })
+    };
+    let app = slow_app_file();
+    let (ok, out, err) = cli(&[
+        "sweep",
+        "--server",
+        &format!("http://127.0.0.1:{port}"),
+        "--queue",
+        &queue,
+        "--app",
+        app.to_str().unwrap(),
+        "--system",
+        ONE_CPU,
+        "--label",
+        "Master=1",
+        "--label",
+        "Worker=0",
+        "--var",
+        "spin=1",
+        "--var",
+        "abortWorker=false,true,false,false",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let sweep = json(&out)["id"].as_str().unwrap().to_owned();
+    let summary = wait_for(|| {
+        let s = sweep_summary(port, &sweep);
+        (s["done"].as_u64().unwrap() + s["failed"].as_u64().unwrap() == 4).then_some(s)
+    });
+    stop.store(true, Ordering::SeqCst);
+    supervisor.join().unwrap();
+    assert_eq!(
+        (summary["done"].as_u64(), summary["failed"].as_u64()),
+        (Some(3), Some(1)),
+        "{summary}"
+    );
+    let failed: Vec<_> = runs_of(port, &sweep)
+        .into_iter()
+        .filter(|r| r["status"] == "failed")
+        .collect();
+    let error = failed[0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("stopped its worker process") && error.contains("delivery limit 3"),
+        "{error}"
+    );
+    assert_eq!(failed[0]["variables"]["abortWorker"], true);
+}
