@@ -465,6 +465,25 @@ fn postgres_rabbitmq_sweep_of_200_runs_with_two_workers() {
     let (_server, port) = broker_server(&db);
     let _w1 = worker(&db, &queue, "w1");
     let _w2 = worker(&db, &queue, "w2");
+    // One run, submitted and waited for, as in the embedded test.
+    let server = format!("http://127.0.0.1:{port}");
+    let mut args = vec![
+        "submit",
+        "--server",
+        &server,
+        "--queue",
+        &queue,
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+        "--wait",
+        "--json",
+    ];
+    args.extend(THESIS);
+    let (ok, out, err) = cli(&args);
+    assert!(ok, "{err}");
+    assert!((json(&out)["result"]["overall_time"].as_f64().unwrap() - 0.595696).abs() < 1e-6);
     let sweep = slow_sweep(port, &queue, 200, 0);
     assert_all_done_once(port, &sweep, 200);
     let runs = runs_of(port, &sweep);
@@ -601,4 +620,34 @@ fn a_run_that_kills_its_worker_fails_after_the_delivery_limit() {
         "{error}"
     );
     assert_eq!(failed[0]["variables"]["abortWorker"], true);
+}
+
+#[test]
+fn sigterm_lets_a_worker_finish_its_run_and_take_no_more() {
+    if !services() {
+        return;
+    }
+    let fixture = Fixture::new("sigterm");
+    let (db, queue) = (fixture.db.clone(), fixture.queue.clone());
+    let (_server, port) = broker_server(&db);
+    let mut w = worker(&db, &queue, "polite");
+    let sweep = slow_sweep(port, &queue, 3, 150);
+    let running = wait_for(|| {
+        runs_of(port, &sweep)
+            .into_iter()
+            .find(|r| r["status"] == "running")
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+    });
+    let term = Command::new("kill")
+        .args(["-TERM", &w.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let status = wait_for(|| w.0.try_wait().unwrap());
+    assert!(status.success(), "the worker exits cleanly: {status:?}");
+    let run = json(&http(port, "GET", &format!("/api/runs/{running}"), "", None).1);
+    assert_eq!(run["status"], "done", "the run in hand was finished: {run}");
+    let summary = sweep_summary(port, &sweep);
+    assert_eq!(summary["done"], 1, "no other run was taken: {summary}");
+    assert_eq!(summary["queued"], 2, "{summary}");
 }

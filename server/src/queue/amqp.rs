@@ -11,8 +11,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use futures_util::StreamExt;
 use lapin::options::{
-    BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions,
-    QueueDeclareOptions,
+    BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicPublishOptions, BasicQosOptions,
+    ConfirmSelectOptions, QueueDeclareOptions,
 };
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties};
@@ -183,13 +183,37 @@ async fn consume_until_error(
         )
         .await?;
     tracing::info!(queue, worker = name, "consuming");
+    let dead_tag = format!("{name}-dead");
     loop {
+        if *stop.borrow() {
+            return Ok(());
+        }
         tokio::select! {
-            _ = stop.changed() => if *stop.borrow() { return Ok(()) },
+            biased;
+            _ = stop.changed() => {}
             delivery = runs.next() => {
                 let delivery = delivery.context("the broker closed the consumer")??;
                 let id = String::from_utf8_lossy(&delivery.data).into_owned();
-                execute(store, &id, name).await?;
+                let run = execute(store, &id, name);
+                tokio::pin!(run);
+                let mut cancelled = false;
+                loop {
+                    tokio::select! {
+                        biased;
+                        outcome = &mut run => {
+                            outcome?;
+                            break;
+                        }
+                        // Stop taking runs at once: with prefetch 1 and this run unacked, no
+                        // other message reaches this consumer, so none is returned (and
+                        // counted against its delivery limit) when the worker exits.
+                        _ = stop.changed(), if !cancelled => {
+                            channel.basic_cancel(name, BasicCancelOptions::default()).await?;
+                            channel.basic_cancel(&dead_tag, BasicCancelOptions::default()).await?;
+                            cancelled = true;
+                        }
+                    }
+                }
                 delivery.ack(BasicAckOptions::default()).await?;
             }
             delivery = dead.next() => {
