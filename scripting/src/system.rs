@@ -50,6 +50,31 @@ pub struct ComponentSpec {
     pub attributes: BTreeMap<String, Scalar>,
 }
 
+impl ComponentSpec {
+    /// The component, with its kind checked.
+    pub fn to_component(&self) -> Result<Component, String> {
+        Ok(Component {
+            name: self.name.clone(),
+            vendor: self.vendor.clone(),
+            kind: parse_kind(&self.kind, &self.name)?,
+            comment: self.comment.clone(),
+            source: self.source.clone(),
+            attributes: self.attributes.clone(),
+        })
+    }
+
+    pub fn from_component(c: Component) -> Self {
+        ComponentSpec {
+            name: c.name,
+            kind: c.kind.as_str().to_owned(),
+            vendor: c.vendor,
+            comment: c.comment,
+            source: c.source,
+            attributes: c.attributes,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
@@ -154,14 +179,7 @@ impl SystemFile {
         for (component_name, model_name) in used {
             if !self.components.iter().any(|c| c.name == component_name) {
                 if let Some(c) = component(&component_name) {
-                    self.components.push(ComponentSpec {
-                        name: c.name,
-                        kind: c.kind.as_str().to_owned(),
-                        vendor: c.vendor,
-                        comment: c.comment,
-                        source: c.source,
-                        attributes: c.attributes,
-                    });
+                    self.components.push(ComponentSpec::from_component(c));
                 }
             }
             if !self.models.iter().any(|m| m.name == model_name) {
@@ -182,14 +200,7 @@ impl SystemFile {
         let catalog = catalog::components();
         let mut inline = BTreeMap::new();
         for c in &self.components {
-            let component = Component {
-                name: c.name.clone(),
-                vendor: c.vendor.clone(),
-                kind: parse_kind(&c.kind, &c.name).map_err(|e| format!("{origin}: {e}"))?,
-                comment: c.comment.clone(),
-                source: c.source.clone(),
-                attributes: c.attributes.clone(),
-            };
+            let component = c.to_component().map_err(|e| format!("{origin}: {e}"))?;
             inline.insert(c.name.clone(), component);
         }
         let component = |name: &str, owner: &str| -> Result<Component, String> {

@@ -213,18 +213,14 @@ fn slow_app_file() -> PathBuf {
 
 const ONE_CPU: &str = "examples/master-worker/system.toml";
 
-#[test]
-fn embedded_sqlite_server_runs_submissions() {
-    let db = scratch().join("embedded.db");
-    let port = free_port();
-    let bind = format!("127.0.0.1:{port}");
-    let _server = hetsim(&["serve", "--db", db.to_str().unwrap(), "--bind", &bind], &[]);
-    wait_healthy(port);
-    let server = format!("http://{bind}");
+/// `hetsim submit --wait` of the thesis scenario; returns the finished run.
+fn submit_thesis(server: &str, queue: &str) -> serde_json::Value {
     let mut args = vec![
         "submit",
         "--server",
-        &server,
+        server,
+        "--queue",
+        queue,
         "--app",
         "examples/gajger/app.rhai",
         "--system",
@@ -235,7 +231,17 @@ fn embedded_sqlite_server_runs_submissions() {
     args.extend(THESIS);
     let (ok, out, err) = cli(&args);
     assert!(ok, "{err}");
-    let run = json(&out);
+    json(&out)
+}
+
+#[test]
+fn embedded_sqlite_server_runs_submissions() {
+    let db = scratch().join("embedded.db");
+    let port = free_port();
+    let bind = format!("127.0.0.1:{port}");
+    let _server = hetsim(&["serve", "--db", db.to_str().unwrap(), "--bind", &bind], &[]);
+    wait_healthy(port);
+    let run = submit_thesis(&format!("http://{bind}"), "default");
     assert_eq!(run["status"], "done");
     assert!((run["result"]["overall_time"].as_f64().unwrap() - 0.595696).abs() < 1e-6);
     assert_eq!(run["attempts"], 1);
@@ -466,24 +472,8 @@ fn postgres_rabbitmq_sweep_of_200_runs_with_two_workers() {
     let _w1 = worker(&db, &queue, "w1");
     let _w2 = worker(&db, &queue, "w2");
     // One run, submitted and waited for, as in the embedded test.
-    let server = format!("http://127.0.0.1:{port}");
-    let mut args = vec![
-        "submit",
-        "--server",
-        &server,
-        "--queue",
-        &queue,
-        "--app",
-        "examples/gajger/app.rhai",
-        "--system",
-        "examples/gajger/gtx970.toml",
-        "--wait",
-        "--json",
-    ];
-    args.extend(THESIS);
-    let (ok, out, err) = cli(&args);
-    assert!(ok, "{err}");
-    assert!((json(&out)["result"]["overall_time"].as_f64().unwrap() - 0.595696).abs() < 1e-6);
+    let run = submit_thesis(&format!("http://127.0.0.1:{port}"), &queue);
+    assert!((run["result"]["overall_time"].as_f64().unwrap() - 0.595696).abs() < 1e-6);
     let sweep = slow_sweep(port, &queue, 200, 0);
     assert_all_done_once(port, &sweep, 200);
     let runs = runs_of(port, &sweep);

@@ -6,6 +6,8 @@ use axum::http::StatusCode;
 use axum::Json;
 
 use super::{ApiError, ApiResult, AppState, Body};
+use hetsim_scripting::system::ComponentSpec;
+
 use crate::storage::{Attribute, ComponentRecord, Library, Named};
 
 pub async fn list_components(State(s): State<AppState>) -> ApiResult<Json<Vec<ComponentRecord>>> {
@@ -26,21 +28,20 @@ pub async fn show_component(
 
 pub async fn create_component(
     State(s): State<AppState>,
-    Body(c): Body<ComponentRecord>,
+    Body(spec): Body<ComponentSpec>,
 ) -> ApiResult<(StatusCode, Json<ComponentRecord>)> {
-    if c.name.trim().is_empty() {
+    if spec.name.trim().is_empty() {
         return Err(ApiError::field("name", "a component needs a name"));
     }
-    c.to_component()
-        .map_err(|e| ApiError::field("kind", e.to_string()))?;
-    if !s.store.components(None, Some(&c.name)).await?.is_empty() {
+    spec.to_component().map_err(|e| ApiError::field("kind", e))?;
+    if !s.store.components(None, Some(&spec.name)).await?.is_empty() {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
-            format!("a component named {:?} exists", c.name),
+            format!("a component named {:?} exists", spec.name),
         ));
     }
-    let id = s.store.insert_component(&c).await?;
-    Ok((StatusCode::CREATED, Json(ComponentRecord { id, ..c })))
+    let id = s.store.insert_component(&spec).await?;
+    Ok((StatusCode::CREATED, Json(ComponentRecord { id, spec })))
 }
 
 pub async fn delete_component(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {

@@ -93,7 +93,7 @@ async fn system(store: &Store, sub: &Submission) -> ApiResult<(String, hetsim_sc
         .components(None, None)
         .await?
         .into_iter()
-        .filter_map(|c| c.to_component().ok().map(|k| (c.name.clone(), k)))
+        .filter_map(|c| c.spec.to_component().ok().map(|k| (c.spec.name.clone(), k)))
         .collect();
     let models: HashMap<String, String> = store
         .named(Library::Models, None, None)

@@ -1,31 +1,22 @@
 //! Components with their attributes, and named Rhai sources (computational models,
 //! application models) and system models.
 
-use std::collections::BTreeMap;
-
-use anyhow::{bail, Result};
-use hetsim_models::catalog::{self, Component, ComponentKind};
+use anyhow::Result;
+use hetsim_models::catalog;
 use hetsim_models::Scalar;
+use hetsim_scripting::system::ComponentSpec;
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
 use super::Store;
 
-/// A component as the API shows it.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// A component as the API shows it: its id beside the fields a system file's
+/// `[[component]]` table has.
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ComponentRecord {
-    #[serde(default)]
     pub id: String,
-    pub name: String,
-    #[serde(default)]
-    pub vendor: String,
-    pub kind: String,
-    #[serde(default)]
-    pub comment: String,
-    #[serde(default)]
-    pub source: String,
-    #[serde(default)]
-    pub attributes: BTreeMap<String, Scalar>,
+    #[serde(flatten)]
+    pub spec: ComponentSpec,
 }
 
 /// One attribute value, as `PUT /api/components/{id}/attributes/{key}` takes it.
@@ -66,29 +57,6 @@ impl Library {
     }
 }
 
-impl ComponentRecord {
-    pub fn to_component(&self) -> Result<Component> {
-        let kind = [ComponentKind::Gpu, ComponentKind::Cpu, ComponentKind::Network]
-            .into_iter()
-            .find(|k| k.as_str().eq_ignore_ascii_case(&self.kind));
-        let Some(kind) = kind else {
-            bail!(
-                "component `{}`: kind `{}` is not one of GPU, CPU, NETWORK",
-                self.name,
-                self.kind
-            );
-        };
-        Ok(Component {
-            name: self.name.clone(),
-            vendor: self.vendor.clone(),
-            kind,
-            comment: self.comment.clone(),
-            source: self.source.clone(),
-            attributes: self.attributes.clone(),
-        })
-    }
-}
-
 impl Store {
     pub(super) async fn seed_catalog(&self) -> Result<()> {
         let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM components")
@@ -97,24 +65,15 @@ impl Store {
             .try_get("n")?;
         if count == 0 {
             for c in catalog::components() {
-                self.insert_component(&ComponentRecord {
-                    id: String::new(),
-                    name: c.name,
-                    vendor: c.vendor,
-                    kind: c.kind.as_str().to_owned(),
-                    comment: c.comment,
-                    source: c.source,
-                    attributes: c.attributes,
-                })
-                .await?;
+                self.insert_component(&ComponentSpec::from_component(c)).await?;
             }
         }
         Ok(())
     }
 
     /// Inserts a component and its attributes; returns its id.
-    pub async fn insert_component(&self, c: &ComponentRecord) -> Result<String> {
-        c.to_component()?;
+    pub async fn insert_component(&self, c: &ComponentSpec) -> Result<String> {
+        c.to_component().map_err(anyhow::Error::msg)?;
         let id = uuid::Uuid::new_v4().to_string();
         let mut tx = self.pool().begin().await?;
         sqlx::query("INSERT INTO components (id, name, vendor, kind, comment, source) VALUES ($1, $2, $3, $4, $5, $6)")
@@ -199,12 +158,14 @@ impl Store {
                     .collect::<Result<_>>()?;
             out.push(ComponentRecord {
                 id,
-                name: row.try_get("name")?,
-                vendor: row.try_get("vendor")?,
-                kind: row.try_get("kind")?,
-                comment: row.try_get("comment")?,
-                source: row.try_get("source")?,
-                attributes,
+                spec: ComponentSpec {
+                    name: row.try_get("name")?,
+                    vendor: row.try_get("vendor")?,
+                    kind: row.try_get("kind")?,
+                    comment: row.try_get("comment")?,
+                    source: row.try_get("source")?,
+                    attributes,
+                },
             });
         }
         Ok(out)
