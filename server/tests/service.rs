@@ -356,6 +356,21 @@ fn api_checks_tokens_bodies_and_fields() {
     assert_eq!(status, 204);
     let (_, body) = http(port, "GET", &format!("/api/components/{component}"), "", t);
     assert_eq!(json(&body)["attributes"]["performance"], 1e9);
+    // Replacing the component replaces its attributes; unknown fields are refused.
+    let replaced = r#"{"name": "bare", "kind": "CPU", "source": "test", "attributes": {"performance": 2e9}}"#;
+    let (status, _) = http(port, "PUT", &format!("/api/components/{component}"), replaced, t);
+    assert_eq!(status, 200);
+    let (_, body) = http(port, "GET", &format!("/api/components/{component}"), "", t);
+    assert_eq!(json(&body)["attributes"], serde_json::json!({"performance": 2e9}));
+    let (status, body) = http(
+        port,
+        "PUT",
+        &format!("/api/components/{component}"),
+        r#"{"name": "x", "knd": "CPU"}"#,
+        t,
+    );
+    assert!(status == 422 && body.contains("unknown field `knd`"), "{body}");
+    assert_eq!(http(port, "PUT", "/api/components/nope", replaced, t).0, 404);
     // The OpenAPI document lists every route.
     let (status, body) = http(port, "GET", "/api/openapi.json", "", t);
     assert_eq!(status, 200);

@@ -44,6 +44,19 @@ pub async fn create_component(
     Ok((StatusCode::CREATED, Json(ComponentRecord { id, spec })))
 }
 
+pub async fn update_component(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Body(spec): Body<ComponentSpec>,
+) -> ApiResult<Json<ComponentRecord>> {
+    spec.to_component().map_err(|e| ApiError::field("kind", e))?;
+    if s.store.update_component(&id, &spec).await? {
+        Ok(Json(ComponentRecord { id, spec }))
+    } else {
+        Err(ApiError::not_found("component", &id))
+    }
+}
+
 pub async fn delete_component(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
     if s.store.delete_component(&id).await? {
         Ok(StatusCode::NO_CONTENT)

@@ -147,7 +147,9 @@ pub fn router(state: AppState) -> Router {
         )
         .route(
             "/api/components/{id}",
-            get(library::show_component).delete(library::delete_component),
+            get(library::show_component)
+                .put(library::update_component)
+                .delete(library::delete_component),
         )
         .route(
             "/api/components/{id}/attributes/{key}",

@@ -112,6 +112,36 @@ impl Store {
         Ok(exists)
     }
 
+    /// Replaces a component's fields and attributes; false when there is no such component.
+    pub async fn update_component(&self, id: &str, c: &ComponentSpec) -> Result<bool> {
+        c.to_component().map_err(anyhow::Error::msg)?;
+        let mut tx = self.pool().begin().await?;
+        let updated = sqlx::query(
+            "UPDATE components SET name = $1, vendor = $2, kind = $3, comment = $4, source = $5 WHERE id = $6",
+        )
+        .bind(&c.name)
+        .bind(&c.vendor)
+        .bind(c.kind.to_uppercase())
+        .bind(&c.comment)
+        .bind(&c.source)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            > 0;
+        if updated {
+            sqlx::query("DELETE FROM attributes WHERE component_id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            for (key, value) in &c.attributes {
+                put_attribute(&mut tx, id, key, value).await?;
+            }
+        }
+        tx.commit().await?;
+        Ok(updated)
+    }
+
     pub async fn delete_component(&self, id: &str) -> Result<bool> {
         let mut tx = self.pool().begin().await?;
         sqlx::query("DELETE FROM attributes WHERE component_id = $1")
