@@ -139,6 +139,7 @@ fn services() -> bool {
 
 fn psql(sql: &str) {
     let ok = Command::new("psql")
+        .env("PGOPTIONS", "--client-min-messages=warning")
         .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc", sql])
         .status()
         .expect("psql runs")
