@@ -372,6 +372,48 @@ fn api_checks_tokens_bodies_and_fields() {
     );
     assert!(status == 422 && body.contains("unknown field `knd`"), "{body}");
     assert_eq!(http(port, "PUT", "/api/components/nope", replaced, t).0, 404);
+    // Stored applications and systems are submitted by id.
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/apps",
+        r#"{"name": "one", "body": "sim.compute(#{ ops: 2e9 });"}"#,
+        t,
+    );
+    assert_eq!(status, 201, "{body}");
+    let app = json(&body)["id"].as_str().unwrap().to_owned();
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/systems",
+        &format!(r#"{{"name": "bare", "body": "{bare}"}}"#),
+        t,
+    );
+    assert_eq!(status, 201, "{body}");
+    let system = json(&body)["id"].as_str().unwrap().to_owned();
+    let by_id = format!(r#"{{"queue": "q", "app_id": "{app}", "system_id": "{system}"}}"#);
+    let (status, body) = http(port, "POST", "/api/runs", &by_id, t);
+    assert_eq!(status, 202, "{body}");
+    let id = json(&body)["id"].as_str().unwrap().to_owned();
+    let run = wait_for(|| {
+        let run = json(&http(port, "GET", &format!("/api/runs/{id}"), "", t).1);
+        (run["status"] == "done").then_some(run)
+    });
+    assert_eq!(
+        run["result"]["overall_time"], 1.0,
+        "2e9 FLOP at the replaced 2e9 FLOP/s: {run}"
+    );
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/runs",
+        r#"{"queue": "q", "app_id": "nope", "system_id": "x"}"#,
+        t,
+    );
+    assert!(
+        status == 422 && body.contains("no stored application with id nope"),
+        "{body}"
+    );
     // The OpenAPI document lists every route.
     let (status, body) = http(port, "GET", "/api/openapi.json", "", t);
     assert_eq!(status, 200);

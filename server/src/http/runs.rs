@@ -39,32 +39,20 @@ pub fn parse_system_text(text: &str, origin: &str) -> Result<SystemFile, String>
     SystemFile::parse(text, origin)
 }
 
-fn one_of<'a>(inline: &'a Option<String>, id: &'a Option<String>, field: &str) -> ApiResult<()> {
-    match (inline, id) {
-        (Some(_), Some(_)) => Err(ApiError::field(
-            field,
-            format!("give `{field}` or `{field}_id`, not both"),
-        )),
-        (None, None) => Err(ApiError::field(
-            field,
-            format!("`{field}` or `{field}_id` is required"),
-        )),
-        _ => Ok(()),
-    }
-}
-
-async fn stored_text(store: &Store, library: Library, id: &str, field: &str) -> ApiResult<String> {
+/// The text of stored item `id`, or a 422 on `field` naming the kind of item (`what`).
+async fn stored_text(
+    store: &Store,
+    library: Library,
+    id: &str,
+    field: &str,
+    what: &str,
+) -> ApiResult<String> {
     store
         .named(library, Some(id), None)
         .await?
         .pop()
         .map(|n| n.body)
-        .ok_or_else(|| {
-            ApiError::field(
-                field,
-                format!("no stored {} with id {id}", &field[..field.len() - 3]),
-            )
-        })
+        .ok_or_else(|| ApiError::field(field, format!("no stored {what} with id {id}")))
 }
 
 /// The submitted system, made self-contained with the database's components and models,
@@ -84,7 +72,7 @@ async fn system(store: &Store, sub: &Submission) -> ApiResult<(String, hetsim_sc
         }
         (Some(_), None) => Err("system: expected TOML text or a JSON object".to_owned()),
         (None, Some(id)) => parse_system_text(
-            &stored_text(store, Library::Systems, id, "system_id").await?,
+            &stored_text(store, Library::Systems, id, "system_id", "system").await?,
             "system",
         ),
     }
@@ -169,11 +157,11 @@ async fn prepare(store: &Store, sub: Submission, lists: bool) -> ApiResult<Vec<N
             "1 to 100 letters, digits, '.', '-' or '_'",
         ));
     }
-    one_of(&sub.app, &sub.app_id, "app")?;
     let app = match (&sub.app, &sub.app_id) {
-        (Some(app), _) => app.clone(),
-        (None, Some(id)) => stored_text(store, Library::Apps, id, "app_id").await?,
-        (None, None) => unreachable!("one_of checked that one is given"),
+        (Some(_), Some(_)) => return Err(ApiError::field("app", "give `app` or `app_id`, not both")),
+        (None, None) => return Err(ApiError::field("app", "`app` or `app_id` is required")),
+        (Some(app), None) => app.clone(),
+        (None, Some(id)) => stored_text(store, Library::Apps, id, "app_id", "application").await?,
     };
     check_app(&app, "app").map_err(|e| ApiError::field("app", e))?;
     let (system_json, system) = system(store, &sub).await?;
