@@ -478,14 +478,21 @@ fn runs_of(port: u16, sweep: &str) -> Vec<serde_json::Value> {
     .clone()
 }
 
-/// Queues a sweep of the slow app with `runs` runs (spin = 1..=runs); returns its id.
+/// Queues a sweep of the slow app with `runs` runs (spin = spin, spin + 1, spin + 2, …);
+/// returns its id.
 fn slow_sweep(port: u16, queue: &str, runs: usize, spin: usize) -> String {
-    let app = slow_app_file();
     let spins: Vec<String> = (0..runs).map(|i| (spin + i % 3).to_string()).collect();
-    let (ok, out, err) = cli(&[
+    sweep_of_slow_app(port, queue, &[&format!("spin={}", spins.join(","))])
+}
+
+/// Queues a sweep of the slow app with the given `NAME=V1,V2,…` variables; returns its id.
+fn sweep_of_slow_app(port: u16, queue: &str, variables: &[&str]) -> String {
+    let app = slow_app_file();
+    let server = format!("http://127.0.0.1:{port}");
+    let mut args = vec![
         "sweep",
         "--server",
-        &format!("http://127.0.0.1:{port}"),
+        &server,
         "--queue",
         queue,
         "--app",
@@ -496,10 +503,12 @@ fn slow_sweep(port: u16, queue: &str, runs: usize, spin: usize) -> String {
         "Master=1",
         "--label",
         "Worker=0",
-        "--var",
-        &format!("spin={}", spins.join(",")),
         "--json",
-    ]);
+    ];
+    for v in variables {
+        args.extend(["--var", v]);
+    }
+    let (ok, out, err) = cli(&args);
     assert!(ok, "{err}");
     json(&out)["id"].as_str().unwrap().to_owned()
 }
@@ -624,29 +633,7 @@ fn a_run_that_kills_its_worker_fails_after_the_delivery_limit() {
             }
         })
     };
-    let app = slow_app_file();
-    let (ok, out, err) = cli(&[
-        "sweep",
-        "--server",
-        &format!("http://127.0.0.1:{port}"),
-        "--queue",
-        &queue,
-        "--app",
-        app.to_str().unwrap(),
-        "--system",
-        ONE_CPU,
-        "--label",
-        "Master=1",
-        "--label",
-        "Worker=0",
-        "--var",
-        "spin=1",
-        "--var",
-        "abortWorker=false,true,false,false",
-        "--json",
-    ]);
-    assert!(ok, "{err}");
-    let sweep = json(&out)["id"].as_str().unwrap().to_owned();
+    let sweep = sweep_of_slow_app(port, &queue, &["spin=1", "abortWorker=false,true,false,false"]);
     let summary = wait_for(|| {
         let s = sweep_summary(port, &sweep);
         (s["done"].as_u64().unwrap() + s["failed"].as_u64().unwrap() == 4).then_some(s)
