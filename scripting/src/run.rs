@@ -8,7 +8,7 @@ use std::sync::Arc;
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{place, simulate, Link, Node, Options, Platform, Results};
 use rhai::{Dynamic, Map, Scope};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::computational::{Models, Timing};
 use crate::errors::parse_error;
@@ -18,8 +18,9 @@ use crate::sandbox::{self, Limits, SliceClock};
 use crate::sim::{self, RunContext, Sim};
 use crate::system::System;
 
-/// A run variable, typed as the application sees it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// A run variable, typed as the application sees it. In JSON: a number without a fraction
+/// is an integer, any other number a float; then booleans and strings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Variable {
     Int(i64),
@@ -124,12 +125,17 @@ pub fn default_labels(system: &System) -> BTreeMap<String, u64> {
     labels
 }
 
-/// Checks an application's syntax as a run would compile it; the error names the line.
-pub fn check_app(app: &str, app_origin: &str) -> Result<(), String> {
-    let mut engine = sandbox::engine(&Limits::default(), &SliceClock::new());
+/// The engine application scripts run on: the sandbox, the model functions and `sim`.
+fn app_engine(limits: &Limits, clock: &SliceClock) -> rhai::Engine {
+    let mut engine = sandbox::engine(limits, clock);
     register_models(&mut engine);
     sim::register(&mut engine);
     engine
+}
+
+/// Checks an application's syntax as a run would compile it; the error names the line.
+pub fn check_app(app: &str, app_origin: &str) -> Result<(), String> {
+    app_engine(&Limits::default(), &SliceClock::new())
         .compile(app)
         .map(|_| ())
         .map_err(|e| parse_error(app_origin, e))
@@ -166,9 +172,7 @@ pub fn run(
         ..RunLog::default()
     }));
 
-    let mut engine = sandbox::engine(&options.limits, &clock);
-    register_models(&mut engine);
-    sim::register(&mut engine);
+    let mut engine = app_engine(&options.limits, &clock);
     let printed = log.clone();
     engine.on_print(move |text| printed.borrow_mut().push(text.to_owned()));
     let ast = Rc::new(engine.compile(app).map_err(|e| parse_error(app_origin, e))?);

@@ -399,3 +399,21 @@ fn inlined_systems_are_self_contained_and_refuse_files_without_a_base() {
     .unwrap_err();
     assert!(err.contains("unknown model `../secret.rhai`"), "{err}");
 }
+
+#[test]
+fn variables_keep_their_types_through_json() {
+    let read = |text: &str| serde_json::from_str::<Variable>(text);
+    assert_eq!(read("3").unwrap(), Variable::Int(3));
+    assert_eq!(read("3.0").unwrap(), Variable::Float(3.0));
+    assert_eq!(read("1e9").unwrap(), Variable::Float(1e9));
+    assert_eq!(read("true").unwrap(), Variable::Bool(true));
+    assert_eq!(read("\"x\"").unwrap(), Variable::Text("x".into()));
+    for not_scalar in ["[1]", "{}", "null"] {
+        assert!(read(not_scalar).is_err(), "{not_scalar}");
+    }
+    let stored = serde_json::to_string(&vars(&[("a", "3"), ("b", "2.0"), ("c", "yes")])).unwrap();
+    assert_eq!(
+        serde_json::from_str::<BTreeMap<String, Variable>>(&stored).unwrap(),
+        vars(&[("a", "3"), ("b", "2.0"), ("c", "yes")])
+    );
+}

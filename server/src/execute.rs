@@ -25,11 +25,7 @@ fn simulate(inputs: &RunInputs) -> Result<Output, String> {
     let labels: BTreeMap<String, u64> =
         serde_json::from_str(&inputs.labels).map_err(|e| format!("stored labels: {e}"))?;
     let variables: BTreeMap<String, Variable> =
-        serde_json::from_str::<BTreeMap<String, serde_json::Value>>(&inputs.variables)
-            .map_err(|e| format!("stored variables: {e}"))?
-            .into_iter()
-            .map(|(k, v)| (k, variable(&v)))
-            .collect();
+        serde_json::from_str(&inputs.variables).map_err(|e| format!("stored variables: {e}"))?;
     if std::env::var(FAULT_INJECTION_ENV).as_deref() == Ok("1")
         && matches!(variables.get("abortWorker"), Some(Variable::Bool(true)))
     {
@@ -50,19 +46,6 @@ fn simulate(inputs: &RunInputs) -> Result<Output, String> {
         trace: Some(trace),
         log,
     })
-}
-
-/// A stored variable back to its type (JSON numbers with no fraction are integers).
-pub fn variable(value: &serde_json::Value) -> Variable {
-    match value {
-        serde_json::Value::Bool(b) => Variable::Bool(*b),
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Variable::Int(i),
-            None => Variable::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        serde_json::Value::String(s) => Variable::Text(s.clone()),
-        other => Variable::Text(other.to_string()),
-    }
 }
 
 /// Tries `write` until it succeeds or `WRITE_ATTEMPTS` have failed, waiting longer each

@@ -11,17 +11,19 @@ pub fn run(args: ModelArgs) -> Result<()> {
     let model: ModelName = args.name.parse()?;
     let origin = display_name(&args.params);
     let params = params_from_json(&read_text(&args.params)?, &origin)?;
-    let evaluation =
-        hetsim_models::evaluate(model, params.clone()).map_err(|e| anyhow!("{origin}: {model}: {e}"))?;
-    if let Some(path) = &args.svg {
-        let Evaluation::Transit(output) = &evaluation else {
-            bail!("--svg draws the transit figure: only the transit model has one, not {model}");
-        };
-        // Reading again cannot fail: the same parameters were just evaluated.
-        let input = transit::Input::from_params(params).map_err(|e| anyhow!("{origin}: {e}"))?;
-        std::fs::write(path, transit::svg(&input, output))
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
+    let evaluation = match &args.svg {
+        None => hetsim_models::evaluate(model, params).map_err(|e| anyhow!("{origin}: {model}: {e}"))?,
+        Some(path) => {
+            if model != ModelName::Transit {
+                bail!("--svg draws the transit figure: only the transit model has one, not {model}");
+            }
+            let input = transit::Input::from_params(params).map_err(|e| anyhow!("{origin}: {model}: {e}"))?;
+            let output = transit::evaluate(&input);
+            std::fs::write(path, transit::svg(&input, &output))
+                .with_context(|| format!("writing {}", path.display()))?;
+            Evaluation::Transit(output)
+        }
+    };
     if args.json {
         return super::print_json(&evaluation);
     }

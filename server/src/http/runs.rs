@@ -10,7 +10,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{ApiError, ApiResult, AppState, Body};
-use crate::execute::variable;
 use crate::queue::valid_queue_name;
 use crate::storage::{Library, NewRun, RunFilter, RunRecord, Store, SweepSummary};
 
@@ -129,7 +128,7 @@ fn axes<T>(
 }
 
 fn scalar_variable(value: &Value) -> Option<Variable> {
-    (!value.is_object() && !value.is_array() && !value.is_null()).then(|| variable(value))
+    Variable::deserialize(value).ok()
 }
 
 /// Every combination of one value per axis.

@@ -1,6 +1,8 @@
 //! Components with their attributes, and named Rhai sources (computational models,
 //! application models) and system models.
 
+use std::collections::{BTreeMap, HashMap};
+
 use anyhow::Result;
 use hetsim_models::catalog;
 use hetsim_models::Scalar;
@@ -166,36 +168,42 @@ impl Store {
         .bind(name.unwrap_or(""))
         .fetch_all(self.pool())
         .await?;
+        // The same filter selects the attributes, in one query for all the components.
+        let mut attributes: HashMap<String, BTreeMap<String, Scalar>> = HashMap::new();
+        let attribute_rows = sqlx::query(
+            "SELECT a.component_id, a.key, a.number, a.text FROM attributes a \
+             JOIN components c ON c.id = a.component_id \
+             WHERE ($1 = '' OR c.id = $1) AND ($2 = '' OR c.name = $2)",
+        )
+        .bind(id.unwrap_or(""))
+        .bind(name.unwrap_or(""))
+        .fetch_all(self.pool())
+        .await?;
+        for a in attribute_rows {
+            let number: Option<f64> = a.try_get("number")?;
+            let text: Option<String> = a.try_get("text")?;
+            let value = match (number, text) {
+                (Some(x), _) => Scalar::Number(x),
+                (None, t) => Scalar::Text(t.unwrap_or_default()),
+            };
+            attributes
+                .entry(a.try_get("component_id")?)
+                .or_default()
+                .insert(a.try_get("key")?, value);
+        }
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             let id: String = row.try_get("id")?;
-            let attributes =
-                sqlx::query("SELECT key, number, text FROM attributes WHERE component_id = $1 ORDER BY key")
-                    .bind(&id)
-                    .fetch_all(self.pool())
-                    .await?
-                    .into_iter()
-                    .map(|a| {
-                        let key: String = a.try_get("key")?;
-                        let number: Option<f64> = a.try_get("number")?;
-                        let text: Option<String> = a.try_get("text")?;
-                        let value = match (number, text) {
-                            (Some(x), _) => Scalar::Number(x),
-                            (None, t) => Scalar::Text(t.unwrap_or_default()),
-                        };
-                        Ok((key, value))
-                    })
-                    .collect::<Result<_>>()?;
             out.push(ComponentRecord {
-                id,
                 spec: ComponentSpec {
                     name: row.try_get("name")?,
                     vendor: row.try_get("vendor")?,
                     kind: row.try_get("kind")?,
                     comment: row.try_get("comment")?,
                     source: row.try_get("source")?,
-                    attributes,
+                    attributes: attributes.remove(&id).unwrap_or_default(),
                 },
+                id,
             });
         }
         Ok(out)
