@@ -62,7 +62,10 @@ pub struct PerWarp {
     pub by_pipe: BTreeMap<&'static str, Quantity>,
 }
 
-/// The Volkov/Gajger model's kernel parameters, named as in the thesis.
+/// The Volkov/Gajger model's kernel parameters, named as in the thesis: exactly the keys
+/// `hetsim model volkov --params` and the `gpu-volkov` model take from a kernel, so that the
+/// object plugs in as it is (the register count, which that model does not take, is beside it
+/// in [`Report::registers`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[allow(non_snake_case)]
 pub struct Parameters {
@@ -70,8 +73,6 @@ pub struct Parameters {
     pub issuedInstructions: Quantity,
     pub GMEMBytesTransferred: Quantity,
     pub latencyBound: Quantity,
-    /// Estimated from the highest register the code names (`cuobjdump -res-usage` is exact).
-    pub registers: Option<u32>,
 }
 
 /// Everything `hetsim kernel analyze` reports.
@@ -91,6 +92,9 @@ pub struct Report {
     pub latency_bound: Quantity,
     pub unresolved: Vec<Unresolved>,
     pub parameters: Parameters,
+    /// Registers per thread, estimated from the highest register the code names
+    /// (`cuobjdump -res-usage` is exact).
+    pub registers: Option<u32>,
     /// How the launch was emulated, in emulation mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emulation: Option<EmulationSummary>,
@@ -257,8 +261,8 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
                     issuedInstructions: q(&counts.issued),
                     GMEMBytesTransferred: q(&counts.gmem_bytes),
                     latencyBound: q(&latency),
-                    registers,
                 },
+                registers,
                 emulation: None,
                 notes: Vec::new(),
             }
@@ -307,8 +311,8 @@ fn emulation_report(kernel: &Kernel, cfg: &Cfg, arch: Arch, e: Emulation, regist
             issuedInstructions: v(e.issued),
             GMEMBytesTransferred: v(e.gmem_bytes),
             latencyBound: v(e.latency_bound),
-            registers,
         },
+        registers,
         emulation: Some(EmulationSummary {
             warps: e.warps,
             groups: e.groups,

@@ -751,6 +751,12 @@ fn parse_operand(text: &str) -> std::result::Result<Operand, String> {
     if text.is_empty() {
         return Err("an empty operand".to_string());
     }
+    if text.contains(['[', ']', '{', '}', '(', ')']) {
+        return Err(
+            "expected a register, an immediate, `c[bank][offset]` or `[address]`: unbalanced brackets"
+                .to_string(),
+        );
+    }
     Ok(Operand::Other(text.to_string()))
 }
 
@@ -776,7 +782,11 @@ fn parse_constant(text: &str) -> std::result::Result<Option<Operand>, String> {
     let bank = parse_int(bank.trim())
         .and_then(|b| u32::try_from(b).ok())
         .unwrap_or(0);
-    let rest = rest.strip_prefix('[').ok_or("expected `c[bank][offset]`")?;
+    // Maxwell's cuobjdump writes `c[0x0] [0x8]`.
+    let rest = rest
+        .trim_start()
+        .strip_prefix('[')
+        .ok_or("expected `c[bank][offset]`")?;
     let (inner, suffix) = rest
         .split_once(']')
         .ok_or("an unclosed offset in `c[bank][offset]`")?;

@@ -29,7 +29,7 @@ fn thesis_figure_5_2_static_formulas() {
     // Three dual-issued pairs, one in the loop: 26 + 4a executed, 24 + 3a issued.
     assert_eq!(formula(&report.per_warp.executed), "26 + 4·L0");
     assert_eq!(formula(&report.parameters.issuedInstructions), "24 + 3·L0");
-    assert_eq!(report.parameters.registers, Some(8));
+    assert_eq!(report.registers, Some(8));
 }
 
 #[test]
@@ -43,7 +43,7 @@ fn h100_saxpy2_static_formulas() {
     // Nsight Compute: 15,728,640 instructions over 524,288 warps at a = 1 … 26 + 4a.
     assert_eq!(formula(&report.parameters.issuedInstructions), "26 + 4·L0");
     assert_eq!(report.parameters.GMEMBytesTransferred, Quantity::Value(384.0));
-    assert_eq!(report.parameters.registers, Some(8));
+    assert_eq!(report.registers, Some(8));
     let trips = BTreeMap::from([("L0".to_string(), 1024.0)]);
     let report = analyze(
         &listing("saxpy2-sm90.sass"),

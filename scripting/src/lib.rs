@@ -3,12 +3,14 @@
 //! - [`system`]: system models (TOML/JSON) resolved against the catalog and model files;
 //! - [`computational`]: `compute_time` / `transfer_time` models with attributes as constants;
 //! - [`process`] and [`sim`]: an application script as an engine process, and its `sim` API;
+//! - [`kernels`]: analysed GPU kernels in system models, and the `kernel_params` function;
 //! - [`sandbox`]: the limits every script runs under;
 //! - [`run`]: one simulation run, end to end.
 
 pub mod computational;
 mod errors;
 pub mod functions;
+pub mod kernels;
 pub mod process;
 pub mod run;
 pub mod sandbox;

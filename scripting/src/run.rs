@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::computational::{Models, Timing};
 use crate::errors::parse_error;
 use crate::functions::register_models;
+use crate::kernels::{self, KernelLibrary};
 use crate::process::{RunLog, ScriptProcess};
 use crate::sandbox::{self, Limits, SliceClock};
 use crate::sim::{self, RunContext, Sim};
@@ -125,17 +126,19 @@ pub fn default_labels(system: &System) -> BTreeMap<String, u64> {
     labels
 }
 
-/// The engine application scripts run on: the sandbox, the model functions and `sim`.
-fn app_engine(limits: &Limits, clock: &SliceClock) -> rhai::Engine {
+/// The engine application scripts run on: the sandbox, the model functions, the system's
+/// kernels and `sim`.
+fn app_engine(limits: &Limits, clock: &SliceClock, kernels: Rc<KernelLibrary>) -> rhai::Engine {
     let mut engine = sandbox::engine(limits, clock);
     register_models(&mut engine);
+    kernels::register(&mut engine, kernels);
     sim::register(&mut engine);
     engine
 }
 
 /// Checks an application's syntax as a run would compile it; the error names the line.
 pub fn check_app(app: &str, app_origin: &str) -> Result<(), String> {
-    app_engine(&Limits::default(), &SliceClock::new())
+    app_engine(&Limits::default(), &SliceClock::new(), Rc::default())
         .compile(app)
         .map(|_| ())
         .map_err(|e| parse_error(app_origin, e))
@@ -172,7 +175,8 @@ pub fn run(
         ..RunLog::default()
     }));
 
-    let mut engine = app_engine(&options.limits, &clock);
+    let kernels = Rc::new(KernelLibrary::new(&system.kernels)?);
+    let mut engine = app_engine(&options.limits, &clock, kernels);
     let printed = log.clone();
     engine.on_print(move |text| printed.borrow_mut().push(text.to_owned()));
     let ast = Rc::new(engine.compile(app).map_err(|e| parse_error(app_origin, e))?);

@@ -9,6 +9,9 @@ use hetsim_models::params::closest;
 use hetsim_models::Scalar;
 use serde::{Deserialize, Serialize};
 
+use crate::kernels::read_listing;
+pub use crate::kernels::KernelSpec;
+
 /// A system model as written.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -25,6 +28,9 @@ pub struct SystemFile {
     pub nodes: Vec<NodeSpec>,
     #[serde(default, rename = "link")]
     pub links: Vec<LinkSpec>,
+    /// Analysed GPU kernels that `kernel_params(name, …)` serves to the application.
+    #[serde(default, rename = "kernel", skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<KernelSpec>,
 }
 
 /// A computational model given in the system file itself.
@@ -138,6 +144,8 @@ pub struct System {
     pub name: String,
     pub nodes: Vec<Resolved<NodeSpec>>,
     pub links: Vec<(Resolved<LinkSpec>, [usize; 2])>,
+    /// Every kernel with its listing read in and checked.
+    pub kernels: Vec<KernelSpec>,
 }
 
 fn hint(h: Option<String>) -> String {
@@ -287,11 +295,30 @@ impl SystemFile {
                 ends,
             ));
         }
+        let kernels = self
+            .kernels
+            .into_iter()
+            .map(|k| k.resolve(base_dir).map_err(|e| format!("{origin}: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(System {
             name: self.name,
             nodes,
             links,
+            kernels,
         })
+    }
+}
+
+impl SystemFile {
+    /// Reads every kernel's `sass` file (relative to `base_dir`) into its `listing`, so that
+    /// the system needs no file to resolve: what `hetsim submit` sends a server.
+    pub fn inline_kernel_listings(mut self, base_dir: &Path) -> Result<Self, String> {
+        for k in &mut self.kernels {
+            if let Some(file) = k.sass.take() {
+                k.listing = Some(read_listing(&k.name, base_dir, &file)?);
+            }
+        }
+        Ok(self)
     }
 }
 

@@ -40,6 +40,9 @@ echo '{\"size\": 1e9, \"bandwidth\": 15.8e9}' | hetsim model transfer --params -
     /// Fit model parameters to measurements given as CSV.
     #[command(subcommand)]
     Calibrate(CalibrateCommand),
+    /// Analyse GPU kernels from their SASS.
+    #[command(subcommand)]
+    Kernel(KernelCommand),
     /// Serve the HTTP API; without --amqp, also queue and run simulations in-process.
     #[command(
         after_help = "Examples:\n  hetsim serve                      # SQLite hetsim.db, in-process queue and workers\n  \
@@ -234,6 +237,51 @@ pub struct CalibrateLinkArgs {
 pub struct CalibrateKernelArgs {
     /// CSV with a header row: estimated,measured.
     pub csv: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KernelCommand {
+    /// SASS in, model parameters out: loops, per-warp instruction counts by pipe, global bytes
+    /// per warp and the latency bound (seed 004, section 5.2), statically or by emulating a launch.
+    #[command(
+        after_help = "Input: `cuobjdump -sass` output (sm_50 … sm_90, several kernels), the thesis's numbered\n\
+listing (seed 004, Figure 5.2), or, with nvcc/cuobjdump on PATH, a cubin, an executable or a .cu file.\n\n\
+Examples:\n  \
+hetsim kernel analyze examples/kernels/saxpy2-figure-5-2.sass                # formulas: 23 + 4·L0, 942 + 24·L0\n  \
+hetsim kernel analyze examples/kernels/saxpy2-figure-5-2.sass --trip L0=128\n  \
+hetsim kernel analyze examples/kernels/saxpy2-sm90.sass --grid 65536 --block 256 --args 16777216,8,_,_ --json"
+    )]
+    Analyze(KernelAnalyzeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KernelAnalyzeArgs {
+    /// A SASS listing, a cubin or executable, or a .cu file.
+    pub file: PathBuf,
+    /// The kernel: a substring of its mangled or demangled name.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Architecture (sm_52 … sm_90); overrides the listing's, and picks the target of a .cu file.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// Static mode: how many times loop LOOP's header runs, e.g. `--trip L0=128` (repeatable).
+    #[arg(long = "trip", value_name = "LOOP=N")]
+    pub trips: Vec<String>,
+    /// Emulation mode: the grid, `X[,Y,Z]`.
+    #[arg(long, value_name = "X[,Y,Z]", requires = "block")]
+    pub grid: Option<String>,
+    /// Emulation mode: the block, `X[,Y,Z]`.
+    #[arg(long, value_name = "X[,Y,Z]", requires = "grid")]
+    pub block: Option<String>,
+    /// Emulation mode: the kernel's arguments in order, `_` for a pointer: `16777216,8,_,_`.
+    #[arg(long, value_name = "V,V,…", requires = "grid", allow_hyphen_values = true)]
+    pub args: Option<String>,
+    /// Emulation mode: dynamic shared memory per block [bytes].
+    #[arg(long, default_value_t = 0)]
+    pub dynamic_shared: u32,
+    /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
 }

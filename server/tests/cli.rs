@@ -324,7 +324,116 @@ fn run_errors_name_the_problem() {
     let args = gajger_run(&[]);
     let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
     assert!(
-        err.contains("examples/gajger/app.rhai:6:") && err.contains("computeIntensity"),
+        err.contains("examples/gajger/app.rhai:13:") && err.contains("computeIntensity"),
+        "{err}"
+    );
+}
+
+#[test]
+fn kernel_analyze_gives_the_thesis_formulas() {
+    let out = hetsim(
+        &["kernel", "analyze", "examples/kernels/saxpy2-figure-5-2.sass"],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Seed 004, eqs. 5.3 and 5.1.
+    for line in [
+        "CUDA cores  23 + 4·L0",
+        "latency bound  942 + 24·L0 cycles",
+        "global bytes   384",
+    ] {
+        assert!(text.contains(line), "no `{line}` in:\n{text}");
+    }
+}
+
+#[test]
+fn kernel_analyze_parameters_plug_into_the_volkov_model() {
+    let report = ok_json(&[
+        "kernel",
+        "analyze",
+        "examples/kernels/saxpy2-figure-5-2.sass",
+        "--trip",
+        "L0=128",
+        "--json",
+    ]);
+    assert_eq!(report["loops"][0]["id"], "L0");
+    assert_eq!(report["loops"][0]["body_instructions"], 4);
+    assert_eq!(report["per_warp"]["executed"], 26.0 + 4.0 * 128.0);
+    let mut params = report["parameters"].clone();
+    assert_eq!(params["latencyBound"], 942.0 + 24.0 * 128.0);
+    let gtx970: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("examples/models/volkov-gtx970.json")).unwrap(),
+    )
+    .unwrap();
+    for key in [
+        "SMs",
+        "SMCoreClock",
+        "CUDACores",
+        "schedulers",
+        "warpSize",
+        "GMEMThroughput",
+        "gridSize",
+        "blockSize",
+        "occupancy",
+        "kernelExecutionLambda",
+    ] {
+        params[key] = gtx970[key].clone();
+    }
+    let out = hetsim(
+        &["model", "volkov", "--params", "-", "--json"],
+        Some(&params.to_string()),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let volkov: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The analysed 24 + 3a issues leave the CUDA-core bound (eq. 5.3) as the limiter.
+    assert_eq!(volkov["limiter"], "cuda_cores");
+    assert_eq!(volkov["cpw_cuda"], 133.75);
+}
+
+#[test]
+fn kernel_analyze_errors_name_the_file_the_line_or_the_choices() {
+    let err = failure(
+        &["kernel", "analyze", "kernel/tests/sass/all_kernels_fatbin.sass"],
+        None,
+    );
+    assert!(
+        err.contains("14 kernels match")
+            && err.contains("strided_copy(int, int, float const*, float*) [sm_90]"),
+        "{err}"
+    );
+    let err = failure(
+        &[
+            "kernel",
+            "analyze",
+            "examples/kernels/saxpy2-sm90.sass",
+            "--trip",
+            "L3=2",
+        ],
+        None,
+    );
+    assert!(
+        err.contains("--trip L3: no such loop; the kernel's loops are: L0"),
+        "{err}"
+    );
+    let err = failure(
+        &["kernel", "analyze", "-"],
+        Some("        /*0000*/   IMAD R0, R1, [R2, 0x1 ;\n"),
+    );
+    assert!(err.contains("<stdin>: line 1: operand"), "{err}");
+    let dir = std::env::temp_dir().join(format!("hetsim-no-nvcc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("k.cu");
+    std::fs::write(&source, "__global__ void k() {}\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hetsim"))
+        .args(["kernel", "analyze"])
+        .arg(&source)
+        .env("PATH", &dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("pip install nvidia-cuda-nvcc"),
         "{err}"
     );
 }

@@ -87,13 +87,27 @@ fn values(flags: &[String], flag: &str, sweep: bool, read: impl Fn(&str) -> Resu
     Ok(Value::Object(out))
 }
 
+/// The system file as the server takes it: its text, or, where it declares kernels whose
+/// listings are files, a JSON object with those listings inlined (a server reads no file).
+fn system_for_server(path: &std::path::Path) -> Result<Value> {
+    let text = read_text(path)?;
+    let origin = path.display().to_string();
+    let file = hetsim_scripting::SystemFile::parse(&text, &origin).map_err(|e| anyhow!(e))?;
+    if file.kernels.iter().any(|k| k.sass.is_some()) {
+        let base_dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let file = file
+            .inline_kernel_listings(base_dir)
+            .map_err(|e| anyhow!("{origin}: {e}"))?;
+        return Ok(serde_json::to_value(file)?);
+    }
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str(&text).with_context(|| format!("{origin}: malformed JSON"));
+    }
+    Ok(Value::String(text))
+}
+
 fn submission(args: &SubmitArgs, sweep: bool) -> Result<Value> {
-    let system = read_text(&args.system)?;
-    let system = if system.trim_start().starts_with('{') {
-        serde_json::from_str(&system).with_context(|| format!("{}: malformed JSON", args.system.display()))?
-    } else {
-        Value::String(system)
-    };
+    let system = system_for_server(&args.system)?;
     let labels = values(&args.labels, "--label", sweep, |v| {
         v.parse::<u64>()
             .map(Value::from)

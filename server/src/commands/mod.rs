@@ -3,6 +3,7 @@
 mod calibrate;
 mod client;
 mod components;
+mod kernel;
 mod model;
 mod run;
 mod serve;
@@ -17,6 +18,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Model(args) => model::run(args),
         Command::Components(args) => components::run(args),
         Command::Calibrate(command) => calibrate::run(command),
+        Command::Kernel(command) => kernel::run(command),
         Command::Serve(args) => runtime()?.block_on(serve::serve(args)),
         Command::Worker(args) => runtime()?.block_on(serve::worker(args)),
         Command::Submit(args) => runtime()?.block_on(client::submit(args, false)),

@@ -1,0 +1,292 @@
+//! Analysed GPU kernels in a system model, and `kernel_params(name, #{…})`, which gives an
+//! application the Volkov/Gajger parameters of a launch without numbers copied by hand:
+//!
+//! ```toml
+//! [[kernel]]
+//! name = "saxpy2"                             # what kernel_params takes
+//! sass = "../kernels/saxpy2-figure-5-2.sass"  # `cuobjdump -sass` output or a numbered listing
+//! params = ["n", "a", "*x", "*y"]             # the kernel's parameters in order; `*` marks a pointer
+//! threads = "n"                               # optional: grid = ⌈n / block⌉ when a call gives none
+//! # function = "saxpy2"  arch = "sm_52"       # optional: which kernel of the listing, its architecture
+//! ```
+//!
+//! ```rhai
+//! let k = kernel_params("saxpy2", #{ n: numElements, a: computeIntensity, block: blockSize });
+//! ```
+//!
+//! The call emulates the launch (`hetsim kernel analyze --grid … --block … --args …`) and
+//! returns `CUDACoreInstructions`, `issuedInstructions`, `GMEMBytesTransferred`,
+//! `latencyBound`, `gridSize` and `blockSize`: keys of the `gpu-volkov` model. A `trips` map
+//! (`trips: #{L0: 8}`) asks for static counts instead. Results are memoised per launch, so a
+//! sweep or a million processes pay for each distinct launch once.
+//!
+//! A server cannot read files: `hetsim submit` inlines each `sass` file as `listing`.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::rc::Rc;
+
+use hetsim_kernel::{analyze, select_kernel, Arch, Arg, Launch, Listing, Options, Quantity};
+use rhai::{Dynamic, Engine, EvalAltResult, Map};
+use serde::{Deserialize, Serialize};
+
+/// A kernel as a system model declares it.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KernelSpec {
+    /// The name `kernel_params` takes.
+    pub name: String,
+    /// A listing file, relative to the system model's folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sass: Option<String>,
+    /// The listing's text (what a stored system holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing: Option<String>,
+    /// Which kernel of the listing: a substring of its mangled or demangled name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// Overrides the listing's architecture (`sm_52`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+    /// The kernel's parameters in order; a name starting with `*` is a pointer.
+    pub params: Vec<String>,
+    /// The parameter holding the number of threads, for a grid of ⌈threads / block⌉.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<String>,
+}
+
+/// Reads kernel `name`'s listing `file` relative to `base_dir`.
+pub fn read_listing(name: &str, base_dir: &Path, file: &str) -> Result<String, String> {
+    let path = base_dir.join(file);
+    std::fs::read_to_string(&path).map_err(|e| format!("kernel `{name}`: listing {}: {e}", path.display()))
+}
+
+impl KernelSpec {
+    /// Reads the listing (from `base_dir`, or inline), then parses it and selects the kernel,
+    /// so that a bad listing fails when the system is loaded rather than mid-run.
+    pub fn resolve(mut self, base_dir: Option<&Path>) -> Result<KernelSpec, String> {
+        let owner = format!("kernel `{}`", self.name);
+        if let Some(file) = self.sass.take() {
+            let dir = base_dir.ok_or_else(|| {
+                format!("{owner}: `sass` names a file, which a server cannot read: give the listing inline as `listing` (hetsim submit does)")
+            })?;
+            self.listing = Some(read_listing(&self.name, dir, &file)?);
+        }
+        let loaded = LoadedKernel::load(&self)?;
+        select_kernel(&loaded.listing, self.function.as_deref(), loaded.arch)
+            .map_err(|e| format!("{owner}: {e}"))?;
+        Ok(self)
+    }
+}
+
+/// A kernel ready to analyse.
+struct LoadedKernel {
+    spec: KernelSpec,
+    listing: Listing,
+    arch: Option<Arch>,
+}
+
+impl LoadedKernel {
+    fn load(spec: &KernelSpec) -> Result<LoadedKernel, String> {
+        let owner = format!("kernel `{}`", spec.name);
+        let text = spec
+            .listing
+            .as_deref()
+            .ok_or_else(|| format!("{owner}: give `sass` (a file) or `listing` (its text)"))?;
+        let listing = hetsim_kernel::parse(text).map_err(|e| format!("{owner}: listing {e}"))?;
+        let arch = spec
+            .arch
+            .as_deref()
+            .map(str::parse::<Arch>)
+            .transpose()
+            .map_err(|e| format!("{owner}: {e}"))?;
+        for p in &spec.params {
+            if p.trim_start_matches('*').is_empty() {
+                return Err(format!("{owner}: params: an empty parameter name"));
+            }
+        }
+        Ok(LoadedKernel {
+            spec: spec.clone(),
+            listing,
+            arch,
+        })
+    }
+
+    /// The analysis options a call asks for.
+    fn options(&self, call: &Map) -> Result<Options, String> {
+        let mut options = Options {
+            kernel: self.spec.function.clone(),
+            arch: self.arch,
+            ..Options::default()
+        };
+        if let Some(trips) = call.get("trips") {
+            let trips = trips
+                .clone()
+                .try_cast::<Map>()
+                .ok_or("`trips` must be a map such as #{L0: 8}")?;
+            for (loop_id, n) in trips {
+                options
+                    .trips
+                    .insert(loop_id.to_string(), number(&n, &format!("trips.{loop_id}"))?);
+            }
+            return Ok(options);
+        }
+        let block = dims(
+            call.get("block")
+                .ok_or("give `block` (threads per block, or [x, y, z])")?,
+            "block",
+        )?;
+        let mut args = Vec::with_capacity(self.spec.params.len());
+        for p in &self.spec.params {
+            args.push(if p.starts_with('*') {
+                Arg::Pointer
+            } else {
+                let value = call
+                    .get(p.as_str())
+                    .ok_or_else(|| format!("give `{p}`, the kernel's parameter"))?;
+                match value.as_int() {
+                    Ok(i) => Arg::Int(i),
+                    Err(_) => Arg::Float(number(value, p)?),
+                }
+            });
+        }
+        let grid = match (call.get("grid"), &self.spec.threads) {
+            (Some(g), _) => dims(g, "grid")?,
+            (None, Some(threads)) => {
+                let n = number(
+                    call.get(threads.as_str())
+                        .ok_or_else(|| format!("give `{threads}` or `grid`"))?,
+                    threads,
+                )?;
+                let per_block: f64 = block.iter().map(|&b| f64::from(b)).product();
+                let blocks = (n / per_block).ceil();
+                if !(1.0..=f64::from(u32::MAX)).contains(&blocks) {
+                    return Err(format!(
+                        "`{threads}` = {n} gives {blocks} blocks: expected 1 … 2³²−1"
+                    ));
+                }
+                [blocks as u32, 1, 1]
+            }
+            (None, None) => {
+                return Err("give `grid` (the kernel declares no `threads` parameter)".to_string())
+            }
+        };
+        let dynamic_shared = match call.get("dynamicSharedMemory") {
+            Some(v) => number(v, "dynamicSharedMemory")? as u32,
+            None => 0,
+        };
+        options.launch = Some(Launch {
+            grid,
+            block,
+            args,
+            dynamic_shared,
+        });
+        Ok(options)
+    }
+}
+
+/// The kernels of one run and the analyses done so far.
+#[derive(Default)]
+pub struct KernelLibrary {
+    kernels: BTreeMap<String, LoadedKernel>,
+    memo: RefCell<HashMap<String, Map>>,
+}
+
+impl KernelLibrary {
+    /// Loads every kernel of a resolved system.
+    pub fn new(specs: &[KernelSpec]) -> Result<KernelLibrary, String> {
+        let kernels = specs
+            .iter()
+            .map(|s| LoadedKernel::load(s).map(|k| (s.name.clone(), k)))
+            .collect::<Result<_, _>>()?;
+        Ok(KernelLibrary {
+            kernels,
+            memo: RefCell::default(),
+        })
+    }
+
+    /// `kernel_params(name, call)`: the launch's model parameters.
+    fn params(&self, name: &str, call: &Map) -> Result<Map, String> {
+        let kernel = self.kernels.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.kernels.keys().map(String::as_str).collect();
+            format!(
+                "no kernel `{name}` in the system model (it declares: {})",
+                if known.is_empty() {
+                    "none; add a [[kernel]] table".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )
+        })?;
+        let options = kernel.options(call)?;
+        let key = format!("{name}|{:?}|{:?}", options.launch, options.trips);
+        if let Some(hit) = self.memo.borrow().get(&key) {
+            return Ok(hit.clone());
+        }
+        let report = analyze(&kernel.listing, &options).map_err(|e| format!("kernel `{name}`: {e}"))?;
+        let mut out = Map::new();
+        let p = &report.parameters;
+        for (key, q) in [
+            ("CUDACoreInstructions", &p.CUDACoreInstructions),
+            ("issuedInstructions", &p.issuedInstructions),
+            ("GMEMBytesTransferred", &p.GMEMBytesTransferred),
+            ("latencyBound", &p.latencyBound),
+        ] {
+            let value = match q {
+                Quantity::Value(v) => *v,
+                Quantity::Formula(f) => {
+                    return Err(format!("kernel `{name}`: {key} is `{f}`: give the trip counts in `trips` (e.g. trips: #{{L0: 8}})"))
+                }
+            };
+            out.insert(key.into(), Dynamic::from_float(value));
+        }
+        if let Some(launch) = &options.launch {
+            let grid: u64 = launch.grid.iter().map(|&g| u64::from(g)).product();
+            let block: u64 = launch.block.iter().map(|&b| u64::from(b)).product();
+            out.insert("gridSize".into(), Dynamic::from_int(grid as i64));
+            out.insert("blockSize".into(), Dynamic::from_int(block as i64));
+        }
+        self.memo.borrow_mut().insert(key, out.clone());
+        Ok(out)
+    }
+}
+
+fn number(value: &Dynamic, key: &str) -> Result<f64, String> {
+    value
+        .as_float()
+        .or_else(|_| value.as_int().map(|i| i as f64))
+        .map_err(|t| format!("`{key}`: expected a number, got {t}"))
+}
+
+/// `256` or `[16, 16]` or `[16, 16, 1]`, each dimension 1 … 2³²−1.
+fn dims(value: &Dynamic, key: &str) -> Result<[u32; 3], String> {
+    let items: Vec<Dynamic> = match value.clone().try_cast::<rhai::Array>() {
+        Some(a) => a,
+        None => vec![value.clone()],
+    };
+    if items.is_empty() || items.len() > 3 {
+        return Err(format!("`{key}`: expected a number or [x, y, z]"));
+    }
+    let mut out = [1u32; 3];
+    for (slot, item) in out.iter_mut().zip(&items) {
+        let x = number(item, key)?;
+        if x < 1.0 || x > f64::from(u32::MAX) || x.fract() != 0.0 {
+            return Err(format!("`{key}`: {x} is not a whole number from 1 to 2³²−1"));
+        }
+        *slot = x as u32;
+    }
+    Ok(out)
+}
+
+/// Registers `kernel_params` on an application engine.
+pub fn register(engine: &mut Engine, library: Rc<KernelLibrary>) {
+    engine.register_fn(
+        "kernel_params",
+        move |name: &str, call: Map| -> Result<Map, Box<EvalAltResult>> {
+            library
+                .params(name, &call)
+                .map_err(|e| format!("kernel_params(\"{name}\"): {e}").into())
+        },
+    );
+}

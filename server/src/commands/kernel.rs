@@ -1,0 +1,206 @@
+//! `hetsim kernel analyze FILE`: SASS in, Volkov/Gajger parameters out.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{anyhow, bail, Context, Result};
+use hetsim_kernel::{analyze, Arch, Arg, Launch, Options, Report};
+
+use crate::cli::{KernelAnalyzeArgs, KernelCommand};
+use crate::input::{display_name, pair};
+
+pub fn run(command: KernelCommand) -> Result<()> {
+    match command {
+        KernelCommand::Analyze(args) => analyze_command(args),
+    }
+}
+
+fn analyze_command(args: KernelAnalyzeArgs) -> Result<()> {
+    let origin = display_name(&args.file);
+    let arch = args
+        .arch
+        .as_deref()
+        .map(str::parse::<Arch>)
+        .transpose()
+        .map_err(|e| anyhow!("--arch: {e}"))?;
+    let text = listing_text(&args.file, arch)?;
+    let listing = hetsim_kernel::parse(&text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let options = Options {
+        kernel: args.kernel.clone(),
+        arch,
+        trips: trips(&args.trips)?,
+        launch: launch(&args)?,
+    };
+    let report = analyze(&listing, &options).map_err(|e| anyhow!("{origin}: {e}"))?;
+    if args.json {
+        return super::print_json(&report);
+    }
+    print!("{}", table(&report));
+    Ok(())
+}
+
+/// The SASS text of `path`: a listing as it is; a `.cu` file compiled with `nvcc -cubin`; any
+/// other binary (cubin, fatbin, executable) disassembled with `cuobjdump -sass`.
+fn listing_text(path: &Path, arch: Option<Arch>) -> Result<String> {
+    if path == Path::new("-") {
+        return crate::input::read_text(path);
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    if path.extension().is_some_and(|e| e == "cu") {
+        let arch = arch.unwrap_or(Arch::HOPPER);
+        let cubin = std::env::temp_dir().join(format!("hetsim-{}.cubin", std::process::id()));
+        let mut nvcc = Command::new("nvcc");
+        nvcc.args(["-cubin", "-O3", &format!("-arch={arch}"), "-o"])
+            .arg(&cubin)
+            .arg(path);
+        tool_output(nvcc, "nvcc", "nvidia-cuda-nvcc")?;
+        let text = cuobjdump(&cubin);
+        let _ = std::fs::remove_file(&cubin);
+        return text;
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) if !text.starts_with("\u{7f}ELF") => Ok(text),
+        _ => cuobjdump(path),
+    }
+}
+
+fn cuobjdump(path: &Path) -> Result<String> {
+    let mut command = Command::new("cuobjdump");
+    command.arg("-sass").arg(path);
+    tool_output(command, "cuobjdump", "nvidia-cuda-cuobjdump")
+}
+
+/// Runs a CUDA tool; its absence is a clear error saying where to get it.
+fn tool_output(mut command: Command, tool: &str, package: &str) -> Result<String> {
+    let output = command.output().map_err(|e| {
+        anyhow!("{tool}: {e}: a binary or .cu input needs {tool} on PATH (pip install {package}); a SASS listing needs nothing")
+    })?;
+    if !output.status.success() {
+        bail!(
+            "{tool} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    String::from_utf8(output.stdout).map_err(|_| anyhow!("{tool} printed something that is not UTF-8"))
+}
+
+/// `--trip L0=8` → {L0: 8}.
+fn trips(flags: &[String]) -> Result<std::collections::BTreeMap<String, f64>> {
+    flags
+        .iter()
+        .map(|flag| {
+            let (id, n) = pair(flag, "--trip")?;
+            let n: f64 = n
+                .parse()
+                .map_err(|_| anyhow!("--trip {flag}: `{n}` is not a number"))?;
+            if !(n >= 0.0 && n.is_finite()) {
+                bail!("--trip {flag}: a trip count is a number ≥ 0");
+            }
+            Ok((id.to_string(), n))
+        })
+        .collect()
+}
+
+/// `X[,Y,Z]`, each at least 1.
+fn dims(text: &str, flag: &str) -> Result<[u32; 3]> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    if parts.is_empty() || parts.len() > 3 {
+        bail!("{flag} {text}: expected X, X,Y or X,Y,Z");
+    }
+    let mut out = [1u32; 3];
+    for (slot, part) in out.iter_mut().zip(&parts) {
+        *slot = part
+            .parse::<u32>()
+            .ok()
+            .filter(|&v| v >= 1)
+            .ok_or_else(|| anyhow!("{flag} {text}: `{part}` is not a whole number ≥ 1"))?;
+    }
+    Ok(out)
+}
+
+/// The launch of `--grid`, `--block`, `--args`.
+fn launch(args: &KernelAnalyzeArgs) -> Result<Option<Launch>> {
+    let (Some(grid), Some(block)) = (&args.grid, &args.block) else {
+        return Ok(None);
+    };
+    let values = args.args.as_deref().unwrap_or("");
+    let args_list = values
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(|v| match v {
+            "_" => Ok(Arg::Pointer),
+            _ => v
+                .parse::<i64>()
+                .map(Arg::Int)
+                .or_else(|_| v.parse::<f64>().map(Arg::Float))
+                .map_err(|_| anyhow!("--args: `{v}` is neither a number nor `_` (a pointer)")),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(Launch {
+        grid: dims(grid, "--grid")?,
+        block: dims(block, "--block")?,
+        args: args_list,
+        dynamic_shared: args.dynamic_shared,
+    }))
+}
+
+/// The report as a person reads it.
+fn table(r: &Report) -> String {
+    let mut out = String::new();
+    let name = match &r.demangled {
+        Some(d) => format!("{d}  ({})", r.name),
+        None if r.name.is_empty() => "(unnamed listing)".to_string(),
+        None => r.name.clone(),
+    };
+    out += &format!("kernel        {name}\n");
+    out += &format!("architecture  {}  (latencies: {})\n", r.arch, r.latency_table);
+    out += &format!("mode          {}\n", r.mode);
+    out += &format!("instructions  {} in the listing\n", r.instructions);
+    if r.loops.is_empty() {
+        out += "loops         none\n";
+    }
+    for l in &r.loops {
+        out += &format!(
+            "loop {:<8} header {:#06x}, back edge {:#06x}, {} instructions, depth {}\n",
+            l.id, l.header, l.back_edge, l.body_instructions, l.depth
+        );
+    }
+    if let Some(e) = &r.emulation {
+        out += &format!(
+            "launch        {} warps in {} group(s), {} emulated; {}\n",
+            e.warps, e.groups, e.emulated_warps, e.coverage
+        );
+        for (id, runs) in &e.loop_runs_per_warp {
+            out += &format!("  {id} runs {runs:.3} times per warp\n");
+        }
+    }
+    out += "per warp\n";
+    out += &format!("  executed    {}\n", r.per_warp.executed);
+    out += &format!("  issued      {}\n", r.per_warp.issued);
+    out += &format!("  CUDA cores  {}\n", r.per_warp.cuda_core);
+    for (pipe, q) in &r.per_warp.by_pipe {
+        out += &format!("    {pipe:<13} {q}\n");
+    }
+    out += &format!("  global bytes   {}\n", r.gmem_bytes_per_warp);
+    out += &format!("  latency bound  {} cycles\n", r.latency_bound);
+    if let Some(regs) = r.registers {
+        out += &format!("registers     {regs} per thread (estimated from the listing)\n");
+    }
+    for u in &r.unresolved {
+        out += &format!(
+            "unresolved    line {} ({:#06x}) `{}`: {}\n",
+            u.line, u.address, u.instruction, u.reason
+        );
+    }
+    let p = &r.parameters;
+    out += "parameters (hetsim model volkov --params, sim.compute)\n";
+    out += &format!("  CUDACoreInstructions  {}\n", p.CUDACoreInstructions);
+    out += &format!("  issuedInstructions    {}\n", p.issuedInstructions);
+    out += &format!("  GMEMBytesTransferred  {}\n", p.GMEMBytesTransferred);
+    out += &format!("  latencyBound          {}\n", p.latencyBound);
+    for note in &r.notes {
+        out += &format!("note: {note}\n");
+    }
+    out
+}
