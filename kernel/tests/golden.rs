@@ -59,3 +59,31 @@ fn h100_saxpy2_static_formulas() {
     );
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
 }
+
+fn corpus(name: &str) -> hetsim_kernel::Listing {
+    let path = format!("{}/tests/sass/{name}", env!("CARGO_MANIFEST_DIR"));
+    parse(&std::fs::read_to_string(&path).expect("corpus listing")).expect("parses")
+}
+
+/// Held-out sm_90 kernels, against the counts derived by hand from their listings
+/// (kernel/tests/sass/README.md).
+#[test]
+fn held_out_kernels_static_counts() {
+    let report = analyze(&corpus("strided_sm90.sass"), &Options::default()).expect("analyses");
+    assert_eq!(report.per_warp.executed, Quantity::Value(18.0));
+    assert_eq!(report.gmem_bytes_per_warp, Quantity::Value(256.0));
+    let report = analyze(&corpus("sgemm_tiled_sm90.sass"), &Options::default()).expect("analyses");
+    assert_eq!(formula(&report.per_warp.executed), "41 + 50·L0");
+    let trips = BTreeMap::from([("L0".to_string(), 256.0 / 16.0)]);
+    let report = analyze(
+        &corpus("sgemm_tiled_sm90.sass"),
+        &Options {
+            trips,
+            ..Options::default()
+        },
+    )
+    .expect("analyses");
+    // N = 256 with 16×16 tiles: 841 instructions and 132 sectors (4,224 bytes) per warp.
+    assert_eq!(report.per_warp.executed, Quantity::Value(841.0));
+    assert_eq!(report.gmem_bytes_per_warp, Quantity::Value(4224.0));
+}
