@@ -110,6 +110,9 @@ pub struct EmulationSummary {
     pub emulated_warps: u64,
     pub coverage: String,
     pub thread_instructions_per_warp: f64,
+    /// Every active lane's instructions, guard or not (Nsight Compute's
+    /// `smsp__thread_inst_executed` over warps launched).
+    pub active_thread_instructions_per_warp: f64,
     pub loop_runs_per_warp: BTreeMap<String, f64>,
 }
 
@@ -284,9 +287,12 @@ fn emulation_report(kernel: &Kernel, cfg: &Cfg, arch: Arch, e: Emulation, regist
     }
     if !e.unresolved.is_empty() {
         notes.push(format!(
-            "{} branch(es) depend on loaded data: taken as not taken",
+            "{} branch(es) depend on loaded data: each taken as its `unresolved` entry says",
             e.unresolved.len()
         ));
+    }
+    if e.coverage.starts_with("sampled") {
+        notes.push(format!("emulation {}", e.coverage));
     }
     let by_pipe = e.by_pipe.iter().map(|(p, c)| (p.name(), v(*c))).collect();
     Report {
@@ -319,6 +325,7 @@ fn emulation_report(kernel: &Kernel, cfg: &Cfg, arch: Arch, e: Emulation, regist
             emulated_warps: e.emulated_warps,
             coverage: e.coverage,
             thread_instructions_per_warp: e.thread_executed,
+            active_thread_instructions_per_warp: e.active_thread_executed,
             loop_runs_per_warp: e.loop_runs,
         }),
         notes,

@@ -2,7 +2,7 @@
 //! tool that parses the SASS of a kernel and outputs the data").
 //!
 //! - [`sass`] parses `cuobjdump -sass` listings and the thesis's numbered format;
-//! - [`cfg`] builds the control-flow graph and finds loops;
+//! - [`cfg`](mod@cfg) builds the control-flow graph and finds loops;
 //! - [`arch`] classifies instructions by pipe per architecture;
 //! - [`counts`] counts per-warp instructions statically, as polynomials in trip counts;
 //! - [`emulate`] runs a launch's warps on the integer, predicate and uniform instructions to

@@ -62,6 +62,15 @@ fn destination_count(instruction: &Instruction) -> usize {
         o.reg()
             .is_some_and(|r| matches!(r.reg, Register::Predicate(_) | Register::UniformPredicate(_)))
     };
+    // `LOP3.LUT P0, R2, …` and `SHFL.IDX PT, R3, …` write a predicate, then a register.
+    let predicate_then_register = matches!(instruction.opcode.as_str(), "LOP3" | "SHFL")
+        && ops.first().is_some_and(is_pred)
+        && ops
+            .get(1)
+            .is_some_and(|o| o.reg().is_some_and(|r| matches!(r.reg, Register::General(_))));
+    if predicate_then_register {
+        return 2;
+    }
     let max = match instruction.opcode.as_str() {
         // Two predicate results: `ISETP.GE.AND P0, PT, R5, UR4, PT`.
         op if op.ends_with("SETP") || op == "PLOP3" || op == "UPLOP3" || op == "PSETP" => 2,
@@ -97,6 +106,10 @@ fn implied_width(instruction: &Instruction, destination: bool) -> u8 {
         return 4;
     }
     if destination && (m("64") || m("WIDE")) && !matches!(op, "STG" | "STS" | "STL" | "ST") {
+        return 2;
+    }
+    // `CS2R R4, SRZ` clears a pair unless it is `CS2R.32`.
+    if destination && op == "CS2R" && !m("32") {
         return 2;
     }
     if matches!(op, "DADD" | "DMUL" | "DFMA" | "DMNMX") {

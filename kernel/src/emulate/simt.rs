@@ -1,0 +1,548 @@
+//! Runs one warp through the control-flow graph: a reconvergence stack at immediate
+//! post-dominators, per-lane guards, exits; counts what the warp executes.
+
+use super::decode::{Decoded, Decoder, Kind, Reg};
+use super::launch::{ConstBank, WarpPlace};
+use super::memory::{coalesced_bytes, sector_bytes};
+use super::warp::{Step, Warp, NEVER_WRITTEN};
+use super::Unresolved;
+use crate::arch::{memory_space, pipe, Arch, Pipe, Space};
+use crate::cfg::{Cfg, Exit};
+use crate::error::{Error, Result};
+use crate::latency::{CriticalPath, LatencyTable};
+use crate::sass::Kernel;
+use std::collections::{BTreeMap, HashMap};
+
+/// The most instructions one warp may execute before the emulator calls its loop endless.
+pub const MAX_WARP_INSTRUCTIONS: u64 = 100_000_000;
+
+/// What one warp did: the counts the report averages, and a hash of its block path. Warps
+/// with equal profiles are one group.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Profile {
+    pub executed: u64,
+    pub issued: u64,
+    pub cuda_core: u64,
+    /// Thread instructions whose guard held (or was unknown).
+    pub thread_executed: u64,
+    /// Thread instructions of every active lane, guard or not (Nsight Compute's
+    /// `smsp__thread_inst_executed`).
+    pub active_thread_executed: u64,
+    /// Per pipe, in [`Pipe::ALL`] order.
+    pub by_pipe: [u64; Pipe::ALL.len()],
+    pub gmem_bytes: u64,
+    pub unknown_address_accesses: u64,
+    /// Runs of each loop's header, by loop index.
+    pub loop_runs: Vec<u64>,
+    /// The critical path of the warp's trace, as `f64` bits.
+    pub latency_bits: u64,
+    /// FNV-1a hash of the blocks the warp ran, in order.
+    pub path: u64,
+}
+
+/// What each instruction adds to the counts.
+#[derive(Debug, Clone, Copy)]
+struct Cost {
+    pipe: usize,
+    cuda_core: bool,
+    /// Issues on its own: not the first of a dual-issued pair (as `counts::static_counts`).
+    issues: bool,
+    global: bool,
+}
+
+/// A stack entry: lanes running from `block` until they reach `join`, where the entry below
+/// them waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Frame {
+    block: usize,
+    mask: u32,
+    join: Option<usize>,
+}
+
+/// A kernel decoded for one launch, ready to run warps.
+pub struct Program<'a> {
+    kernel: &'a Kernel,
+    cfg: &'a Cfg,
+    arch: Arch,
+    table: &'a LatencyTable,
+    bank: &'a ConstBank,
+    decoded: Vec<Decoded>,
+    costs: Vec<Cost>,
+    ipdom: Vec<Option<usize>>,
+    /// The loop whose header each block is.
+    header_of: Vec<Option<usize>>,
+    /// The innermost loop holding each block.
+    innermost: Vec<Option<usize>>,
+    /// Critical paths of the block paths met so far.
+    latencies: HashMap<Vec<u32>, f64>,
+    /// Branches whose guard was unknown, by instruction.
+    pub unresolved: BTreeMap<usize, Unresolved>,
+    /// Instructions one warp may execute before its loop is called endless.
+    max_instructions: u64,
+}
+
+impl<'a> Program<'a> {
+    pub fn new(
+        kernel: &'a Kernel,
+        cfg: &'a Cfg,
+        arch: Arch,
+        table: &'a LatencyTable,
+        bank: &'a ConstBank,
+        max_instructions: u64,
+    ) -> Program<'a> {
+        let decoder = Decoder {
+            arch,
+            bank,
+            instructions: &kernel.instructions,
+        };
+        let decoded = (0..kernel.instructions.len())
+            .map(|i| decoder.decode(i))
+            .collect();
+        let costs = kernel
+            .instructions
+            .iter()
+            .map(|ins| {
+                let p = pipe(ins, arch);
+                Cost {
+                    pipe: Pipe::ALL.iter().position(|&x| x == p).unwrap_or(0),
+                    cuda_core: p.uses_cuda_cores(),
+                    issues: !(ins.dual_issue_with_next && arch.has_dual_issue()),
+                    global: memory_space(ins, arch) == Some(Space::Global),
+                }
+            })
+            .collect();
+        let mut header_of = vec![None; cfg.blocks.len()];
+        let mut innermost = vec![None; cfg.blocks.len()];
+        for (l, lp) in cfg.loops.iter().enumerate() {
+            header_of[lp.header_block] = Some(l);
+        }
+        for (b, slot) in innermost.iter_mut().enumerate() {
+            *slot = cfg.loops_of(b).first().copied();
+        }
+        Program {
+            kernel,
+            cfg,
+            arch,
+            table,
+            bank,
+            decoded,
+            costs,
+            ipdom: immediate_post_dominators(cfg),
+            header_of,
+            innermost,
+            latencies: HashMap::new(),
+            unresolved: BTreeMap::new(),
+            max_instructions,
+        }
+    }
+
+    /// Runs warp `index` of the launch, at `place`, to its end.
+    pub fn run(&mut self, index: u64, place: WarpPlace) -> Result<Profile> {
+        let mut warp = Warp::new(place, self.bank);
+        let mut active = warp.launched();
+        let mut stack = vec![Frame {
+            block: 0,
+            mask: active,
+            join: None,
+        }];
+        let mut tally = Profile {
+            executed: 0,
+            issued: 0,
+            cuda_core: 0,
+            thread_executed: 0,
+            active_thread_executed: 0,
+            by_pipe: [0; Pipe::ALL.len()],
+            gmem_bytes: 0,
+            unknown_address_accesses: 0,
+            loop_runs: vec![0; self.cfg.loops.len()],
+            latency_bits: 0,
+            path: 0,
+        };
+        let mut path: Vec<u32> = Vec::new();
+        while let Some(&top) = stack.last() {
+            let mask = top.mask & active;
+            if Some(top.block) == top.join || mask == 0 {
+                stack.pop();
+                continue;
+            }
+            let b = top.block;
+            path.push(b as u32);
+            if let Some(l) = self.header_of[b] {
+                tally.loop_runs[l] += 1;
+            }
+            let block = &self.cfg.blocks[b];
+            let mut last = Step::default();
+            for i in block.start..block.end {
+                last = self.step(&mut warp, i, mask, &mut tally)?;
+            }
+            if tally.executed > self.max_instructions {
+                return Err(self.endless(index, b));
+            }
+            let exits = match block.exit {
+                Exit::End => mask,
+                Exit::ConditionalEnd => {
+                    if last.unsure != 0 {
+                        self.record(&warp, block.end - 1, "not taken: those threads go on".to_string());
+                    }
+                    last.exec
+                }
+                _ => 0,
+            };
+            active &= !exits;
+            let next = match block.exit {
+                Exit::FallThrough | Exit::ConditionalEnd => block.successors.last().copied(),
+                Exit::Jump { target } => Some(target),
+                Exit::End => None,
+                Exit::Branch { target } => {
+                    let fall = block.fall_through();
+                    let taken = self.taken_lanes(&warp, b, target, fall, last);
+                    self.diverge(&mut stack, b, (target, taken), fall.map(|f| (f, mask & !taken)));
+                    continue;
+                }
+                Exit::Indirect => {
+                    let line = self.kernel.instructions[block.end - 1].line;
+                    return Err(Error::at(
+                        line,
+                        "an indirect branch: the emulator cannot follow it",
+                    ));
+                }
+            };
+            match (next, stack.last_mut()) {
+                (Some(next), Some(frame)) if mask & active != 0 => frame.block = next,
+                _ => {
+                    // Every lane of the frame has exited, or runs off the kernel's end.
+                    active &= !mask;
+                    stack.pop();
+                }
+            }
+        }
+        tally.latency_bits = self.latency(&path).to_bits();
+        tally.path = fnv1a(&path);
+        Ok(tally)
+    }
+
+    /// Runs instruction `i` on `mask` and counts it.
+    fn step(&mut self, warp: &mut Warp, i: usize, mask: u32, tally: &mut Profile) -> Result<Step> {
+        let d = &self.decoded[i];
+        if d.kind == Kind::Unfollowed {
+            let ins = &self.kernel.instructions[i];
+            return Err(Error::at(
+                ins.line,
+                format!(
+                    "`{ins}`: the emulator does not follow {} (indirect branches, sm_5x–6x SSY/SYNC, \
+                     PBK/BRK, PCNT/CONT); analyse this kernel in static mode",
+                    ins.opcode
+                ),
+            ));
+        }
+        let step = warp.guard(d, mask);
+        let cost = self.costs[i];
+        tally.executed += 1;
+        tally.issued += u64::from(cost.issues);
+        tally.cuda_core += u64::from(cost.cuda_core);
+        tally.by_pipe[cost.pipe] += 1;
+        tally.active_thread_executed += u64::from(mask.count_ones());
+        tally.thread_executed += u64::from((step.exec | step.unsure).count_ones());
+        if let (true, Kind::Global(access)) = (cost.global, &d.kind) {
+            // Addresses before the access writes: a load may overwrite its own address.
+            let lanes = step.exec | step.unsure;
+            match warp.addresses(access, lanes) {
+                Some(addresses) => tally.gmem_bytes += sector_bytes(&addresses, access.bytes),
+                None => {
+                    tally.gmem_bytes += coalesced_bytes(lanes.count_ones(), access.bytes);
+                    tally.unknown_address_accesses += 1;
+                }
+            }
+        }
+        warp.execute(d, i as u32, step);
+        Ok(step)
+    }
+
+    /// Lanes taking the branch that ends block `b`: where the guard holds, and where it is
+    /// unknown when the default outcome is "taken" (see [`Program::default_outcome`]).
+    fn taken_lanes(&mut self, warp: &Warp, b: usize, target: usize, fall: Option<usize>, last: Step) -> u32 {
+        if last.unsure == 0 {
+            return last.exec;
+        }
+        let (taken, outcome) = self.default_outcome(b, target, fall);
+        let branch = self.cfg.blocks[b].end - 1;
+        self.record(warp, branch, outcome);
+        if taken {
+            last.exec | last.unsure
+        } else {
+            last.exec
+        }
+    }
+
+    /// An unresolved branch's outcome: the side that leaves the innermost loop holding it,
+    /// if exactly one side does (so that a loop whose trip count is unknown runs once per
+    /// entry, as static mode with trip 1 has it); else not taken.
+    fn default_outcome(&self, b: usize, target: usize, fall: Option<usize>) -> (bool, String) {
+        if let (Some(l), Some(fall)) = (self.innermost[b], fall) {
+            let lp = &self.cfg.loops[l];
+            let inside = |x: usize| lp.blocks.binary_search(&x).is_ok();
+            match (inside(target), inside(fall)) {
+                (false, true) => {
+                    return (
+                        true,
+                        format!("taken, leaving loop {} (it runs once per entry)", lp.id),
+                    )
+                }
+                (true, false) => {
+                    return (
+                        false,
+                        format!("not taken, leaving loop {} (it runs once per entry)", lp.id),
+                    )
+                }
+                _ => {}
+            }
+        }
+        (false, "not taken".to_string())
+    }
+
+    /// Notes that the branch or exit at instruction `i` has an unknown guard.
+    fn record(&mut self, warp: &Warp, i: usize, outcome: String) {
+        if self.unresolved.contains_key(&i) {
+            return;
+        }
+        let ins = &self.kernel.instructions[i];
+        let guard = self.decoded[i].guard.reg;
+        let cause = guard.map_or_else(
+            || "an unknown guard".to_string(),
+            |r| self.describe_origin(r, warp.origin(r)),
+        );
+        self.unresolved.insert(
+            i,
+            Unresolved {
+                address: ins.address,
+                line: ins.line,
+                instruction: ins.to_string(),
+                reason: format!("{cause}; taken as {outcome}"),
+            },
+        );
+    }
+
+    /// Why `reg` is unknown: the instruction `origin` that made it so.
+    fn describe_origin(&self, reg: Reg, origin: u32) -> String {
+        let name = match reg {
+            Reg::R(n) => format!("R{n}"),
+            Reg::Ur(n) => format!("UR{n}"),
+            Reg::P(n) => format!("P{n}"),
+            Reg::Up(n) => format!("UP{n}"),
+            Reg::Cc => "CC".to_string(),
+        };
+        if origin == NEVER_WRITTEN {
+            return format!("{name} is never written before it is read");
+        }
+        let i = origin as usize;
+        let ins = &self.kernel.instructions[i];
+        let what = match (&self.decoded[i].kind, memory_space(ins, self.arch)) {
+            (Kind::Global(_), _) => "loads it from global memory",
+            (_, Some(Space::Shared)) => "loads it from shared memory",
+            (_, Some(Space::Local)) => "loads it from local memory",
+            (_, Some(Space::Constant)) => "reads a constant the launch does not fill",
+            (Kind::Call, _) => "is a call the emulator does not follow",
+            (Kind::Unmodeled, _) => {
+                "computes it in a way the emulator does not model (floating point, conversions, shuffles, …)"
+            }
+            _ => "reads a value the emulator cannot know",
+        };
+        format!("{name} depends on `{ins}` (line {}), which {what}", ins.line)
+    }
+
+    /// Replaces the top frame by the sides of a branch; lanes that diverge reconverge at the
+    /// block's immediate post-dominator (or, with none, at the enclosing join).
+    fn diverge(&self, stack: &mut Vec<Frame>, b: usize, taken: (usize, u32), fall: Option<(usize, u32)>) {
+        let Some(top) = stack.pop() else { return };
+        let mut sides: Vec<(usize, u32)> = Vec::new();
+        for (block, mask) in fall.into_iter().chain([taken]).filter(|s| s.1 != 0) {
+            match sides.iter_mut().find(|s| s.0 == block) {
+                Some(side) => side.1 |= mask,
+                None => sides.push((block, mask)),
+            }
+        }
+        match sides.as_slice() {
+            [] => {}
+            [(block, _)] => stack.push(Frame { block: *block, ..top }),
+            _ => {
+                let join = match self.ipdom[b] {
+                    Some(r) => {
+                        stack.push(Frame { block: r, ..top });
+                        Some(r)
+                    }
+                    None => top.join,
+                };
+                for &(block, mask) in &sides {
+                    if Some(block) != join {
+                        stack.push(Frame { block, mask, join });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The error for a warp that does not end.
+    fn endless(&self, index: u64, b: usize) -> Error {
+        let line = self.kernel.instructions[self.cfg.blocks[b].start].line;
+        let place = match self.innermost[b] {
+            Some(l) => {
+                let lp = &self.cfg.loops[l];
+                let header = self.kernel.instructions[self.cfg.blocks[lp.header_block].start].line;
+                format!("loop {} (header at line {header})", lp.id)
+            }
+            None => "this block".to_string(),
+        };
+        Error::at(
+            line,
+            format!(
+                "warp {index} executed more than {} instructions: {place} does not end with these \
+                 arguments (check --args; a trip count that large needs static mode with --trip)",
+                self.max_instructions
+            ),
+        )
+    }
+
+    /// The critical path of a warp that ran `path`'s blocks in order.
+    fn latency(&mut self, path: &[u32]) -> f64 {
+        if let Some(&l) = self.latencies.get(path) {
+            return l;
+        }
+        let mut critical = CriticalPath::new(self.kernel, self.arch, self.table);
+        for &b in path {
+            let block = &self.cfg.blocks[b as usize];
+            for i in block.start..block.end {
+                critical.push(i);
+            }
+        }
+        let l = critical.finish();
+        self.latencies.insert(path.to_vec(), l);
+        l
+    }
+}
+
+fn fnv1a(path: &[u32]) -> u64 {
+    path.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        b.to_le_bytes()
+            .iter()
+            .fold(h, |h, &byte| (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
+    })
+}
+
+/// Immediate post-dominators (Cooper, Harvey and Kennedy on the reversed graph, with a virtual
+/// exit after every block that has no successor); `None` where only the exit post-dominates.
+/// A guarded `EXIT` counts as falling through: the threads it ends need no reconvergence.
+pub fn immediate_post_dominators(cfg: &Cfg) -> Vec<Option<usize>> {
+    let n = cfg.blocks.len();
+    let exit = n;
+    let forward = |b: usize| -> Vec<usize> {
+        if b == exit {
+            Vec::new()
+        } else if cfg.blocks[b].successors.is_empty() {
+            vec![exit]
+        } else {
+            cfg.blocks[b].successors.clone()
+        }
+    };
+    let mut backward = vec![Vec::new(); n + 1];
+    for b in 0..n {
+        for s in forward(b) {
+            backward[s].push(b);
+        }
+    }
+    // Reverse post-order of the reversed graph, from the exit.
+    let mut seen = vec![false; n + 1];
+    let mut order = Vec::with_capacity(n + 1);
+    let mut stack = vec![(exit, 0usize)];
+    seen[exit] = true;
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        if let Some(&p) = backward[b].get(*next) {
+            *next += 1;
+            if !seen[p] {
+                seen[p] = true;
+                stack.push((p, 0));
+            }
+        } else {
+            order.push(b);
+            stack.pop();
+        }
+    }
+    order.reverse();
+    let mut position = vec![usize::MAX; n + 1];
+    for (i, &b) in order.iter().enumerate() {
+        position[b] = i;
+    }
+    let mut idom: Vec<Option<usize>> = vec![None; n + 1];
+    idom[exit] = Some(exit);
+    let intersect = |idom: &[Option<usize>], mut a: usize, mut b: usize| {
+        while a != b {
+            while position[a] > position[b] {
+                a = idom[a].unwrap_or(exit);
+            }
+            while position[b] > position[a] {
+                b = idom[b].unwrap_or(exit);
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in order.iter().skip(1) {
+            let mut new = None;
+            for s in forward(b) {
+                if idom[s].is_some() {
+                    new = Some(match new {
+                        None => s,
+                        Some(x) => intersect(&idom, s, x),
+                    });
+                }
+            }
+            if new.is_some() && idom[b] != new {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    idom.truncate(n);
+    idom.into_iter().map(|d| d.filter(|&d| d != exit)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sass::parse;
+
+    fn cfg(body: &[&str]) -> Cfg {
+        let mut text = "\tcode for sm_90\n\t\tFunction : test\n".to_string();
+        for (k, ins) in body.iter().enumerate() {
+            text += &format!("        /*{:04x}*/ {ins} ;\n", 16 * k);
+        }
+        let listing = parse(&text).expect("parses");
+        Cfg::build(&listing.kernels[0]).expect("builds")
+    }
+
+    #[test]
+    fn a_diamond_joins_at_its_bottom() {
+        // 0: branch; 1: then; 2: else; 3: join.
+        let g = cfg(&["@P0 BRA 0x30", "NOP", "BRA 0x40", "NOP", "EXIT"]);
+        let ipdom = immediate_post_dominators(&g);
+        let join = g.block_of[4];
+        assert_eq!(ipdom[g.block_of[0]], Some(join));
+        assert_eq!(ipdom[g.block_of[1]], Some(join));
+        assert_eq!(ipdom[g.block_of[3]], Some(join));
+        assert_eq!(ipdom[join], None, "only the exit follows");
+    }
+
+    #[test]
+    fn a_loop_latch_joins_at_the_exit_and_an_exiting_side_does_not_join() {
+        let g = cfg(&["NOP", "@P0 BRA 0x0", "@P1 BRA 0x40", "NOP", "EXIT"]);
+        let ipdom = immediate_post_dominators(&g);
+        assert_eq!(ipdom[g.block_of[1]], Some(g.block_of[2]));
+        // One side of the second branch exits at once, the other later: no common block.
+        let g = cfg(&["@P0 BRA 0x30", "NOP", "EXIT", "NOP", "EXIT"]);
+        assert_eq!(immediate_post_dominators(&g)[g.block_of[0]], None);
+        // A guarded EXIT falls through for reconvergence.
+        let g = cfg(&["@P0 BRA 0x30", "@P1 EXIT", "NOP", "EXIT"]);
+        assert_eq!(immediate_post_dominators(&g)[g.block_of[0]], Some(g.block_of[3]));
+    }
+}
