@@ -189,74 +189,25 @@ impl Cfg {
 
     /// Blocks reachable from the entry, in reverse post-order.
     pub fn reverse_post_order(&self) -> Vec<usize> {
-        let n = self.blocks.len();
-        let mut seen = vec![false; n];
-        let mut order = Vec::with_capacity(n);
-        let mut stack = vec![(0usize, 0usize)];
-        seen[0] = true;
-        while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-            if let Some(&s) = self.blocks[b].successors.get(*next) {
-                *next += 1;
-                if !seen[s] {
-                    seen[s] = true;
-                    stack.push((s, 0));
-                }
-            } else {
-                order.push(b);
-                stack.pop();
-            }
-        }
-        order.reverse();
-        order
+        let successors: Vec<Vec<usize>> = self.blocks.iter().map(|b| b.successors.clone()).collect();
+        reverse_post_order(&successors, 0)
     }
 
-    /// Immediate dominators (Cooper, Harvey and Kennedy's iterative algorithm); `None` for
-    /// unreachable blocks, the entry's is itself.
+    /// Immediate dominators; `None` for unreachable blocks, the entry's is itself.
     pub fn dominators(&self) -> Vec<Option<usize>> {
-        let rpo = self.reverse_post_order();
-        let mut position = vec![usize::MAX; self.blocks.len()];
-        for (i, &b) in rpo.iter().enumerate() {
-            position[b] = i;
-        }
+        let successors: Vec<Vec<usize>> = self.blocks.iter().map(|b| b.successors.clone()).collect();
+        immediate_dominators(&successors, 0)
+    }
+
+    /// Each block's predecessors.
+    pub fn predecessors(&self) -> Vec<Vec<usize>> {
         let mut predecessors = vec![Vec::new(); self.blocks.len()];
         for (b, block) in self.blocks.iter().enumerate() {
             for &s in &block.successors {
                 predecessors[s].push(b);
             }
         }
-        let mut idom: Vec<Option<usize>> = vec![None; self.blocks.len()];
-        idom[0] = Some(0);
-        let intersect = |idom: &[Option<usize>], mut a: usize, mut b: usize| {
-            while a != b {
-                while position[a] > position[b] {
-                    a = idom[a].unwrap_or(0);
-                }
-                while position[b] > position[a] {
-                    b = idom[b].unwrap_or(0);
-                }
-            }
-            a
-        };
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in rpo.iter().skip(1) {
-                let mut new = None;
-                for &p in &predecessors[b] {
-                    if idom[p].is_some() {
-                        new = Some(match new {
-                            None => p,
-                            Some(n) => intersect(&idom, p, n),
-                        });
-                    }
-                }
-                if new.is_some() && idom[b] != new {
-                    idom[b] = new;
-                    changed = true;
-                }
-            }
-        }
-        idom
+        predecessors
     }
 
     fn dominates(idom: &[Option<usize>], a: usize, mut b: usize) -> bool {
@@ -273,12 +224,7 @@ impl Cfg {
 
     fn find_loops(&self, ins: &[Instruction]) -> Vec<Loop> {
         let idom = self.dominators();
-        let mut predecessors = vec![Vec::new(); self.blocks.len()];
-        for (b, block) in self.blocks.iter().enumerate() {
-            for &s in &block.successors {
-                predecessors[s].push(b);
-            }
-        }
+        let predecessors = self.predecessors();
         // header → (latches)
         let mut headers: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
         for (b, block) in self.blocks.iter().enumerate() {
@@ -350,8 +296,97 @@ impl Cfg {
         inner
     }
 
+    /// The loop whose header is `block`.
+    pub fn loop_with_header(&self, block: usize) -> Option<usize> {
+        self.loops.iter().position(|l| l.header_block == block)
+    }
+
+    /// Whether loop `l` holds `block`.
+    pub fn loop_contains(&self, l: usize, block: usize) -> bool {
+        self.loops[l].blocks.binary_search(&block).is_ok()
+    }
+
+    /// Whether `from → to` jumps back to the header of a loop holding `from`.
+    pub fn is_back_edge(&self, from: usize, to: usize) -> bool {
+        self.loop_with_header(to)
+            .is_some_and(|l| self.loop_contains(l, from))
+    }
+
     /// Loop id (`L0`) → index.
     pub fn loop_index(&self, id: &str) -> Option<usize> {
         self.loops.iter().position(|l| l.id == id)
     }
+}
+
+/// Nodes reachable from `entry` in a graph given by its `successors`, in reverse post-order.
+pub fn reverse_post_order(successors: &[Vec<usize>], entry: usize) -> Vec<usize> {
+    let mut seen = vec![false; successors.len()];
+    let mut order = Vec::with_capacity(successors.len());
+    let mut stack = vec![(entry, 0usize)];
+    seen[entry] = true;
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        if let Some(&s) = successors[b].get(*next) {
+            *next += 1;
+            if !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            order.push(b);
+            stack.pop();
+        }
+    }
+    order.reverse();
+    order
+}
+
+/// Immediate dominators of a graph given by its `successors` (Cooper, Harvey and Kennedy's
+/// iterative algorithm): `None` for nodes unreachable from `entry`, whose own is itself. On the
+/// reversed graph from a virtual exit, the same gives post-dominators.
+pub fn immediate_dominators(successors: &[Vec<usize>], entry: usize) -> Vec<Option<usize>> {
+    let n = successors.len();
+    let rpo = reverse_post_order(successors, entry);
+    let mut position = vec![usize::MAX; n];
+    for (i, &b) in rpo.iter().enumerate() {
+        position[b] = i;
+    }
+    let mut predecessors = vec![Vec::new(); n];
+    for (b, out) in successors.iter().enumerate() {
+        for &s in out {
+            predecessors[s].push(b);
+        }
+    }
+    let mut idom: Vec<Option<usize>> = vec![None; n];
+    idom[entry] = Some(entry);
+    let intersect = |idom: &[Option<usize>], mut a: usize, mut b: usize| {
+        while a != b {
+            while position[a] > position[b] {
+                a = idom[a].unwrap_or(entry);
+            }
+            while position[b] > position[a] {
+                b = idom[b].unwrap_or(entry);
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in rpo.iter().skip(1) {
+            let mut new = None;
+            for &p in &predecessors[b] {
+                if idom[p].is_some() {
+                    new = Some(match new {
+                        None => p,
+                        Some(x) => intersect(&idom, p, x),
+                    });
+                }
+            }
+            if new.is_some() && idom[b] != new {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    idom
 }

@@ -21,31 +21,23 @@ pub fn block_frequencies(cfg: &Cfg) -> Vec<Poly> {
     let mut inflow = vec![Poly::zero(); n];
     let mut freq = vec![Poly::zero(); n];
     inflow[0] = Poly::constant(1.0);
-    let header_loop: BTreeMap<usize, usize> = cfg
-        .loops
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.header_block, i))
-        .collect();
-    let in_loop = |l: usize, b: usize| cfg.loops[l].blocks.binary_search(&b).is_ok();
-    let is_back_edge = |from: usize, to: usize| header_loop.get(&to).is_some_and(|&l| in_loop(l, from));
     // Loops `from` is in and `to` is not, i.e. the loops an edge leaves.
     let exited = |from: usize, to: usize| -> Vec<usize> {
         (0..cfg.loops.len())
-            .filter(|&l| in_loop(l, from) && !in_loop(l, to))
+            .filter(|&l| cfg.loop_contains(l, from) && !cfg.loop_contains(l, to))
             .collect()
     };
     let once_per_entry =
         |f: &Poly, loops: &[usize]| loops.iter().try_fold(f.clone(), |p, &l| p.divide_by_var(l));
     for b in cfg.reverse_post_order() {
-        freq[b] = match header_loop.get(&b) {
-            Some(&l) => inflow[b].mul(&Poly::var(l)),
+        freq[b] = match cfg.loop_with_header(b) {
+            Some(l) => inflow[b].mul(&Poly::var(l)),
             None => inflow[b].clone(),
         };
         let f = freq[b].clone();
         let block = &cfg.blocks[b];
         let mut send = |to: usize, flow: Poly| {
-            if !is_back_edge(b, to) {
+            if !cfg.is_back_edge(b, to) {
                 inflow[to] = inflow[to].add(&flow);
             }
         };
@@ -65,7 +57,7 @@ pub fn block_frequencies(cfg: &Cfg) -> Vec<Poly> {
                 let Some(fall) = block.fall_through() else {
                     continue;
                 };
-                let (taken_back, fall_back) = (is_back_edge(b, target), is_back_edge(b, fall));
+                let (taken_back, fall_back) = (cfg.is_back_edge(b, target), cfg.is_back_edge(b, fall));
                 let (taken_exits, fall_exits) = (exited(b, target), exited(b, fall));
                 // Which side leaves its loop once per entry, and which takes the rest.
                 let (leaving, staying, loops) =

@@ -15,7 +15,6 @@ use crate::poly::Poly;
 use crate::regs;
 use crate::sass::{Instruction, Kernel, Register};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// Producer latencies of instructions by class, in cycles.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -214,19 +213,12 @@ impl<'a> CriticalPath<'a> {
 /// not taken, except one that leaves a loop whose header has already run twice (a top-tested
 /// loop's exit); back edges are not taken unless unconditional.
 pub fn single_pass_trace(kernel: &Kernel, cfg: &Cfg) -> Result<Vec<usize>> {
-    let header_loop: HashMap<usize, usize> = cfg
-        .loops
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.header_block, i))
-        .collect();
-    let in_loop = |l: usize, b: usize| cfg.loops[l].blocks.binary_search(&b).is_ok();
     let mut visits = vec![0usize; cfg.loops.len()];
     let mut trace = Vec::new();
     let mut b = 0usize;
     let limit = 64 * kernel.instructions.len() + 64;
     loop {
-        if let Some(&l) = header_loop.get(&b) {
+        if let Some(l) = cfg.loop_with_header(b) {
             visits[l] += 1;
         }
         let block = &cfg.blocks[b];
@@ -238,9 +230,10 @@ pub fn single_pass_trace(kernel: &Kernel, cfg: &Cfg) -> Result<Vec<usize>> {
                 "the single-pass path does not reach an EXIT: a loop with no exit?",
             ));
         }
-        let leaves_done_loop =
-            |to: usize| (0..cfg.loops.len()).any(|l| in_loop(l, b) && !in_loop(l, to) && visits[l] >= 2);
-        let is_back_edge = |to: usize| header_loop.get(&to).is_some_and(|&l| in_loop(l, b));
+        let leaves_done_loop = |to: usize| {
+            (0..cfg.loops.len())
+                .any(|l| cfg.loop_contains(l, b) && !cfg.loop_contains(l, to) && visits[l] >= 2)
+        };
         b = match block.exit {
             Exit::End | Exit::Indirect => break,
             Exit::FallThrough | Exit::ConditionalEnd | Exit::Jump { .. } => match block.successors.first() {
@@ -249,7 +242,7 @@ pub fn single_pass_trace(kernel: &Kernel, cfg: &Cfg) -> Result<Vec<usize>> {
             },
             Exit::Branch { target } => {
                 let Some(fall) = block.fall_through() else { break };
-                if is_back_edge(target) || !leaves_done_loop(target) {
+                if cfg.is_back_edge(b, target) || !leaves_done_loop(target) {
                     fall
                 } else {
                     target

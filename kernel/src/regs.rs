@@ -52,8 +52,9 @@ fn has_no_destination(opcode: &str) -> bool {
     )
 }
 
-/// How many leading operands are destinations.
-fn destination_count(instruction: &Instruction) -> usize {
+/// How many leading operands are destinations: the result, then predicate results (carries,
+/// a comparison's two outputs).
+pub fn destination_count(instruction: &Instruction) -> usize {
     if has_no_destination(&instruction.opcode) {
         return 0;
     }

@@ -193,83 +193,6 @@ fn is_predicate(o: &Operand) -> bool {
         .is_some_and(|r| matches!(r.reg, Register::Predicate(_) | Register::UniformPredicate(_)))
 }
 
-fn is_word_register(o: &Operand) -> bool {
-    o.reg()
-        .is_some_and(|r| matches!(r.reg, Register::General(_) | Register::Uniform(_)))
-}
-
-/// Opcodes whose operands are all read (as `regs` lists them).
-fn writes_nothing(opcode: &str) -> bool {
-    matches!(
-        opcode,
-        "STG"
-            | "ST"
-            | "STS"
-            | "STL"
-            | "RED"
-            | "REDG"
-            | "BRA"
-            | "BRX"
-            | "JMP"
-            | "JMX"
-            | "EXIT"
-            | "RET"
-            | "CALL"
-            | "JCAL"
-            | "BAR"
-            | "BSYNC"
-            | "WARPSYNC"
-            | "NOP"
-            | "MEMBAR"
-            | "DEPBAR"
-            | "ERRBAR"
-            | "CCTL"
-            | "CCTLL"
-            | "YIELD"
-            | "KILL"
-            | "KIL"
-            | "BPT"
-            | "NANOSLEEP"
-            | "SYNC"
-            | "SSY"
-            | "PBK"
-            | "PCNT"
-            | "BRK"
-            | "CONT"
-            | "SUST"
-            | "SURED"
-            | "STSM"
-            | "LDGDEPBAR"
-            | "ARRIVES"
-            | "UCGABAR_ARV"
-            | "UCGABAR_WAIT"
-            | "BREAK"
-    )
-}
-
-/// How many leading operands `name` writes: the result, then predicate results (carries,
-/// a comparison's two outputs). `LOP3.LUT P0, R1, …` and `SHFL.IDX PT, R3, …` write a
-/// predicate and then a register.
-fn destination_count(name: &str, ins: &Instruction) -> usize {
-    let ops = &ins.operands;
-    if ops.is_empty() || writes_nothing(&ins.opcode) {
-        return 0;
-    }
-    if matches!(name, "LOP3" | "SHFL") && is_predicate(&ops[0]) && ops.get(1).is_some_and(is_word_register) {
-        return 2;
-    }
-    let max = if name.ends_with("SETP") || name == "PLOP3" {
-        2
-    } else {
-        3
-    };
-    let mut n = 1;
-    while n < max.min(ops.len()) && is_predicate(&ops[n]) && ops.len() > n + 1 {
-        n += 1;
-    }
-    n
-}
-
 /// The destination word(s) of a register operand, `width` wide (`R2` and `R3` for a pair).
 fn word_destinations(operand: Option<&Operand>, width: u8) -> Option<Vec<Option<Reg>>> {
     let r = operand?.reg()?;
@@ -366,8 +289,7 @@ impl Decoder<'_> {
             .into_iter()
             .filter_map(Reg::from_register)
             .collect();
-        let name = ins.opcode.trim_start_matches('U');
-        let n = destination_count(name, ins);
+        let n = regs::destination_count(ins);
         for r in ins.operands[..n]
             .iter()
             .filter_map(|o| o.reg().and_then(|r| Reg::from_register(r.reg)))
@@ -519,7 +441,7 @@ impl Decoder<'_> {
         if ins.has_modifier("128") || (ins.has_modifier("64") && name != "LDC") {
             return None;
         }
-        let n = destination_count(name, ins);
+        let n = regs::destination_count(ins);
         let (dests, sources) = ins.operands.split_at(n);
         let (mut values, mut preds) = self.inputs(sources);
         let op = match name {

@@ -449,60 +449,7 @@ pub fn immediate_post_dominators(cfg: &Cfg) -> Vec<Option<usize>> {
             backward[s].push(b);
         }
     }
-    // Reverse post-order of the reversed graph, from the exit.
-    let mut seen = vec![false; n + 1];
-    let mut order = Vec::with_capacity(n + 1);
-    let mut stack = vec![(exit, 0usize)];
-    seen[exit] = true;
-    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        if let Some(&p) = backward[b].get(*next) {
-            *next += 1;
-            if !seen[p] {
-                seen[p] = true;
-                stack.push((p, 0));
-            }
-        } else {
-            order.push(b);
-            stack.pop();
-        }
-    }
-    order.reverse();
-    let mut position = vec![usize::MAX; n + 1];
-    for (i, &b) in order.iter().enumerate() {
-        position[b] = i;
-    }
-    let mut idom: Vec<Option<usize>> = vec![None; n + 1];
-    idom[exit] = Some(exit);
-    let intersect = |idom: &[Option<usize>], mut a: usize, mut b: usize| {
-        while a != b {
-            while position[a] > position[b] {
-                a = idom[a].unwrap_or(exit);
-            }
-            while position[b] > position[a] {
-                b = idom[b].unwrap_or(exit);
-            }
-        }
-        a
-    };
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in order.iter().skip(1) {
-            let mut new = None;
-            for s in forward(b) {
-                if idom[s].is_some() {
-                    new = Some(match new {
-                        None => s,
-                        Some(x) => intersect(&idom, s, x),
-                    });
-                }
-            }
-            if new.is_some() && idom[b] != new {
-                idom[b] = new;
-                changed = true;
-            }
-        }
-    }
+    let mut idom = crate::cfg::immediate_dominators(&backward, exit);
     idom.truncate(n);
     idom.into_iter().map(|d| d.filter(|&d| d != exit)).collect()
 }
