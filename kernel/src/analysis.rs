@@ -223,7 +223,6 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
             )));
         }
     }
-    let freq = block_frequencies(&cfg);
     let registers = estimated_registers(kernel, arch);
     let mut report = match &options.launch {
         Some(launch) => {
@@ -231,6 +230,7 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
             emulation_report(kernel, &cfg, arch, e, registers)
         }
         None => {
+            let freq = block_frequencies(&cfg);
             let counts = static_counts(kernel, &cfg, &freq, arch);
             let trips: Vec<Option<f64>> = names.iter().map(|n| options.trips.get(n).copied()).collect();
             let q = |p: &Poly| match p.eval(&trips) {

@@ -57,36 +57,22 @@ pub fn block_frequencies(cfg: &Cfg) -> Vec<Poly> {
                 let Some(fall) = block.fall_through() else {
                     continue;
                 };
-                let (taken_back, fall_back) = (cfg.is_back_edge(b, target), cfg.is_back_edge(b, fall));
-                let (taken_exits, fall_exits) = (exited(b, target), exited(b, fall));
-                // Which side leaves its loop once per entry, and which takes the rest.
-                let (leaving, staying, loops) =
-                    if taken_back || (!fall_back && !taken_exits.is_empty() && fall_exits.is_empty()) {
-                        let loops = if taken_back {
-                            fall_exits
-                        } else {
-                            taken_exits.clone()
-                        };
-                        if taken_back {
-                            (fall, target, loops)
-                        } else {
-                            (target, fall, loops)
-                        }
-                    } else if fall_back || (!fall_exits.is_empty() && taken_exits.is_empty()) {
-                        let loops = if fall_back {
-                            taken_exits
-                        } else {
-                            fall_exits.clone()
-                        };
-                        if fall_back {
-                            (target, fall, loops)
-                        } else {
-                            (fall, target, loops)
-                        }
-                    } else {
-                        send(fall, f.clone());
-                        continue;
-                    };
+                // The side that leaves its loop once per entry: the other side of a back edge,
+                // else the only side that leaves a loop; the other side takes the rest.
+                let taken_exits = !exited(b, target).is_empty();
+                let fall_exits = !exited(b, fall).is_empty();
+                let leaving = if cfg.is_back_edge(b, target) {
+                    fall
+                } else if cfg.is_back_edge(b, fall) || (taken_exits && !fall_exits) {
+                    target
+                } else if fall_exits && !taken_exits {
+                    fall
+                } else {
+                    send(fall, f.clone());
+                    continue;
+                };
+                let staying = if leaving == fall { target } else { fall };
+                let loops = exited(b, leaving);
                 let out = if loops.is_empty() {
                     Poly::zero()
                 } else {
