@@ -58,6 +58,61 @@ struct Gpu {
     power_load_w: f64,
     /// Given where the source states it (eq. 5.2 for the GTX 970); else eq. 4.7.
     gmem_throughput: Option<f64>,
+    /// The `gpu-queueing` model's attributes, where measurements calibrated them.
+    queueing: Option<Queueing>,
+}
+
+/// A calibration of the loaded-latency model ([`crate::queueing`]) and of board power.
+struct Queueing {
+    memory_queue_cycles: f64,
+    issue_efficiency: f64,
+    block_launch_rate: f64,
+    warp_skew: f64,
+    launch_overhead: f64,
+    power_idle: f64,
+    power_issue: f64,
+    power_memory: f64,
+}
+
+/// `hetsim calibrate gpu examples/validation/data/h100`: fitted on the 136 saxpy2 launches of
+/// sweep.csv and occupancy_block256.csv (MAPE 2.6 %), launch.csv and power.csv.
+const H100_SXM5_MEASURED: Queueing = Queueing {
+    memory_queue_cycles: 300.0,
+    issue_efficiency: 0.9603,
+    block_launch_rate: 1.7459e9,
+    warp_skew: 0.05439,
+    launch_overhead: 3.914e-6,
+    power_idle: 122.3,
+    power_issue: 154.9,
+    power_memory: 371.1,
+};
+
+impl Queueing {
+    fn attributes(&self, memory_bandwidth: f64, compute_capability: &str) -> Vec<(&'static str, f64)> {
+        use crate::queueing::keys;
+        let lanes = crate::queueing::lanes_of(compute_capability);
+        let mut out = vec![
+            (keys::MEMORY_BANDWIDTH, memory_bandwidth),
+            (keys::MEMORY_QUEUE_CYCLES, self.memory_queue_cycles),
+            (keys::ISSUE_EFFICIENCY, self.issue_efficiency),
+            (keys::BLOCK_LAUNCH_RATE, self.block_launch_rate),
+            (keys::WARP_SKEW, self.warp_skew),
+            (keys::LAUNCH_OVERHEAD, self.launch_overhead),
+            ("powerConsumptionIdle", self.power_idle),
+            ("powerIdle", self.power_idle),
+            ("powerIssue", self.power_issue),
+            ("powerMemory", self.power_memory),
+        ];
+        if let Some(l) = lanes {
+            out.extend([
+                ("fp32Lanes", l.fp32),
+                ("intLanes", l.int),
+                ("sfuLanes", l.sfu),
+                ("fp64Lanes", l.fp64),
+            ]);
+        }
+        out
+    }
 }
 
 impl Gpu {
@@ -71,6 +126,12 @@ impl Gpu {
                 self.sm_clock_mhz,
             )
         });
+        let bandwidth = self.memory_clock_mhz * 1e6 * self.bus_width_bits / 8.0 * self.data_rate;
+        let queueing = self
+            .queueing
+            .as_ref()
+            .map(|q| q.attributes(bandwidth, self.compute_capability))
+            .unwrap_or_default();
         let attributes = [
             ("SMs", self.sms),
             ("SMCoreClock", self.sm_clock_mhz),
@@ -84,6 +145,7 @@ impl Gpu {
             ("powerConsumptionLoad", self.power_load_w),
         ]
         .into_iter()
+        .chain(queueing)
         .map(|(k, v)| (k.to_owned(), Scalar::Number(v)))
         .chain([(
             "computeCapability".to_owned(),
@@ -157,6 +219,7 @@ pub fn components() -> Vec<Component> {
             data_rate: 4.0,
             power_load_w: 168.0,
             gmem_throughput: Some(13.78),
+            queueing: None,
         },
         Gpu {
             name: "GTX TITAN X - gajger",
@@ -171,6 +234,7 @@ pub fn components() -> Vec<Component> {
             data_rate: 4.0,
             power_load_w: 250.0,
             gmem_throughput: Some(13.03),
+            queueing: None,
         },
         Gpu {
             name: "Tesla V100 SXM2",
@@ -185,6 +249,7 @@ pub fn components() -> Vec<Component> {
             data_rate: 2.0,
             power_load_w: 300.0,
             gmem_throughput: None,
+            queueing: None,
         },
         Gpu {
             name: "A100 SXM4 40GB",
@@ -199,11 +264,12 @@ pub fn components() -> Vec<Component> {
             data_rate: 2.0,
             power_load_w: 400.0,
             gmem_throughput: None,
+            queueing: None,
         },
         Gpu {
-            name: "H100 SXM5",
-            comment: "Hopper GH100, 80 GB HBM3",
-            source: "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and datasheet: 132 SMs, 1980 MHz boost, 128 FP32 cores/SM, 5120-bit HBM3 at 2619 MHz (3.35 TB/s), 700 W; GMEMThroughput by eq. 4.7",
+            name: "H100 SXM5 80GB",
+            comment: "Hopper GH100, 80 GB HBM3; calibrated for the gpu-queueing model",
+            source: "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and datasheet: 132 SMs, 1980 MHz boost, 128 FP32 cores/SM, 5120-bit HBM3 at 2619 MHz (3.35 TB/s), 700 W limit; GMEMThroughput by eq. 4.7. memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power*: hetsim GPU measurements, H100 SXM 80GB, 2026-11-22 (sweep.csv, occupancy_block256.csv, launch.csv, power.csv) fitted by `hetsim calibrate gpu`",
             compute_capability: "9.0",
             sms: 132.0,
             sm_clock_mhz: 1980.0,
@@ -211,8 +277,27 @@ pub fn components() -> Vec<Component> {
             memory_clock_mhz: 2619.0,
             bus_width_bits: 5120.0,
             data_rate: 2.0,
-            power_load_w: 700.0,
+            power_load_w: 275.0,
             gmem_throughput: None,
+            queueing: Some(H100_SXM5_MEASURED),
+        },
+        Gpu {
+            name: "H200 SXM 141GB",
+            comment: "Hopper GH100 with 141 GB HBM3e; the H100's calibration carried over, not measured",
+            source: "NVIDIA H200 datasheet (2024): 132 SMs, 1980 MHz boost, 6016-bit HBM3e at 3201 MHz (4.8 TB/s), 700 W limit. From the H100 (same SMs and clocks): issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power; memoryQueueCycles scaled by the memory clocks (300 x 2619/3201), since the queue drains at the memory's pace. No H200 measurement was used",
+            compute_capability: "9.0",
+            sms: 132.0,
+            sm_clock_mhz: 1980.0,
+            cuda_cores: 128.0,
+            memory_clock_mhz: 3201.0,
+            bus_width_bits: 6016.0,
+            data_rate: 2.0,
+            power_load_w: 275.0,
+            gmem_throughput: None,
+            queueing: Some(Queueing {
+                memory_queue_cycles: H100_SXM5_MEASURED.memory_queue_cycles * 2619.0 / 3201.0,
+                ..H100_SXM5_MEASURED
+            }),
         },
         Gpu {
             name: "H100 PCIe",
@@ -227,6 +312,7 @@ pub fn components() -> Vec<Component> {
             data_rate: 2.0,
             power_load_w: 350.0,
             gmem_throughput: None,
+            queueing: None,
         },
     ];
     let links = [

@@ -7,8 +7,10 @@
 pub mod calibrate;
 pub mod catalog;
 pub mod hong_kim;
+pub mod nelder_mead;
 pub mod occupancy;
 pub mod params;
+pub mod queueing;
 pub mod transfer;
 pub mod transit;
 pub mod volkov;
@@ -31,10 +33,11 @@ pub enum ModelName {
     WangLou,
     Transit,
     Occupancy,
+    Queueing,
 }
 
 impl ModelName {
-    pub const ALL: [ModelName; 7] = [
+    pub const ALL: [ModelName; 8] = [
         ModelName::Volkov,
         ModelName::GmemThroughput,
         ModelName::Transfer,
@@ -42,6 +45,7 @@ impl ModelName {
         ModelName::WangLou,
         ModelName::Transit,
         ModelName::Occupancy,
+        ModelName::Queueing,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +57,7 @@ impl ModelName {
             ModelName::WangLou => "wang-lou",
             ModelName::Transit => "transit",
             ModelName::Occupancy => "occupancy",
+            ModelName::Queueing => "queueing",
         }
     }
 
@@ -66,6 +71,7 @@ impl ModelName {
             ModelName::WangLou => "Wang & Lou L2 extension, seed 003 eqs. 20-22",
             ModelName::Transit => "transit model, seed 001 sections 2.2-2.4",
             ModelName::Occupancy => "CUDA occupancy calculator rules, seed 004 section 4.4.1",
+            ModelName::Queueing => "Volkov's bounds joined by loaded latency (seed 004 eqs. 4.1-4.6, seed 000 MWP), calibrated on measurements",
         }
     }
 }
@@ -122,6 +128,7 @@ pub enum Evaluation {
     WangLou(wang_lou::Output),
     Transit(transit::Output),
     Occupancy(occupancy::Output),
+    Queueing(queueing::Output),
 }
 
 impl Evaluation {
@@ -161,6 +168,13 @@ impl Evaluation {
                 o.occupancy * 100.0,
                 o.limiter.as_str()
             ),
+            Evaluation::Queueing(o) => format!(
+                "kernel time {:.6e} s ({:.3} ms), limited by {}, {:.1} warps/SM resident",
+                o.seconds,
+                o.seconds * 1e3,
+                o.limiter.as_str(),
+                o.active_warps_per_sm
+            ),
         }
     }
 }
@@ -180,6 +194,9 @@ pub fn evaluate(model: ModelName, params: Params) -> Result<Evaluation, ParamErr
         ModelName::Transit => Evaluation::Transit(transit::evaluate(&transit::Input::from_params(params)?)),
         ModelName::Occupancy => {
             Evaluation::Occupancy(occupancy::evaluate(&occupancy::Input::from_params(params)?))
+        }
+        ModelName::Queueing => {
+            Evaluation::Queueing(queueing::evaluate(&queueing::Input::from_params(params)?))
         }
     })
 }

@@ -155,6 +155,13 @@ impl ParamReader {
         }
     }
 
+    /// An optional number > 0.
+    pub fn optional_positive(&mut self, key: &'static str) -> Result<Option<f64>, ParamError> {
+        self.optional_number(key)?
+            .map(|x| require_positive(key, x))
+            .transpose()
+    }
+
     /// A required finite number.
     pub fn number(&mut self, key: &'static str) -> Result<f64, ParamError> {
         self.optional_number(key)?.ok_or_else(|| self.missing(key))

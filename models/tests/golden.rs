@@ -340,7 +340,7 @@ fn catalog_entries_have_sources_and_thesis_values() {
         "PCIe 2.0 4x - gajger",
         "Tesla V100 SXM2",
         "A100 SXM4 40GB",
-        "H100 SXM5",
+        "H100 SXM5 80GB",
         "H100 PCIe",
         "PCIe 4.0 x16",
         "PCIe 5.0 x16",

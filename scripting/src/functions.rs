@@ -1,5 +1,6 @@
 //! The analytic models of `hetsim-models`, callable from any script: `volkov_kernel(params)`,
-//! `hong_kim`, `wang_lou`, `transit`, `occupancy`, `transfer`, `gmem_throughput`. Each takes
+//! `hong_kim`, `wang_lou`, `transit`, `occupancy`, `transfer`, `gmem_throughput`,
+//! `queueing_kernel`. Each takes
 //! an object map of the model's input keys and returns a map of its outputs.
 
 use hetsim_models::{ModelName, Params, Scalar};
@@ -48,6 +49,7 @@ pub fn register_models(engine: &mut Engine) {
         ("wang_lou", ModelName::WangLou),
         ("transit", ModelName::Transit),
         ("occupancy", ModelName::Occupancy),
+        ("queueing_kernel", ModelName::Queueing),
     ] {
         register(engine, function, model);
     }

@@ -16,7 +16,9 @@
 //!
 //! The call emulates the launch (`hetsim kernel analyze --grid … --block … --args …`) and
 //! returns `CUDACoreInstructions`, `issuedInstructions`, `GMEMBytesTransferred`,
-//! `latencyBound`, `gridSize` and `blockSize`: keys of the `gpu-volkov` model. A `trips` map
+//! `latencyBound`, `gridSize` and `blockSize` (the keys of the `gpu-volkov` model), and for the
+//! `gpu-queueing` model also `fp32Instructions`, `intInstructions`, `sfuInstructions`,
+//! `fp64Instructions`, `registersPerThread` and `dynamicSharedMemory`. A `trips` map
 //! (`trips: #{L0: 8}`) asks for static counts instead. Results are memoised per launch, so a
 //! sweep or a million processes pay for each distinct launch once.
 //!
@@ -186,6 +188,15 @@ impl LoadedKernel {
     }
 }
 
+/// The per-pipe counts `kernel_params` returns for the throughput bounds of the `gpu-queueing`
+/// model, by the analyser's pipe names.
+const PIPE_KEYS: [(&str, &str); 4] = [
+    ("fp32Instructions", "fp32"),
+    ("intInstructions", "int"),
+    ("sfuInstructions", "sfu"),
+    ("fp64Instructions", "fp64"),
+];
+
 /// The kernels of one run and the analyses done so far.
 #[derive(Default)]
 pub struct KernelLibrary {
@@ -241,7 +252,26 @@ impl KernelLibrary {
             };
             out.insert(key.into(), Dynamic::from_float(value));
         }
+        for (key, pipe) in PIPE_KEYS {
+            let count = report
+                .per_warp
+                .by_pipe
+                .get(pipe)
+                .and_then(Quantity::value)
+                .unwrap_or(0.0);
+            out.insert(key.into(), Dynamic::from_float(count));
+        }
+        if let Some(registers) = report.registers {
+            out.insert(
+                "registersPerThread".into(),
+                Dynamic::from_int(i64::from(registers)),
+            );
+        }
         if let Some(launch) = &options.launch {
+            out.insert(
+                "dynamicSharedMemory".into(),
+                Dynamic::from_int(i64::from(launch.dynamic_shared)),
+            );
             let grid: u64 = launch.grid.iter().map(|&g| u64::from(g)).product();
             let block: u64 = launch.block.iter().map(|&b| u64::from(b)).product();
             out.insert("gridSize".into(), Dynamic::from_int(grid as i64));

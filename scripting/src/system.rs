@@ -113,8 +113,9 @@ fn link_model() -> String {
 }
 
 /// The built-in computational models, each shipped as a file a user can copy.
-pub const BUILTIN_MODELS: [(&str, &str); 4] = [
+pub const BUILTIN_MODELS: [(&str, &str); 5] = [
     ("gpu-volkov", include_str!("../models/gpu-volkov.rhai")),
+    ("gpu-queueing", include_str!("../models/gpu-queueing.rhai")),
     ("gpu-hong-kim", include_str!("../models/gpu-hong-kim.rhai")),
     ("cpu-flops", include_str!("../models/cpu-flops.rhai")),
     (

@@ -43,6 +43,14 @@ echo '{\"size\": 1e9, \"bandwidth\": 15.8e9}' | hetsim model transfer --params -
     /// Analyse GPU kernels from their SASS.
     #[command(subcommand)]
     Kernel(KernelCommand),
+    /// Hold the GPU and transfer models against measurements: MAPE and worst case per file,
+    /// cross-validation by block size, and a report with plots of predicted against measured.
+    #[command(
+        after_help = "Example:\n  hetsim validate                                   # the shipped H100 data\n  \
+hetsim validate --data ../shared/measurements/h100 --report docs/VALIDATION.md\n\n\
+Exits with an error when a target of docs/VALIDATION.md is missed."
+    )]
+    Validate(ValidateArgs),
     /// Serve the HTTP API; without --amqp, also queue and run simulations in-process.
     #[command(
         after_help = "Examples:\n  hetsim serve                      # SQLite hetsim.db, in-process queue and workers\n  \
@@ -209,6 +217,24 @@ pub struct ComponentsArgs {
     pub json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// A measurement folder (bench/gpu/run.sh's output).
+    #[arg(long, default_value = "examples/validation/data/h100")]
+    pub data: PathBuf,
+    /// The validation application (variables: phases, computeIntensity, blockSize, numElements, dynamicSharedMemory, hostMemory).
+    #[arg(long, default_value = "examples/validation/saxpy2/app.rhai")]
+    pub app: PathBuf,
+    /// The system model of the measured machine.
+    #[arg(long, default_value = "examples/validation/saxpy2/h100.toml")]
+    pub system: PathBuf,
+    /// Write a Markdown report here, with its SVG figures in a `validation/` folder beside it.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum CalibrateCommand {
     /// Startup time and λ of a link per direction (eq. 5.5), from CSV `direction,size,seconds`.
@@ -220,6 +246,24 @@ Example:\n  hetsim calibrate link examples/calibration/pcie3-gtx970.csv --bandwi
     /// Kernel λ (eq. 4.4), from CSV `estimated,measured` [s], the estimate simulated with λ = 1.
     #[command(after_help = "Example:\n  hetsim calibrate kernel examples/calibration/kernel-gtx970.csv")]
     Kernel(CalibrateKernelArgs),
+    /// A GPU's catalog entry for the `gpu-queueing` model, from a folder that bench/gpu/run.sh
+    /// measured: fits memoryQueueCycles, issueEfficiency, blockLaunchRate and warpSkew to the
+    /// saxpy2 timings, the launch overhead to launch.csv and the power levels to power.csv.
+    #[command(
+        after_help = "Example:\n  hetsim calibrate gpu examples/validation/data/h100 --name \"H100 SXM5 80GB\""
+    )]
+    Gpu(CalibrateGpuArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateGpuArgs {
+    /// The measurement folder (props.csv, sweep.csv, occupancy_block256.csv, launch.csv, power.csv, saxpy2_*.sass).
+    pub dir: PathBuf,
+    /// The component's name in the printed entry (default: props.csv's `name`).
+    #[arg(long)]
+    pub name: Option<String>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

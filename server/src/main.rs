@@ -1,11 +1,14 @@
 //! `hetsim`: simulate parallel applications on heterogeneous hardware.
 
+mod charts;
 mod cli;
 mod commands;
 mod execute;
 mod http;
 mod input;
+mod measurements;
 mod queue;
+mod saxpy2;
 mod storage;
 mod table;
 

@@ -7,12 +7,15 @@ use anyhow::{anyhow, bail, Result};
 use hetsim_models::calibrate::{fit_kernel_lambda, fit_link, kernel_lambda};
 
 use crate::cli::{CalibrateCommand, CalibrateKernelArgs, CalibrateLinkArgs};
+
+pub mod gpu;
 use crate::input::{csv_rows, display_name, number_field};
 
 pub fn run(command: CalibrateCommand) -> Result<()> {
     match command {
         CalibrateCommand::Link(args) => link(args),
         CalibrateCommand::Kernel(args) => kernel(args),
+        CalibrateCommand::Gpu(args) => gpu::run(args),
     }
 }
 

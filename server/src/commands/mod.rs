@@ -7,6 +7,7 @@ mod kernel;
 mod model;
 mod run;
 mod serve;
+mod validate;
 
 use anyhow::Result;
 
@@ -19,6 +20,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Components(args) => components::run(args),
         Command::Calibrate(command) => calibrate::run(command),
         Command::Kernel(command) => kernel::run(command),
+        Command::Validate(args) => validate::run(args),
         Command::Serve(args) => runtime()?.block_on(serve::serve(args)),
         Command::Worker(args) => runtime()?.block_on(serve::worker(args)),
         Command::Submit(args) => runtime()?.block_on(client::submit(args, false)),

@@ -1,0 +1,195 @@
+//! `hetsim calibrate gpu DIR`: a catalog entry for the `gpu-queueing` model from a measurement
+//! folder (bench/gpu/run.sh's output, or ../shared/measurements/h100).
+
+use anyhow::{anyhow, bail, Result};
+use hetsim_models::queueing::calibration::{calibrate, fit_launch, Fit, Sample};
+use hetsim_models::queueing::{evaluate, keys, Device, Input, Kernel};
+use serde::Serialize;
+
+use crate::cli::CalibrateGpuArgs;
+use crate::measurements::Measurements;
+use crate::saxpy2::{self, Saxpy2};
+
+/// The fitted device, the fit's quality and the power levels.
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuCalibration {
+    pub name: String,
+    pub compute_capability: String,
+    pub fit: Fit,
+    pub launch_overhead: f64,
+    pub power: Option<Power>,
+    #[serde(skip)]
+    pub device: Device,
+}
+
+/// Board power above idle per unit of issue and memory utilisation, solved from the
+/// compute-bound and memory-bound phases of power.csv.
+#[derive(Clone, Debug, Serialize)]
+pub struct Power {
+    pub idle: f64,
+    pub issue: f64,
+    pub memory: f64,
+}
+
+/// Every measured launch of the folder as a calibration sample.
+pub fn samples(m: &Measurements) -> Result<Vec<(&'static str, Sample)>> {
+    let sass = m.sass.as_deref().ok_or_else(|| {
+        anyhow!(
+            "{}: no saxpy2_*.sass (cuobjdump -sass of the measured binary)",
+            m.dir.display()
+        )
+    })?;
+    let mut saxpy2 = Saxpy2::new(sass)?;
+    m.kernel_runs()
+        .map(|run| {
+            Ok((
+                run.file,
+                Sample {
+                    kernel: saxpy2.kernel(run)?,
+                    seconds: run.seconds,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// Utilisations of the issue slots and of memory for one launch.
+fn utilisations(device: &Device, kernel: &Kernel) -> (f64, f64) {
+    let out = evaluate(&Input {
+        device: device.clone(),
+        kernel: kernel.clone(),
+    });
+    let of = |l: hetsim_models::queueing::Limiter| {
+        out.stations
+            .iter()
+            .find(|s| s.limiter == l)
+            .map_or(0.0, |s| s.utilisation)
+    };
+    (
+        of(hetsim_models::queueing::Limiter::Issue),
+        of(hetsim_models::queueing::Limiter::Memory),
+    )
+}
+
+/// The power phases of power.csv were saxpy2 at n = 2^26, block 256, intensity 4096 (compute)
+/// and 1 (memory): solve idle + u_issue·issue + u_mem·memory = steady watts for both.
+fn power(m: &Measurements, device: &Device, samples: &[(&str, Sample)]) -> Option<Power> {
+    let idle = m.steady_power("idle")?;
+    let compute = m.steady_power("compute")?;
+    let memory = m.steady_power("memory")?;
+    let launch = |a: f64| {
+        samples.iter().find(|(file, s)| {
+            *file == "sweep"
+                && s.kernel.block_size == 256.0
+                && (s.kernel.issued_instructions - (26.0 + 4.0 * a)).abs() < 0.5
+        })
+    };
+    let (ci, cm) = utilisations(device, &launch(4096.0)?.1.kernel);
+    let (mi, mm) = utilisations(device, &launch(1.0)?.1.kernel);
+    let det = ci * mm - cm * mi;
+    if det.abs() < 1e-9 {
+        return None;
+    }
+    let (dc, dm) = (compute - idle, memory - idle);
+    Some(Power {
+        idle,
+        issue: (dc * mm - cm * dm) / det,
+        memory: (ci * dm - mi * dc) / det,
+    })
+}
+
+pub fn calibrate_folder(m: &Measurements, name: Option<String>) -> Result<GpuCalibration> {
+    let mut base = saxpy2::device(m)?;
+    let (overhead, rate) = fit_launch(&m.launches).ok_or_else(|| {
+        anyhow!(
+            "{}: launch.csv: no async rows over several grids",
+            m.dir.display()
+        )
+    })?;
+    base.launch_overhead = overhead.max(0.0);
+    base.block_launch_rate = rate;
+    let samples = samples(m)?;
+    if samples.is_empty() {
+        bail!(
+            "{}: no kernel timings (sweep.csv, occupancy_block256.csv)",
+            m.dir.display()
+        );
+    }
+    let plain: Vec<Sample> = samples.iter().map(|(_, s)| s.clone()).collect();
+    let fit = calibrate(&base, &plain).ok_or_else(|| anyhow!("no samples"))?;
+    let device = fit.apply(&base);
+    Ok(GpuCalibration {
+        name: name
+            .or_else(|| m.props.get("name").cloned())
+            .unwrap_or_else(|| "calibrated GPU".to_owned()),
+        compute_capability: device.limits.compute_capability.to_owned(),
+        power: power(m, &device, &samples),
+        launch_overhead: device.launch_overhead,
+        fit,
+        device,
+    })
+}
+
+/// The catalog attributes of a calibration, as `(key, value)` pairs.
+pub fn attributes(c: &GpuCalibration) -> Vec<(&'static str, f64)> {
+    let d = &c.device;
+    let mut out = vec![
+        ("SMs", d.sms),
+        ("SMCoreClock", d.sm_clock_mhz),
+        ("schedulers", d.schedulers),
+        ("warpSize", d.warp_size),
+        (keys::MEMORY_BANDWIDTH, d.memory_bandwidth),
+        (keys::MEMORY_QUEUE_CYCLES, d.memory_queue_cycles),
+        (keys::ISSUE_EFFICIENCY, d.issue_efficiency),
+        (keys::BLOCK_LAUNCH_RATE, d.block_launch_rate),
+        (keys::WARP_SKEW, d.warp_skew),
+        (keys::LAUNCH_OVERHEAD, d.launch_overhead),
+        ("fp32Lanes", d.lanes.fp32),
+        ("intLanes", d.lanes.int),
+        ("sfuLanes", d.lanes.sfu),
+        ("fp64Lanes", d.lanes.fp64),
+    ];
+    if let Some(p) = &c.power {
+        out.extend([
+            ("powerIdle", p.idle),
+            ("powerIssue", p.issue),
+            ("powerMemory", p.memory),
+        ]);
+    }
+    out
+}
+
+pub fn run(args: CalibrateGpuArgs) -> Result<()> {
+    let m = Measurements::read(&args.dir)?;
+    let c = calibrate_folder(&m, args.name)?;
+    if args.json {
+        let attrs: serde_json::Map<String, serde_json::Value> = attributes(&c)
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.into()))
+            .collect();
+        return super::super::print_json(&serde_json::json!({ "calibration": c, "attributes": attrs }));
+    }
+    println!(
+        "fitted on {} launches: MAPE {:.2} %, worst {:.1} %",
+        c.fit.samples,
+        c.fit.mape * 100.0,
+        c.fit.worst * 100.0
+    );
+    println!("# a component for a system model's [[component]] table (model = \"gpu-queueing\")");
+    println!(
+        "[[component]]\nname = {:?}\nkind = \"GPU\"\nvendor = \"NVIDIA\"",
+        c.name
+    );
+    println!(
+        "source = \"hetsim calibrate gpu {}: props.csv (spec), launch.csv (overhead), sweep.csv and occupancy_block256.csv (fit), power.csv (power)\"",
+        args.dir.display()
+    );
+    println!(
+        "[component.attributes]\ncomputeCapability = {:?}",
+        c.compute_capability
+    );
+    for (k, v) in attributes(&c) {
+        println!("{k} = {v:e}");
+    }
+    Ok(())
+}

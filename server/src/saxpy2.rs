@@ -1,0 +1,116 @@
+//! The measured saxpy2 launches of a measurement folder as inputs of the loaded-latency model:
+//! the device from `props.csv` and the spec sheet's rules, each launch's per-warp parameters
+//! from the kernel analyser emulating that very launch on the measured SASS.
+
+use std::collections::HashMap;
+
+use anyhow::{anyhow, Result};
+use hetsim_kernel::{analyze, parse, Arg, Launch, Listing, Options};
+use hetsim_models::occupancy::limits_of;
+use hetsim_models::queueing::{lanes_of, Device, Kernel};
+
+use crate::measurements::{KernelRun, Measurements};
+
+/// The device a measurement folder describes, with the calibrated attributes at neutral
+/// starting values (`hetsim calibrate gpu` fits them).
+pub fn device(m: &Measurements) -> Result<Device> {
+    let cc = m
+        .props
+        .get("compute_capability")
+        .ok_or_else(|| anyhow!("{}: no compute_capability", m.dir.join("props.csv").display()))?;
+    let limits = limits_of(cc).ok_or_else(|| anyhow!("compute capability {cc} has no occupancy limits"))?;
+    let lanes = lanes_of(cc).ok_or_else(|| anyhow!("compute capability {cc} has no pipe table"))?;
+    let memory_clock_hz = m.prop("mem_clock_khz_max")? * 1e3;
+    Ok(Device {
+        limits,
+        sms: m.prop("sms")?,
+        sm_clock_mhz: m.prop("sm_clock_khz_max")? / 1e3,
+        schedulers: 4.0,
+        warp_size: m.prop("warp_size")?,
+        // Eq. 4.7 for the whole device: HBM and GDDR6 move data on both clock edges.
+        memory_bandwidth: memory_clock_hz * m.prop("mem_bus_width_bits")? / 8.0 * 2.0,
+        memory_queue_cycles: 300.0,
+        issue_efficiency: 0.95,
+        block_launch_rate: 1.6e9,
+        warp_skew: 0.05,
+        launch_overhead: 4e-6,
+        lanes,
+    })
+}
+
+/// Analyses saxpy2 launches, each distinct launch once.
+pub struct Saxpy2 {
+    listing: Listing,
+    memo: HashMap<[u64; 4], Kernel>,
+}
+
+impl Saxpy2 {
+    pub fn new(sass: &str) -> Result<Saxpy2> {
+        Ok(Saxpy2 {
+            listing: parse(sass).map_err(|e| anyhow!("saxpy2 SASS: {e}"))?,
+            memo: HashMap::new(),
+        })
+    }
+
+    /// The model's kernel input for one measured launch.
+    pub fn kernel(&mut self, run: &KernelRun) -> Result<Kernel> {
+        let key = [run.n, run.intensity, run.block, run.dynamic_shared].map(f64::to_bits);
+        if let Some(k) = self.memo.get(&key) {
+            return Ok(k.clone());
+        }
+        let whole = |x: f64, what: &str| -> Result<u32> {
+            if x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) {
+                Ok(x as u32)
+            } else {
+                Err(anyhow!(
+                    "{} line {}: {what} {x} is not a whole number",
+                    run.file,
+                    run.line
+                ))
+            }
+        };
+        let options = Options {
+            launch: Some(Launch {
+                grid: [whole(run.grid, "grid")?, 1, 1],
+                block: [whole(run.block, "block")?, 1, 1],
+                args: vec![
+                    Arg::Int(i64::from(whole(run.n, "n")?)),
+                    Arg::Int(i64::from(whole(run.intensity, "intensity")?)),
+                    Arg::Pointer,
+                    Arg::Pointer,
+                ],
+                dynamic_shared: whole(run.dynamic_shared, "dynamic_smem")?,
+            }),
+            ..Options::default()
+        };
+        let report = analyze(&self.listing, &options).map_err(|e| anyhow!("saxpy2: {e}"))?;
+        let value = |q: &hetsim_kernel::Quantity, what: &str| {
+            q.value()
+                .ok_or_else(|| anyhow!("saxpy2: {what} is a formula in an emulated launch"))
+        };
+        let pipe = |name: &str| {
+            report
+                .per_warp
+                .by_pipe
+                .get(name)
+                .and_then(|q| q.value())
+                .unwrap_or(0.0)
+        };
+        let kernel = Kernel {
+            grid_size: run.grid,
+            block_size: run.block,
+            issued_instructions: value(&report.per_warp.issued, "issued")?,
+            gmem_bytes: value(&report.gmem_bytes_per_warp, "bytes")?,
+            latency_bound: value(&report.latency_bound, "latency bound")?,
+            fp32_instructions: pipe("fp32"),
+            int_instructions: pipe("int"),
+            sfu_instructions: pipe("sfu"),
+            fp64_instructions: pipe("fp64"),
+            registers_per_thread: report.registers.unwrap_or(32),
+            shared_memory_per_block: whole(run.dynamic_shared, "dynamic_smem")?,
+            occupancy: None,
+        };
+        self.memo.insert(key, kernel.clone());
+        Ok(kernel)
+    }
+}
