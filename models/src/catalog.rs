@@ -70,7 +70,7 @@ struct Queueing {
     warp_skew: f64,
     launch_overhead: f64,
     power_idle: f64,
-    power_issue: f64,
+    power_compute: f64,
     power_memory: f64,
 }
 
@@ -83,7 +83,7 @@ const H100_SXM5_MEASURED: Queueing = Queueing {
     warp_skew: 0.05439,
     launch_overhead: 3.914e-6,
     power_idle: 122.3,
-    power_issue: 154.9,
+    power_compute: 154.9,
     power_memory: 371.1,
 };
 
@@ -99,9 +99,9 @@ impl Queueing {
             (keys::WARP_SKEW, self.warp_skew),
             (keys::LAUNCH_OVERHEAD, self.launch_overhead),
             ("powerConsumptionIdle", self.power_idle),
-            ("powerIdle", self.power_idle),
-            ("powerIssue", self.power_issue),
-            ("powerMemory", self.power_memory),
+            (keys::POWER_IDLE, self.power_idle),
+            (keys::POWER_COMPUTE, self.power_compute),
+            (keys::POWER_MEMORY, self.power_memory),
         ];
         if let Some(l) = lanes {
             out.extend([

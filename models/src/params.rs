@@ -162,6 +162,13 @@ impl ParamReader {
             .transpose()
     }
 
+    /// An optional number ≥ 0.
+    pub fn optional_non_negative(&mut self, key: &'static str) -> Result<Option<f64>, ParamError> {
+        self.optional_number(key)?
+            .map(|x| require_non_negative(key, x))
+            .transpose()
+    }
+
     /// A required finite number.
     pub fn number(&mut self, key: &'static str) -> Result<f64, ParamError> {
         self.optional_number(key)?.ok_or_else(|| self.missing(key))

@@ -69,6 +69,18 @@ pub struct Device {
     /// `kernelLaunchOverhead` [s]: what CUDA events around an empty launch measure.
     pub launch_overhead: f64,
     pub lanes: Lanes,
+    /// Board power by what the kernel keeps busy, where calibrated.
+    pub power: Option<Power>,
+}
+
+/// Board power [W]: `idle`, plus `compute` × the busiest compute resource's utilisation
+/// (issue slots or a pipe), plus `memory` × the memory system's (calibrated from the
+/// compute- and memory-bound phases of power.csv).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Power {
+    pub idle: f64,
+    pub compute: f64,
+    pub memory: f64,
 }
 
 /// A launch, as the kernel analyser describes it (per-warp counts) plus its resources.
@@ -109,6 +121,9 @@ pub mod keys {
     pub const BLOCK_LAUNCH_RATE: &str = "blockLaunchRate";
     pub const WARP_SKEW: &str = "warpSkew";
     pub const LAUNCH_OVERHEAD: &str = "kernelLaunchOverhead";
+    pub const POWER_IDLE: &str = "powerIdle";
+    pub const POWER_COMPUTE: &str = "powerCompute";
+    pub const POWER_MEMORY: &str = "powerMemory";
 }
 
 fn compute_capability(text: &str) -> Result<&'static Limits, ParamError> {
@@ -152,6 +167,14 @@ impl Input {
                 int: r.positive("intLanes")?,
                 sfu: r.positive("sfuLanes")?,
                 fp64: r.positive("fp64Lanes")?,
+            },
+            power: match r.optional_non_negative(keys::POWER_IDLE)? {
+                Some(idle) => Some(Power {
+                    idle,
+                    compute: r.non_negative(keys::POWER_COMPUTE)?,
+                    memory: r.non_negative(keys::POWER_MEMORY)?,
+                }),
+                None => None,
             },
         };
         let kernel = Kernel {
@@ -288,6 +311,18 @@ pub struct Output {
     /// DRAM bytes of the grid / time [bytes/s].
     pub effective_bandwidth: f64,
     pub limiter: Limiter,
+    /// The busiest compute resource's and the memory system's utilisation.
+    pub compute_utilisation: f64,
+    pub memory_utilisation: f64,
+    /// Mean board power over `seconds` (idle during the launch overhead) [W], if calibrated.
+    pub power: Option<f64>,
+}
+
+impl Power {
+    /// Board power at these utilisations [W].
+    pub fn at(&self, compute_utilisation: f64, memory_utilisation: f64) -> f64 {
+        self.idle + self.compute * compute_utilisation + self.memory * memory_utilisation
+    }
 }
 
 /// `H_m − 1`: the expected maximum of `m` unit exponentials, less their mean.
@@ -406,7 +441,19 @@ pub fn evaluate(input: &Input) -> Output {
         Some(s) if s.utilisation >= 0.5 => s.limiter,
         _ => Limiter::Latency,
     };
-    let seconds = d.launch_overhead + cycles / (d.sm_clock_mhz * 1e6);
+    let running = cycles / (d.sm_clock_mhz * 1e6);
+    let seconds = d.launch_overhead + running;
+    let utilisation = |memory: bool| {
+        stations
+            .iter()
+            .filter(|s| (s.limiter == Limiter::Memory) == memory && s.limiter != Limiter::BlockLaunch)
+            .map(|s| s.utilisation)
+            .fold(0.0, f64::max)
+    };
+    let (compute_utilisation, memory_utilisation) = (utilisation(false), utilisation(true));
+    let power = d.power.as_ref().map(|p| {
+        (p.idle * d.launch_overhead + p.at(compute_utilisation, memory_utilisation) * running) / seconds
+    });
     Output {
         warps_per_block,
         warps_launched,
@@ -423,6 +470,9 @@ pub fn evaluate(input: &Input) -> Output {
         seconds,
         effective_bandwidth: warps_launched * k.gmem_bytes / seconds,
         limiter,
+        compute_utilisation,
+        memory_utilisation,
+        power,
     }
 }
 

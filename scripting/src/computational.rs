@@ -50,7 +50,15 @@ pub struct Models {
     /// The instance of each node and of each link.
     nodes: Vec<usize>,
     links: Vec<usize>,
-    memo: RefCell<HashMap<MemoKey, f64>>,
+    memo: RefCell<HashMap<MemoKey, Timed>>,
+}
+
+/// What a model returns: seconds, and for a compute optionally the power drawn meanwhile.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timed {
+    pub seconds: f64,
+    /// [W]; `None` leaves the node's `powerConsumptionLoad`.
+    pub power: Option<f64>,
 }
 
 fn scalar(value: &Scalar) -> Dynamic {
@@ -73,6 +81,27 @@ fn constants(component: &Component) -> HashMap<String, Dynamic> {
         .collect();
     constants.insert("attributes".to_owned(), Dynamic::from_map(all));
     constants
+}
+
+fn number(value: &Dynamic) -> Option<f64> {
+    value
+        .as_float()
+        .ok()
+        .or_else(|| value.as_int().ok().map(|i| i as f64))
+}
+
+/// A model's return value: a number of seconds, or a map with `seconds` and `power`.
+fn timed(value: &Dynamic) -> Option<Timed> {
+    if let Some(seconds) = number(value) {
+        return Some(Timed { seconds, power: None });
+    }
+    let map = value.read_lock::<Map>()?;
+    let seconds = number(map.get("seconds")?)?;
+    let power = match map.get("power") {
+        Some(p) => Some(number(p)?),
+        None => None,
+    };
+    Some(Timed { seconds, power })
 }
 
 /// The memo key of `params`, or `None` when a value is not a scalar (not memoized).
@@ -163,34 +192,32 @@ impl Models {
         })
     }
 
-    fn memoized(&self, key: &Option<MemoKey>) -> Option<f64> {
+    fn memoized(&self, key: &Option<MemoKey>) -> Option<Timed> {
         key.as_ref().and_then(|k| self.memo.borrow().get(k).copied())
     }
 
-    fn call(&self, index: usize, function: &str, params: Map, key: Option<MemoKey>) -> Result<f64, String> {
+    fn call(&self, index: usize, function: &str, params: Map, key: Option<MemoKey>) -> Result<Timed, String> {
         let instance = &self.instances[index];
         *self.current.borrow_mut() = instance.constants.clone();
         let value: Dynamic = self
             .engine
             .call_fn(&mut Scope::new(), &instance.ast, function, (params,))
             .map_err(|e| located(&instance.origin, *e))?;
-        let seconds = value
-            .as_float()
-            .or_else(|_| value.as_int().map(|i| i as f64))
-            .map_err(|t| {
-                format!(
-                    "{}: {function} returned {t}, expected a number of seconds",
-                    instance.origin
-                )
-            })?;
+        let timed = timed(&value).ok_or_else(|| {
+            format!(
+                "{}: {function} returned {}, expected a number of seconds or #{{seconds, power}}",
+                instance.origin,
+                value.type_name()
+            )
+        })?;
         if let Some(key) = key {
-            self.memo.borrow_mut().insert(key, seconds);
+            self.memo.borrow_mut().insert(key, timed);
         }
-        Ok(seconds)
+        Ok(timed)
     }
 
     /// `compute_time(params)` of node `node`'s model.
-    pub fn compute_time(&self, node: usize, params: Map) -> Result<f64, String> {
+    pub fn compute_time(&self, node: usize, params: Map) -> Result<Timed, String> {
         let index = self.nodes[node];
         let key = memo_key(index, &params);
         match self.memoized(&key) {
@@ -203,13 +230,13 @@ impl Models {
     pub fn transfer_time(&self, link: usize, bytes: f64, direction: Direction) -> Result<f64, String> {
         let index = self.links[link];
         let key = Some(MemoKey::Transfer(index, bytes.to_bits(), direction));
-        if let Some(seconds) = self.memoized(&key) {
-            return Ok(seconds);
+        if let Some(timed) = self.memoized(&key) {
+            return Ok(timed.seconds);
         }
         let mut params = Map::new();
         params.insert("size".into(), Dynamic::from_float(bytes));
         params.insert("direction".into(), Dynamic::from(direction.suffix()));
-        self.call(index, "transfer_time", params, key)
+        Ok(self.call(index, "transfer_time", params, key)?.seconds)
     }
 }
 

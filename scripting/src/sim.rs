@@ -120,12 +120,16 @@ impl Sim {
 
     fn compute(&mut self, params: Map) -> Fallible<f64> {
         let node = self.context.placements[self.pid].node;
-        let seconds = self.context.models.compute_time(node, params)?;
-        self.compute_seconds(seconds)
+        let timed = self.context.models.compute_time(node, params)?;
+        self.compute_for(timed.seconds, timed.power)
     }
 
     fn compute_seconds(&mut self, seconds: f64) -> Fallible<f64> {
-        let resume = self.channel.request(Request::Compute { seconds });
+        self.compute_for(seconds, None)
+    }
+
+    fn compute_for(&mut self, seconds: f64, power: Option<f64>) -> Fallible<f64> {
+        let resume = self.channel.request(Request::Compute { seconds, power });
         self.done(resume, "sim.compute")?;
         Ok(seconds)
     }

@@ -35,6 +35,7 @@ pub fn device(m: &Measurements) -> Result<Device> {
         warp_skew: 0.05,
         launch_overhead: 4e-6,
         lanes,
+        power: None,
     })
 }
 

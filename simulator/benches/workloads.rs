@@ -195,7 +195,10 @@ impl Process for MasterWorker {
                 Resume::Start => Request::Receive { from: Source::Pid(0) },
                 Resume::Message(_) => {
                     *computing = true;
-                    Request::Compute { seconds: 1e9 / 512e9 }
+                    Request::Compute {
+                        seconds: 1e9 / 512e9,
+                        power: None,
+                    }
                 }
                 Resume::Done if *computing => {
                     *computing = false;

@@ -41,8 +41,9 @@ impl Source {
 /// What a process asks of the engine next.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Request {
-    /// Occupy the process for `seconds` of computation.
-    Compute { seconds: f64 },
+    /// Occupy the process for `seconds` of computation, drawing `power` [W] on its node if
+    /// the model states it (else the node's load power).
+    Compute { seconds: f64, power: Option<f64> },
     /// Advance the process's clock without computing.
     Sleep { seconds: f64 },
     /// Non-blocking send; the process resumes at once.
@@ -222,6 +223,9 @@ struct ProcessState {
     finished: bool,
     finish_time: f64,
     compute_time: f64,
+    /// The part of `compute_time` whose power the model stated, and its energy [J].
+    powered_time: f64,
+    powered_energy: f64,
     wait_time: f64,
 }
 
@@ -359,7 +363,7 @@ impl<P: Process> Engine<'_, P> {
     fn step(&mut self, pid: Pid, mut input: Resume) -> Result<(), SimError> {
         loop {
             match self.processes[pid].resume(self.now, input) {
-                Request::Compute { seconds } | Request::Sleep { seconds }
+                Request::Compute { seconds, .. } | Request::Sleep { seconds }
                     if !(seconds >= 0.0 && seconds.is_finite()) =>
                 {
                     return Err(SimError::InvalidRequest {
@@ -367,8 +371,23 @@ impl<P: Process> Engine<'_, P> {
                         message: format!("a duration must be a finite number of seconds >= 0, got {seconds}"),
                     });
                 }
-                Request::Compute { seconds } => {
-                    self.states[pid].compute_time += seconds;
+                Request::Compute {
+                    power: Some(watts), ..
+                } if !(watts >= 0.0 && watts.is_finite()) => {
+                    return Err(SimError::InvalidRequest {
+                        who: self.who(pid),
+                        message: format!(
+                            "a compute's power must be a finite number of watts >= 0, got {watts}"
+                        ),
+                    });
+                }
+                Request::Compute { seconds, power } => {
+                    let state = &mut self.states[pid];
+                    state.compute_time += seconds;
+                    if let Some(watts) = power {
+                        state.powered_time += seconds;
+                        state.powered_energy += seconds * watts;
+                    }
                     self.span(pid, SpanKind::Compute, self.now, self.now + seconds, String::new);
                     self.schedule(self.now + seconds, EventKind::Resume(pid, Resume::Done));
                     return Ok(());
@@ -554,6 +573,7 @@ impl<P: Process> Engine<'_, P> {
             .map(|n| Arc::from(n.id.as_str()))
             .collect();
         let mut busy = vec![0.0; self.platform.nodes.len()];
+        let mut powered = vec![(0.0, 0.0); self.platform.nodes.len()];
         let mut used = vec![false; self.platform.nodes.len()];
         let processes = self
             .states
@@ -562,6 +582,8 @@ impl<P: Process> Engine<'_, P> {
             .enumerate()
             .map(|(pid, (s, p))| {
                 busy[p.node] += s.compute_time;
+                powered[p.node].0 += s.powered_time;
+                powered[p.node].1 += s.powered_energy;
                 used[p.node] = true;
                 ProcessResult {
                     pid,
@@ -584,7 +606,9 @@ impl<P: Process> Engine<'_, P> {
                 NodeResult {
                     id: node_ids[i].clone(),
                     busy_time: busy[i],
-                    energy: n.power_load * busy[i] + n.power_idle * idle,
+                    energy: powered[i].1
+                        + n.power_load * (busy[i] - powered[i].0).max(0.0)
+                        + n.power_idle * idle,
                 }
             })
             .collect();

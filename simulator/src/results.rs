@@ -26,7 +26,8 @@ pub struct NodeResult {
     pub id: Arc<str>,
     /// Compute seconds of all the node's processes.
     pub busy_time: f64,
-    /// Load power × busy time + idle power × (count × overall time − busy time) [J].
+    /// The energy of the computes whose model states its power, plus load power × the rest
+    /// of the busy time, plus idle power × (count × overall time − busy time) [J].
     pub energy: f64,
 }
 

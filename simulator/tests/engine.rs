@@ -114,7 +114,10 @@ fn compute_and_sleep_advance_the_clock() {
         &line(),
         &[("A", 1)],
         vec![vec![
-            Request::Compute { seconds: 2.0 },
+            Request::Compute {
+                seconds: 2.0,
+                power: None,
+            },
             Request::Sleep { seconds: 0.5 },
         ]],
     )
@@ -270,7 +273,10 @@ fn bad_requests_fail_the_run_with_the_process_named() {
     let err = run(
         &line(),
         &[("A", 1)],
-        vec![vec![Request::Compute { seconds: -1.0 }]],
+        vec![vec![Request::Compute {
+            seconds: -1.0,
+            power: None,
+        }]],
     )
     .unwrap_err();
     assert!(
@@ -290,7 +296,14 @@ fn bad_requests_fail_the_run_with_the_process_named() {
 fn identical_inputs_give_identical_results() {
     let programs = || {
         vec![
-            vec![send(2, 10.0), Request::Compute { seconds: 0.1 }, send(2, 20.0)],
+            vec![
+                send(2, 10.0),
+                Request::Compute {
+                    seconds: 0.1,
+                    power: None,
+                },
+                send(2, 20.0),
+            ],
             vec![send(2, 10.0), send(2, 5.0)],
             (0..4).map(|_| Request::Receive { from: Source::Any }).collect(),
         ]

@@ -81,7 +81,7 @@ proptest! {
             let mut programs: Vec<Program> =
                 (0..n).map(|_| Program { steps: VecDeque::new(), expected: 0, received: 0 }).collect();
             for &(from, to, bytes, think) in &sends {
-                programs[from].steps.push_back(Request::Compute { seconds: think });
+                programs[from].steps.push_back(Request::Compute { seconds: think, power: None });
                 programs[from].steps.push_back(Request::Send { to, bytes, direction: None });
                 programs[to].expected += 1;
             }

@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use hetsim_models::queueing::calibration::{calibrate, fit_launch, Fit, Sample};
-use hetsim_models::queueing::{evaluate, keys, Device, Input, Kernel};
+use hetsim_models::queueing::{evaluate, keys, Device, Input, Kernel, Power};
 use serde::Serialize;
 
 use crate::cli::CalibrateGpuArgs;
@@ -20,15 +20,6 @@ pub struct GpuCalibration {
     pub power: Option<Power>,
     #[serde(skip)]
     pub device: Device,
-}
-
-/// Board power above idle per unit of issue and memory utilisation, solved from the
-/// compute-bound and memory-bound phases of power.csv.
-#[derive(Clone, Debug, Serialize)]
-pub struct Power {
-    pub idle: f64,
-    pub issue: f64,
-    pub memory: f64,
 }
 
 /// Every measured launch of the folder as a calibration sample.
@@ -53,26 +44,18 @@ pub fn samples(m: &Measurements) -> Result<Vec<(&'static str, Sample)>> {
         .collect()
 }
 
-/// Utilisations of the issue slots and of memory for one launch.
+/// The compute and memory utilisations of one launch.
 fn utilisations(device: &Device, kernel: &Kernel) -> (f64, f64) {
     let out = evaluate(&Input {
         device: device.clone(),
         kernel: kernel.clone(),
     });
-    let of = |l: hetsim_models::queueing::Limiter| {
-        out.stations
-            .iter()
-            .find(|s| s.limiter == l)
-            .map_or(0.0, |s| s.utilisation)
-    };
-    (
-        of(hetsim_models::queueing::Limiter::Issue),
-        of(hetsim_models::queueing::Limiter::Memory),
-    )
+    (out.compute_utilisation, out.memory_utilisation)
 }
 
-/// The power phases of power.csv were saxpy2 at n = 2^26, block 256, intensity 4096 (compute)
-/// and 1 (memory): solve idle + u_issue·issue + u_mem·memory = steady watts for both.
+/// power.csv's phases ran saxpy2 at n = 2^26, block 256, intensity 4096 (compute-bound) and
+/// 1 (memory-bound) back to back: solve `idle + u_c·compute + u_m·memory = steady watts` for
+/// both, with the utilisations the calibrated model gives those launches.
 fn power(m: &Measurements, device: &Device, samples: &[(&str, Sample)]) -> Option<Power> {
     let idle = m.steady_power("idle")?;
     let compute = m.steady_power("compute")?;
@@ -93,7 +76,7 @@ fn power(m: &Measurements, device: &Device, samples: &[(&str, Sample)]) -> Optio
     let (dc, dm) = (compute - idle, memory - idle);
     Some(Power {
         idle,
-        issue: (dc * mm - cm * dm) / det,
+        compute: (dc * mm - cm * dm) / det,
         memory: (ci * dm - mi * dc) / det,
     })
 }
@@ -151,9 +134,9 @@ pub fn attributes(c: &GpuCalibration) -> Vec<(&'static str, f64)> {
     ];
     if let Some(p) = &c.power {
         out.extend([
-            ("powerIdle", p.idle),
-            ("powerIssue", p.issue),
-            ("powerMemory", p.memory),
+            (keys::POWER_IDLE, p.idle),
+            (keys::POWER_COMPUTE, p.compute),
+            (keys::POWER_MEMORY, p.memory),
         ]);
     }
     out
