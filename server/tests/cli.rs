@@ -437,3 +437,46 @@ fn kernel_analyze_errors_name_the_file_the_line_or_the_choices() {
         "{err}"
     );
 }
+
+#[test]
+fn calibrate_gpu_fits_the_shipped_h100_measurements() {
+    let out = ok_json(&["calibrate", "gpu", "examples/validation/data/h100", "--json"]);
+    let fit = &out["calibration"]["fit"];
+    assert_eq!(fit["samples"], 136, "{out}");
+    assert!(fit["mape"].as_f64().expect("mape") < 0.04, "{out}");
+    let attrs = &out["attributes"];
+    // The catalog's H100 SXM5 80GB holds these numbers (models/src/catalog.rs).
+    let issue = attrs["issueEfficiency"].as_f64().expect("issueEfficiency");
+    assert!((issue - 0.9603).abs() < 0.005, "{out}");
+    let power = attrs["powerMemory"].as_f64().expect("powerMemory");
+    assert!((power / 371.1 - 1.0).abs() < 0.02, "{out}");
+    let missing = failure(&["calibrate", "gpu", "examples/gajger"], None);
+    assert!(
+        missing.contains("props.csv") && missing.contains("not a measurement folder"),
+        "{missing}"
+    );
+}
+
+#[test]
+fn validate_meets_the_targets_on_the_shipped_h100_data_and_writes_its_report() {
+    let dir = std::env::temp_dir().join(format!("hetsim-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let report = dir.join("VALIDATION.md");
+    let report_arg = report.display().to_string();
+    let out = ok_json(&["validate", "--report", &report_arg, "--json"]);
+    let checks = out["checks"].as_array().expect("checks");
+    assert!(checks.len() >= 7, "kernel ×2, transfers ×4, power: {out}");
+    for c in checks {
+        assert_eq!(c["pass"], true, "{c}");
+    }
+    for c in out["cross_validation"].as_array().expect("cross-validation") {
+        assert!(c["mape"].as_f64().expect("mape") < 0.10, "{c}");
+    }
+    let text = std::fs::read_to_string(&report).expect("the report is written");
+    assert!(text.contains("| sweep.csv (kernel) | 91 |"), "{text}");
+    for figure in ["sweep.svg", "occupancy.svg", "transfers.svg"] {
+        let svg = std::fs::read_to_string(dir.join("validation").join(figure)).expect("figure");
+        assert!(svg.starts_with("<svg") && svg.contains("MAPE"), "{figure}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -130,6 +130,29 @@ fn compute_and_sleep_advance_the_clock() {
 }
 
 #[test]
+fn a_compute_that_states_its_power_is_charged_at_that_power() {
+    let compute = |seconds, power| Request::Compute { seconds, power };
+    let r = run(
+        &line(),
+        &[("A", 1)],
+        vec![vec![
+            compute(2.0, Some(300.0)),
+            compute(1.0, None),
+            Request::Sleep { seconds: 0.5 },
+        ]],
+    )
+    .unwrap();
+    // 300 W × 2 s stated + 100 W (load) × 1 s + 10 W (idle) × 0.5 s.
+    assert!(
+        close(r.nodes[0].energy, 600.0 + 100.0 + 5.0),
+        "{}",
+        r.nodes[0].energy
+    );
+    let bad = run(&line(), &[("A", 1)], vec![vec![compute(1.0, Some(f64::NAN))]]).unwrap_err();
+    assert!(bad.to_string().contains("power"), "{bad}");
+}
+
+#[test]
 fn a_send_costs_nothing_and_arrives_after_the_transfer_time() {
     // pid 0 = A[0] on host (CPU), pid 1 = B[0] on gpu (GPU): host-to-device, 2 µs per byte.
     let r = run(

@@ -1,7 +1,8 @@
 //! Calibration of the loaded-latency model's device attributes from measured kernel times:
 //! `memoryQueueCycles`, `issueEfficiency`, `blockLaunchRate` and `warpSkew` minimise the mean
 //! absolute percentage error (MAPE) over the samples, by Nelder–Mead in log space (every
-//! attribute stays positive); the launch overhead and the spec-sheet attributes are kept.
+//! attribute stays positive; the issue efficiency, a fraction, in logit space); the launch
+//! overhead and the spec-sheet attributes are kept.
 
 use serde::Serialize;
 
@@ -61,10 +62,15 @@ impl Fit {
     }
 }
 
+/// The inverse of the logistic function that keeps the issue efficiency in (0, 1).
+fn logit(x: f64) -> f64 {
+    (x / (1.0 - x)).ln()
+}
+
 fn with_logs(base: &Device, p: &[f64]) -> Device {
     Device {
         memory_queue_cycles: p[0].exp(),
-        issue_efficiency: p[1].exp().min(1.0),
+        issue_efficiency: 1.0 / (1.0 + (-p[1]).exp()),
         block_launch_rate: p[2].exp(),
         warp_skew: p[3].exp(),
         ..base.clone()
@@ -79,7 +85,7 @@ pub fn calibrate(base: &Device, samples: &[Sample]) -> Option<Fit> {
     }
     let start = [
         base.memory_queue_cycles.max(1.0).ln(),
-        base.issue_efficiency.clamp(0.1, 1.0).ln(),
+        logit(base.issue_efficiency.clamp(0.05, 0.995)),
         base.block_launch_rate.max(1e6).ln(),
         base.warp_skew.max(0.01).ln(),
     ];
