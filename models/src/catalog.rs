@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::params::Scalar;
+use crate::transfer::{format_knots, Knot};
 use crate::volkov::gmem_throughput;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -170,6 +171,19 @@ struct Link {
     bandwidth: f64,
     /// (startupHtD, startupDtH, lambdaHtD, lambdaDtH), where measured.
     measured: Option<[f64; 4]>,
+    /// Pageable host memory (HtD, DtH), where measured: `startupPageable<Dir>` and the knots
+    /// of `pageable<Dir>` ([`crate::transfer::BandwidthCurve`]).
+    pageable: Option<[Pageable; 2]>,
+    /// `channels`, copies carried at once per direction (copy engines), where measured.
+    channels: Option<f64>,
+}
+
+/// One direction's pageable copy: T = startup + n / B(n) (`crate::transfer::curve_seconds`).
+struct Pageable {
+    /// [s]
+    startup: f64,
+    /// (size [bytes], bandwidth [bytes/s]).
+    knots: &'static [(f64, f64)],
 }
 
 impl Link {
@@ -191,6 +205,18 @@ impl Link {
                 attributes.insert("startup".into(), Scalar::Number(0.0));
                 attributes.insert("lambda".into(), Scalar::Number(1.0));
             }
+        }
+        for (suffix, p) in ["HtD", "DtH"].iter().zip(self.pageable.iter().flatten()) {
+            let knots: Vec<Knot> = p
+                .knots
+                .iter()
+                .map(|&(size, bandwidth)| Knot { size, bandwidth })
+                .collect();
+            attributes.insert(format!("startupPageable{suffix}"), Scalar::Number(p.startup));
+            attributes.insert(format!("pageable{suffix}"), Scalar::Text(format_knots(&knots)));
+        }
+        if let Some(channels) = self.channels {
+            attributes.insert("channels".into(), Scalar::Number(channels));
         }
         Component {
             name: self.name.to_owned(),
@@ -322,6 +348,8 @@ pub fn components() -> Vec<Component> {
             source: "Gajger 2017 (seed 004): Table 6.2, Figure 5.20, eqs. 5.6-5.7; 15.8 GB/s from Table 4.3",
             bandwidth: 15.8e9,
             measured: Some([3.96868e-6, 5.15692e-6, 0.689, 0.653]),
+            pageable: None,
+            channels: None,
         },
         Link {
             name: "PCIe 2.0 4x - gajger",
@@ -329,6 +357,8 @@ pub fn components() -> Vec<Component> {
             source: "Gajger 2017 (seed 004): Table 6.2; 2 GB/s from Table 4.3",
             bandwidth: 2e9,
             measured: Some([7.3276e-6, 1.167905e-5, 0.8435, 0.8421]),
+            pageable: None,
+            channels: None,
         },
         Link {
             name: "PCIe 4.0 x16",
@@ -336,6 +366,8 @@ pub fn components() -> Vec<Component> {
             source: "PCI-SIG PCIe 4.0: 16 GT/s x 16 lanes x 128b/130b = 31.5 GB/s; startup and lambda not measured (0 s, 1): calibrate",
             bandwidth: 31.5e9,
             measured: None,
+            pageable: None,
+            channels: None,
         },
         Link {
             name: "PCIe 5.0 x16",
@@ -343,6 +375,52 @@ pub fn components() -> Vec<Component> {
             source: "PCI-SIG PCIe 5.0: 32 GT/s x 16 lanes x 128b/130b = 63.0 GB/s; startup and lambda not measured (0 s, 1): calibrate",
             bandwidth: 63.0e9,
             measured: None,
+            pageable: None,
+            channels: None,
+        },
+        Link {
+            name: "PCIe 5.0 x16 - H100 host",
+            comment: "the H100 SXM test machine's host link (PCIe 5.0 x16, in a virtual machine): pinned copies by eq. 5.5 (startupHtD, lambdaHtD, ...), pageable copies by a bandwidth curve (startupPageableHtD, pageableHtD, ...); use the link-host-memory model",
+            source: "hetsim GPU measurements, H100 SXM 80GB, 2026-11-22: transfers.csv (cudaMemcpy, 3 trials per size; pinned: eq. 5.5 by least squares of relative residuals over the copies >= 1 MiB, against PCIe 5.0 x16's 63.0 GB/s; pageable: startup = median time at 4 B, knots at 1 KiB, 4 KiB, ..., 4 GiB from the medians per size) and copies_concurrent.csv (one copy engine per direction: channels = 1; an HtD and a DtH copy at once slow each other by about 17 %, not modelled)",
+            bandwidth: 63.0e9,
+            measured: Some([8.0636e-6, 7.9108e-6, 0.85846, 0.85796]),
+            pageable: Some([
+                Pageable {
+                    startup: 5.8082e-6,
+                    knots: &[
+                        (1024.0, 1.2311e9),
+                        (4096.0, 2.8081e9),
+                        (16384.0, 5.0599e9),
+                        (65536.0, 5.3884e9),
+                        (262144.0, 1.0183e10),
+                        (1048576.0, 1.0845e10),
+                        (4194304.0, 1.2277e10),
+                        (16777216.0, 1.2067e10),
+                        (67108864.0, 8.6667e9),
+                        (268435456.0, 7.2869e9),
+                        (1073741824.0, 6.9702e9),
+                        (4294967296.0, 7.0768e9),
+                    ],
+                },
+                Pageable {
+                    startup: 8.8096e-6,
+                    knots: &[
+                        (1024.0, 2.8863e9),
+                        (4096.0, 5.2079e9),
+                        (16384.0, 7.3385e9),
+                        (65536.0, 6.5842e9),
+                        (262144.0, 7.6257e9),
+                        (1048576.0, 7.8082e9),
+                        (4194304.0, 9.0961e9),
+                        (16777216.0, 1.0566e10),
+                        (67108864.0, 1.0638e10),
+                        (268435456.0, 1.2586e10),
+                        (1073741824.0, 1.0478e10),
+                        (4294967296.0, 1.1142e10),
+                    ],
+                },
+            ]),
+            channels: Some(1.0),
         },
         Link {
             name: "NVLink 4",
@@ -350,6 +428,8 @@ pub fn components() -> Vec<Component> {
             source: "NVIDIA H100 whitepaper: 18 NVLink 4 links, 900 GB/s bidirectional = 450 GB/s per direction; startup and lambda not measured (0 s, 1): calibrate",
             bandwidth: 450e9,
             measured: None,
+            pageable: None,
+            channels: None,
         },
     ];
     let cpu = Component {

@@ -204,6 +204,15 @@ impl ParamReader {
         }
     }
 
+    /// An optional value written as text (a number is refused).
+    pub fn optional_text(&mut self, key: &'static str) -> Result<Option<String>, ParamError> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Scalar::Text(s)) => Ok(Some(s)),
+            Some(other) => Err(ParamError::invalid(key, "text", other)),
+        }
+    }
+
     /// Fails on the first key that no read asked for.
     pub fn finish(self) -> Result<(), ParamError> {
         match self.values.into_keys().next() {

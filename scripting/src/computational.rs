@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use hetsim_models::catalog::Component;
 use hetsim_models::Scalar;
-use hetsim_simulator::{Direction, LinkId, LinkTiming};
+use hetsim_simulator::{Direction, HostMemory, LinkId, LinkTiming};
 use rhai::{Dynamic, Engine, ImmutableString, Map, Scope, AST};
 
 use crate::errors::{located, parse_error};
@@ -36,7 +36,7 @@ enum KeyValue {
 /// message, have a key that needs no allocation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum MemoKey {
-    Transfer(usize, u64, Direction),
+    Transfer(usize, u64, Direction, HostMemory),
     Params(usize, Vec<(String, KeyValue)>),
 }
 
@@ -226,16 +226,23 @@ impl Models {
         }
     }
 
-    /// `transfer_time(#{size, direction})` of link `link`'s model.
-    pub fn transfer_time(&self, link: usize, bytes: f64, direction: Direction) -> Result<f64, String> {
+    /// `transfer_time(#{size, direction, hostMemory})` of link `link`'s model.
+    pub fn transfer_time(
+        &self,
+        link: usize,
+        bytes: f64,
+        direction: Direction,
+        host_memory: HostMemory,
+    ) -> Result<f64, String> {
         let index = self.links[link];
-        let key = Some(MemoKey::Transfer(index, bytes.to_bits(), direction));
+        let key = Some(MemoKey::Transfer(index, bytes.to_bits(), direction, host_memory));
         if let Some(timed) = self.memoized(&key) {
             return Ok(timed.seconds);
         }
         let mut params = Map::new();
         params.insert("size".into(), Dynamic::from_float(bytes));
         params.insert("direction".into(), Dynamic::from(direction.suffix()));
+        params.insert("hostMemory".into(), Dynamic::from(host_memory.name()));
         Ok(self.call(index, "transfer_time", params, key)?.seconds)
     }
 }
@@ -244,7 +251,13 @@ impl Models {
 pub struct Timing(pub Rc<Models>);
 
 impl LinkTiming for Timing {
-    fn transfer_time(&mut self, link: LinkId, bytes: f64, direction: Direction) -> Result<f64, String> {
-        self.0.transfer_time(link, bytes, direction)
+    fn transfer_time(
+        &mut self,
+        link: LinkId,
+        bytes: f64,
+        direction: Direction,
+        host_memory: HostMemory,
+    ) -> Result<f64, String> {
+        self.0.transfer_time(link, bytes, direction, host_memory)
     }
 }

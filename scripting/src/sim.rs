@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use hetsim_models::params::closest;
 use hetsim_simulator::collectives::{self, Algorithm, Collective, Step};
-use hetsim_simulator::{Direction, Placement, Request, Resume, Source};
+use hetsim_simulator::{Direction, HostMemory, Placement, Request, Resume, Source};
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
 use crate::computational::Models;
@@ -139,8 +140,13 @@ impl Sim {
         self.done(resume, "sim.sleep")
     }
 
-    fn send(&mut self, bytes: f64, to: usize, direction: Option<Direction>) -> Fallible<()> {
-        let resume = self.channel.request(Request::Send { to, bytes, direction });
+    fn send(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<()> {
+        let resume = self.channel.request(Request::Send {
+            to,
+            bytes,
+            direction: options.direction,
+            host_memory: options.host_memory,
+        });
         self.done(resume, "sim.send")
     }
 
@@ -214,13 +220,55 @@ impl Sim {
         }
         for step in collectives::plan(collective, algorithm, members, root, me, bytes) {
             match step {
-                Step::Send { to, bytes } => self.send(bytes, to, None)?,
+                Step::Send { to, bytes } => self.send(bytes, to, SendOptions::default())?,
                 Step::Receive { from } => {
                     self.receive(Source::Pid(from))?;
                 }
             }
         }
         Ok(self.now() - start)
+    }
+}
+
+/// How a message travels: `sim.send`'s direction and options.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct SendOptions {
+    /// `None`: from the endpoints' kinds.
+    direction: Option<Direction>,
+    host_memory: HostMemory,
+}
+
+fn direction(value: &Dynamic, what: &str) -> Fallible<Direction> {
+    let name = text(value, what)?;
+    Direction::parse(&name).ok_or_else(|| {
+        format!("{what}: `{name}` is not HostToDevice, DeviceToHost, DeviceToDevice or HostToHost").into()
+    })
+}
+
+impl SendOptions {
+    /// `sim.send`'s options map: `direction` (as the third argument) and `hostMemory`
+    /// (`"pageable"`, the default, or `"pinned"`).
+    fn read(mut self, options: &Map) -> Fallible<Self> {
+        for (key, value) in options {
+            match key.as_str() {
+                "direction" => self.direction = Some(direction(value, "sim.send: option `direction`")?),
+                "hostMemory" => {
+                    let name = text(value, "sim.send: option `hostMemory`")?;
+                    self.host_memory = HostMemory::parse(&name).ok_or_else(|| {
+                        format!("sim.send: option `hostMemory`: `{name}` is not pageable or pinned")
+                    })?;
+                }
+                other => {
+                    let hint = closest(other, ["direction", "hostMemory"])
+                        .map(|h| format!("; did you mean `{h}`?"))
+                        .unwrap_or_default();
+                    return Err(
+                        format!("sim.send: unknown option `{other}`{hint} (direction, hostMemory)").into(),
+                    );
+                }
+            }
+        }
+        Ok(self)
     }
 }
 
@@ -276,17 +324,43 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("send", |s: &mut Sim, bytes: Dynamic, target: Dynamic| {
         let bytes = number(&bytes, "sim.send: bytes")?;
         let to = s.context.target(&target, "sim.send")?;
-        s.send(bytes, to, None)
+        s.send(bytes, to, SendOptions::default())
     });
-    engine.register_fn("send", |s: &mut Sim, bytes: Dynamic, target: Dynamic, direction: Dynamic| {
-        let bytes = number(&bytes, "sim.send: bytes")?;
-        let to = s.context.target(&target, "sim.send")?;
-        let name = text(&direction, "sim.send: direction")?;
-        let direction = Direction::parse(&name).ok_or_else(|| {
-            format!("sim.send: direction `{name}` is not HostToDevice, DeviceToHost, DeviceToDevice or HostToHost")
-        })?;
-        s.send(bytes, to, Some(direction))
-    });
+    // The third argument is a direction or an options map.
+    engine.register_fn(
+        "send",
+        |s: &mut Sim, bytes: Dynamic, target: Dynamic, third: Dynamic| {
+            let bytes = number(&bytes, "sim.send: bytes")?;
+            let to = s.context.target(&target, "sim.send")?;
+            let options = match third.read_lock::<Map>() {
+                Some(map) => SendOptions::default().read(&map)?,
+                None => SendOptions {
+                    direction: Some(direction(&third, "sim.send: direction")?),
+                    ..SendOptions::default()
+                },
+            };
+            s.send(bytes, to, options)
+        },
+    );
+    engine.register_fn(
+        "send",
+        |s: &mut Sim, bytes: Dynamic, target: Dynamic, way: Dynamic, options: Dynamic| {
+            let bytes = number(&bytes, "sim.send: bytes")?;
+            let to = s.context.target(&target, "sim.send")?;
+            let map = options.read_lock::<Map>().ok_or_else(|| {
+                format!(
+                    "sim.send: options: expected a map such as #{{ hostMemory: \"pinned\" }}, got {}",
+                    options.type_name()
+                )
+            })?;
+            let options = SendOptions {
+                direction: Some(direction(&way, "sim.send: direction")?),
+                ..SendOptions::default()
+            }
+            .read(&map)?;
+            s.send(bytes, to, options)
+        },
+    );
     engine.register_fn("receive", |s: &mut Sim, source: Dynamic| {
         let from = if source
             .clone()

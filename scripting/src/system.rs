@@ -113,7 +113,7 @@ fn link_model() -> String {
 }
 
 /// The built-in computational models, each shipped as a file a user can copy.
-pub const BUILTIN_MODELS: [(&str, &str); 5] = [
+pub const BUILTIN_MODELS: [(&str, &str); 6] = [
     ("gpu-volkov", include_str!("../models/gpu-volkov.rhai")),
     ("gpu-queueing", include_str!("../models/gpu-queueing.rhai")),
     ("gpu-hong-kim", include_str!("../models/gpu-hong-kim.rhai")),
@@ -121,6 +121,10 @@ pub const BUILTIN_MODELS: [(&str, &str); 5] = [
     (
         "link-startup-bandwidth",
         include_str!("../models/link-startup-bandwidth.rhai"),
+    ),
+    (
+        "link-host-memory",
+        include_str!("../models/link-host-memory.rhai"),
     ),
 ];
 

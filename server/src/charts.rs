@@ -24,10 +24,10 @@ pub struct Chart {
 const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
 ];
-const WIDTH: f64 = 720.0;
+const WIDTH: f64 = 800.0;
 const HEIGHT: f64 = 440.0;
 const LEFT: f64 = 80.0;
-const RIGHT: f64 = 170.0;
+const RIGHT: f64 = 230.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 60.0;
 
@@ -116,7 +116,7 @@ impl Chart {
         let _ = write!(
             s,
             r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
-            LEFT + pw / 2.0,
+            WIDTH / 2.0,
             escape(&self.title)
         );
         for t in x.ticks() {

@@ -5,14 +5,21 @@ use std::collections::BTreeMap;
 
 use hetsim_models::catalog::ComponentKind;
 use hetsim_simulator::{
-    Direction, Link, LinkId, LinkTiming, Node, Placement, Platform, Process, Request, Resume, Source,
+    Direction, HostMemory, Link, LinkId, LinkTiming, Node, Placement, Platform, Process, Request, Resume,
+    Source,
 };
 
 /// Gigabit Ethernet: 50 µs + bytes / 125 MB/s.
 pub struct Ethernet;
 
 impl LinkTiming for Ethernet {
-    fn transfer_time(&mut self, _link: LinkId, bytes: f64, _direction: Direction) -> Result<f64, String> {
+    fn transfer_time(
+        &mut self,
+        _link: LinkId,
+        bytes: f64,
+        _direction: Direction,
+        _host_memory: HostMemory,
+    ) -> Result<f64, String> {
         Ok(50e-6 + bytes / 125e6)
     }
 }
@@ -90,6 +97,7 @@ impl Process for PingPong {
             to: self.peer,
             bytes: 1000.0,
             direction: None,
+            host_memory: HostMemory::Pageable,
         };
         let receive = Request::Receive {
             from: Source::Pid(self.peer),
@@ -181,6 +189,7 @@ impl Process for MasterWorker {
                         to: *sent,
                         bytes: 1e6,
                         direction: None,
+                        host_memory: HostMemory::Pageable,
                     }
                 } else {
                     Request::Receive { from: Source::Any }
@@ -206,6 +215,7 @@ impl Process for MasterWorker {
                         to: 0,
                         bytes: 1e3,
                         direction: None,
+                        host_memory: HostMemory::Pageable,
                     }
                 }
                 Resume::Done => {

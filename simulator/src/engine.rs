@@ -6,7 +6,7 @@ use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crate::platform::{Direction, Hop, LinkId, Placement, Platform, PlatformError};
+use crate::platform::{Direction, Hop, HostMemory, LinkId, Placement, Platform, PlatformError};
 use crate::results::{NodeResult, ProcessResult, Results, Span, SpanKind};
 use crate::Pid;
 
@@ -46,11 +46,14 @@ pub enum Request {
     Compute { seconds: f64, power: Option<f64> },
     /// Advance the process's clock without computing.
     Sleep { seconds: f64 },
-    /// Non-blocking send; the process resumes at once.
+    /// Non-blocking send; the process resumes at once. `direction` defaults from the
+    /// endpoints' kinds; `host_memory` is the host buffer of a host↔device copy, handed to
+    /// the links' timing as it is (links that do not distinguish ignore it).
     Send {
         to: Pid,
         bytes: f64,
         direction: Option<Direction>,
+        host_memory: HostMemory,
     },
     /// Block until a message from `from` is in the mailbox.
     Receive { from: Source },
@@ -82,7 +85,15 @@ impl<P: Process + ?Sized> Process for Box<P> {
 
 /// Transfer times of the links, from their computational models.
 pub trait LinkTiming {
-    fn transfer_time(&mut self, link: LinkId, bytes: f64, direction: Direction) -> Result<f64, String>;
+    /// Seconds for `bytes` to cross `link` in `direction`, the message's host memory being
+    /// `host_memory`.
+    fn transfer_time(
+        &mut self,
+        link: LinkId,
+        bytes: f64,
+        direction: Direction,
+        host_memory: HostMemory,
+    ) -> Result<f64, String>;
 }
 
 /// Where a run stands, for progress displays.
@@ -181,6 +192,7 @@ enum EventKind {
         route: Rc<[Hop]>,
         hop: usize,
         direction: Direction,
+        host_memory: HostMemory,
     },
     Deliver(Message),
 }
@@ -335,7 +347,8 @@ impl<P: Process> Engine<'_, P> {
                     route,
                     hop,
                     direction,
-                } => self.forward(message, route, hop + 1, direction)?,
+                    host_memory,
+                } => self.forward(message, route, hop + 1, direction, host_memory)?,
                 EventKind::Deliver(message) => self.deliver(message)?,
             }
         }
@@ -397,8 +410,13 @@ impl<P: Process> Engine<'_, P> {
                     self.schedule(self.now + seconds, EventKind::Resume(pid, Resume::Done));
                     return Ok(());
                 }
-                Request::Send { to, bytes, direction } => {
-                    self.send(pid, to, bytes, direction)?;
+                Request::Send {
+                    to,
+                    bytes,
+                    direction,
+                    host_memory,
+                } => {
+                    self.send(pid, to, bytes, direction, host_memory)?;
                     input = Resume::Done;
                 }
                 Request::Receive { from } => {
@@ -432,7 +450,14 @@ impl<P: Process> Engine<'_, P> {
         }
     }
 
-    fn send(&mut self, from: Pid, to: Pid, bytes: f64, direction: Option<Direction>) -> Result<(), SimError> {
+    fn send(
+        &mut self,
+        from: Pid,
+        to: Pid,
+        bytes: f64,
+        direction: Option<Direction>,
+        host_memory: HostMemory,
+    ) -> Result<(), SimError> {
         if to >= self.placements.len() {
             return Err(SimError::InvalidRequest {
                 who: self.who(from),
@@ -464,7 +489,7 @@ impl<P: Process> Engine<'_, P> {
         let route = self.platform.route(a, b)?;
         let kinds = (self.platform.nodes[a].kind, self.platform.nodes[b].kind);
         let direction = direction.unwrap_or_else(|| Direction::between(kinds.0, kinds.1));
-        self.cross(message, route, 0, direction)
+        self.cross(message, route, 0, direction, host_memory)
     }
 
     /// Puts `message` on hop `hop` of `route` now, queued FIFO behind the link's busy channels.
@@ -474,11 +499,12 @@ impl<P: Process> Engine<'_, P> {
         route: Rc<[Hop]>,
         hop: usize,
         direction: Direction,
+        host_memory: HostMemory,
     ) -> Result<(), SimError> {
         let Hop { link, forward } = route[hop];
         let seconds = self
             .timing
-            .transfer_time(link, message.bytes, direction)
+            .transfer_time(link, message.bytes, direction, host_memory)
             .map_err(|e| SimError::Link {
                 who: self.link_name(link),
                 time: self.now,
@@ -516,6 +542,7 @@ impl<P: Process> Engine<'_, P> {
                 route,
                 hop,
                 direction,
+                host_memory,
             },
         );
         Ok(())
@@ -528,11 +555,12 @@ impl<P: Process> Engine<'_, P> {
         route: Rc<[Hop]>,
         next: usize,
         direction: Direction,
+        host_memory: HostMemory,
     ) -> Result<(), SimError> {
         if next == route.len() {
             return self.deliver(message);
         }
-        self.cross(message, route, next, direction)
+        self.cross(message, route, next, direction, host_memory)
     }
 
     fn link_name(&self, link: LinkId) -> String {

@@ -21,7 +21,9 @@ pub use engine::{
     simulate, LinkTiming, Message, Options, Process, Progress, ProgressFn, Request, Resume, SimError, Source,
     PROGRESS_EVERY,
 };
-pub use platform::{place, Direction, Hop, Link, LinkId, Node, NodeId, Placement, Platform, PlatformError};
+pub use platform::{
+    place, Direction, Hop, HostMemory, Link, LinkId, Node, NodeId, Placement, Platform, PlatformError,
+};
 pub use results::{NodeResult, ProcessResult, Results, Span, SpanKind};
 
 /// A process's global id: its index in the placement, 0-based.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use hetsim_models::catalog::ComponentKind;
 use hetsim_models::params::closest;
+pub use hetsim_models::transfer::HostMemory;
 
 pub type NodeId = usize;
 pub type LinkId = usize;

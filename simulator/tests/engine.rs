@@ -7,8 +7,8 @@ mod common;
 use common::node;
 use hetsim_models::catalog::ComponentKind;
 use hetsim_simulator::{
-    place, simulate, Direction, Link, LinkId, LinkTiming, Message, Options, Platform, Process, Request,
-    Results, Resume, SimError, Source,
+    place, simulate, Direction, HostMemory, Link, LinkId, LinkTiming, Message, Options, Platform, Process,
+    Request, Results, Resume, SimError, Source,
 };
 
 /// Replays its requests in order, keeping what it received.
@@ -34,17 +34,29 @@ fn replay(requests: Vec<Request>) -> Replay {
     }
 }
 
-/// 1 ms startup + bytes / (1 MB/s), HtD twice as slow as the rest.
+/// 1 ms startup + bytes / (1 MB/s), HtD twice as slow as the rest, pinned host memory twice
+/// as fast.
 struct Linear;
 
 impl LinkTiming for Linear {
-    fn transfer_time(&mut self, _link: LinkId, bytes: f64, direction: Direction) -> Result<f64, String> {
+    fn transfer_time(
+        &mut self,
+        _link: LinkId,
+        bytes: f64,
+        direction: Direction,
+        host_memory: HostMemory,
+    ) -> Result<f64, String> {
         let per_byte = if direction == Direction::HostToDevice {
             2e-6
         } else {
             1e-6
         };
-        Ok(1e-3 + bytes * per_byte)
+        let speedup = if host_memory == HostMemory::Pinned {
+            2.0
+        } else {
+            1.0
+        };
+        Ok(1e-3 + bytes * per_byte / speedup)
     }
 }
 
@@ -95,6 +107,7 @@ fn send(to: usize, bytes: f64) -> Request {
         to,
         bytes,
         direction: None,
+        host_memory: HostMemory::default(),
     }
 }
 
@@ -227,22 +240,32 @@ fn unlinked_nodes_store_and_forward_along_the_shortest_path() {
     )
     .unwrap();
     assert!(close(r.processes[1].finish_time, 4e-3));
-    let explicit = run(
-        &line(),
-        &[("A", 1), ("C", 1)],
-        vec![
-            vec![Request::Send {
-                to: 1,
-                bytes: 1000.0,
-                direction: Some(Direction::HostToDevice),
-            }],
-            vec![receive(0)],
-        ],
-    )
-    .unwrap();
+    let host_to_device = |host_memory| {
+        run(
+            &line(),
+            &[("A", 1), ("C", 1)],
+            vec![
+                vec![Request::Send {
+                    to: 1,
+                    bytes: 1000.0,
+                    direction: Some(Direction::HostToDevice),
+                    host_memory,
+                }],
+                vec![receive(0)],
+            ],
+        )
+        .unwrap()
+    };
     assert!(
-        close(explicit.processes[1].finish_time, 6e-3),
+        close(
+            host_to_device(HostMemory::Pageable).processes[1].finish_time,
+            6e-3
+        ),
         "the given direction holds on every hop"
+    );
+    assert!(
+        close(host_to_device(HostMemory::Pinned).processes[1].finish_time, 4e-3),
+        "the host memory reaches the timing on every hop"
     );
 }
 

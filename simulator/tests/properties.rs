@@ -8,7 +8,8 @@ use common::node;
 
 use hetsim_models::catalog::ComponentKind;
 use hetsim_simulator::{
-    place, simulate, Direction, Link, LinkId, LinkTiming, Options, Platform, Process, Request, Resume, Source,
+    place, simulate, Direction, HostMemory, Link, LinkId, LinkTiming, Options, Platform, Process, Request,
+    Resume, Source,
 };
 use proptest::prelude::*;
 
@@ -38,7 +39,13 @@ impl Process for Program {
 struct Linear;
 
 impl LinkTiming for Linear {
-    fn transfer_time(&mut self, link: LinkId, bytes: f64, _d: Direction) -> Result<f64, String> {
+    fn transfer_time(
+        &mut self,
+        link: LinkId,
+        bytes: f64,
+        _d: Direction,
+        _m: HostMemory,
+    ) -> Result<f64, String> {
         Ok(1e-4 * (link + 1) as f64 + bytes * 1e-9)
     }
 }
@@ -82,7 +89,7 @@ proptest! {
                 (0..n).map(|_| Program { steps: VecDeque::new(), expected: 0, received: 0 }).collect();
             for &(from, to, bytes, think) in &sends {
                 programs[from].steps.push_back(Request::Compute { seconds: think, power: None });
-                programs[from].steps.push_back(Request::Send { to, bytes, direction: None });
+                programs[from].steps.push_back(Request::Send { to, bytes, direction: None, host_memory: HostMemory::Pageable });
                 programs[to].expected += 1;
             }
             programs
