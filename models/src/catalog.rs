@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::params::Scalar;
+use crate::queueing::{Domain, ErrorBars, DEFAULT_EXTRAPOLATION};
 use crate::transfer::{format_knots, Knot};
 use crate::volkov::gmem_throughput;
 
@@ -73,10 +74,12 @@ struct Queueing {
     power_idle: f64,
     power_compute: f64,
     power_memory: f64,
+    error_bars: ErrorBars,
 }
 
 /// `hetsim calibrate gpu examples/validation/data/h100`: fitted on the 136 saxpy2 launches of
-/// sweep.csv and occupancy_block256.csv (MAPE 2.6 %), launch.csv and power.csv.
+/// sweep.csv and occupancy_block256.csv (MAPE 2.6 %), launch.csv and power.csv; the error
+/// bars are the conformal 90 % quantiles of the cross-validated residuals per regime.
 const H100_SXM5_MEASURED: Queueing = Queueing {
     memory_queue_cycles: 300.0,
     issue_efficiency: 0.9603,
@@ -86,6 +89,17 @@ const H100_SXM5_MEASURED: Queueing = Queueing {
     power_idle: 122.3,
     power_compute: 154.9,
     power_memory: 371.1,
+    error_bars: ErrorBars {
+        compute: 0.05864,
+        memory: 0.05953,
+        latency: 0.1223,
+        launch: 0.05981,
+        extrapolation: DEFAULT_EXTRAPOLATION,
+        domain: Some(Domain {
+            warps_launched: [2_097_152.0, 4_194_304.0],
+            resident_warps: [8.0, 64.0],
+        }),
+    },
 };
 
 impl Queueing {
@@ -104,6 +118,7 @@ impl Queueing {
             (keys::POWER_COMPUTE, self.power_compute),
             (keys::POWER_MEMORY, self.power_memory),
         ];
+        out.extend(self.error_bars.attributes());
         if let Some(l) = lanes {
             out.extend([
                 ("fp32Lanes", l.fp32),
@@ -176,6 +191,8 @@ struct Link {
     pageable: Option<[Pageable; 2]>,
     /// `channels`, copies carried at once per direction (copy engines), where measured.
     channels: Option<f64>,
+    /// `errorPinned` and `errorPageable`: relative error bars at 90 % coverage, where measured.
+    error_bars: Option<[f64; 2]>,
 }
 
 /// One direction's pageable copy: T = startup + n / B(n) (`crate::transfer::curve_seconds`).
@@ -217,6 +234,10 @@ impl Link {
         }
         if let Some(channels) = self.channels {
             attributes.insert("channels".into(), Scalar::Number(channels));
+        }
+        if let Some([pinned, pageable]) = self.error_bars {
+            attributes.insert("errorPinned".into(), Scalar::Number(pinned));
+            attributes.insert("errorPageable".into(), Scalar::Number(pageable));
         }
         Component {
             name: self.name.to_owned(),
@@ -295,7 +316,7 @@ pub fn components() -> Vec<Component> {
         Gpu {
             name: "H100 SXM5 80GB",
             comment: "Hopper GH100, 80 GB HBM3; calibrated for the gpu-queueing model",
-            source: "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and datasheet: 132 SMs, 1980 MHz boost, 128 FP32 cores/SM, 5120-bit HBM3 at 2619 MHz (3.35 TB/s), 700 W limit; GMEMThroughput by eq. 4.7. memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power*: hetsim GPU measurements, H100 SXM 80GB, 2026-11-22 (sweep.csv, occupancy_block256.csv, launch.csv, power.csv) fitted by `hetsim calibrate gpu`",
+            source: "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and datasheet: 132 SMs, 1980 MHz boost, 128 FP32 cores/SM, 5120-bit HBM3 at 2619 MHz (3.35 TB/s), 700 W limit; GMEMThroughput by eq. 4.7. memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power* and the error bars (error*, calibratedWarps*: conformal 90 % quantiles per regime of the residuals of a leave-one-block-size/occupancy-level-out cross-validation): hetsim GPU measurements, H100 SXM 80GB, 2026-11-22 (sweep.csv, occupancy_block256.csv, launch.csv, power.csv) fitted by `hetsim calibrate gpu`",
             compute_capability: "9.0",
             sms: 132.0,
             sm_clock_mhz: 1980.0,
@@ -310,7 +331,7 @@ pub fn components() -> Vec<Component> {
         Gpu {
             name: "H200 SXM 141GB",
             comment: "Hopper GH100 with 141 GB HBM3e; the H100's calibration carried over, not measured",
-            source: "NVIDIA H200 datasheet (2024): 132 SMs, 1980 MHz boost, 6016-bit HBM3e at 3201 MHz (4.8 TB/s), 700 W limit. From the H100 (same SMs and clocks): issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power; memoryQueueCycles scaled by the memory clocks (300 x 2619/3201), since the queue drains at the memory's pace. No H200 measurement was used",
+            source: "NVIDIA H200 datasheet (2024): 132 SMs, 1980 MHz boost, 6016-bit HBM3e at 3201 MHz (4.8 TB/s), 700 W limit. From the H100 (same SMs and clocks): issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power; memoryQueueCycles scaled by the memory clocks (300 x 2619/3201), since the queue drains at the memory's pace; error bars the H100's, doubled (errorExtrapolation) since no calibrated domain is given. No H200 measurement was used",
             compute_capability: "9.0",
             sms: 132.0,
             sm_clock_mhz: 1980.0,
@@ -322,6 +343,11 @@ pub fn components() -> Vec<Component> {
             gmem_throughput: None,
             queueing: Some(Queueing {
                 memory_queue_cycles: H100_SXM5_MEASURED.memory_queue_cycles * 2619.0 / 3201.0,
+                // Not measured: every prediction is an extrapolation (twice the H100's bars).
+                error_bars: ErrorBars {
+                    domain: None,
+                    ..H100_SXM5_MEASURED.error_bars
+                },
                 ..H100_SXM5_MEASURED
             }),
         },
@@ -350,6 +376,7 @@ pub fn components() -> Vec<Component> {
             measured: Some([3.96868e-6, 5.15692e-6, 0.689, 0.653]),
             pageable: None,
             channels: None,
+            error_bars: None,
         },
         Link {
             name: "PCIe 2.0 4x - gajger",
@@ -359,6 +386,7 @@ pub fn components() -> Vec<Component> {
             measured: Some([7.3276e-6, 1.167905e-5, 0.8435, 0.8421]),
             pageable: None,
             channels: None,
+            error_bars: None,
         },
         Link {
             name: "PCIe 4.0 x16",
@@ -368,6 +396,7 @@ pub fn components() -> Vec<Component> {
             measured: None,
             pageable: None,
             channels: None,
+            error_bars: None,
         },
         Link {
             name: "PCIe 5.0 x16",
@@ -377,11 +406,12 @@ pub fn components() -> Vec<Component> {
             measured: None,
             pageable: None,
             channels: None,
+            error_bars: None,
         },
         Link {
             name: "PCIe 5.0 x16 - H100 host",
             comment: "the H100 SXM test machine's host link (PCIe 5.0 x16, in a virtual machine): pinned copies by eq. 5.5 (startupHtD, lambdaHtD, ...), pageable copies by a bandwidth curve (startupPageableHtD, pageableHtD, ...); use the link-host-memory model",
-            source: "hetsim GPU measurements, H100 SXM 80GB, 2026-11-22: transfers.csv (cudaMemcpy, 3 trials per size; pinned: eq. 5.5 by least squares of relative residuals over the copies >= 1 MiB, against PCIe 5.0 x16's 63.0 GB/s; pageable: startup = median time at 4 B, knots at 1 KiB, 4 KiB, ..., 4 GiB from the medians per size) and copies_concurrent.csv (one copy engine per direction: channels = 1; an HtD and a DtH copy at once slow each other by about 17 %, not modelled)",
+            source: "hetsim GPU measurements, H100 SXM 80GB, 2026-11-22: transfers.csv (cudaMemcpy, 3 trials per size; pinned: eq. 5.5 by least squares of relative residuals over the copies >= 1 MiB, against PCIe 5.0 x16's 63.0 GB/s; pageable: startup = median time at 4 B, knots at 1 KiB, 4 KiB, ..., 4 GiB from the medians per size) and copies_concurrent.csv (one copy engine per direction: channels = 1; an HtD and a DtH copy at once slow each other by about 17 %, not modelled); errorPinned and errorPageable: the conformal 90 % quantiles of the relative residuals over all non-empty copies of transfers.csv (`hetsim validate` prints them)",
             bandwidth: 63.0e9,
             measured: Some([8.0636e-6, 7.9108e-6, 0.85846, 0.85796]),
             pageable: Some([
@@ -421,6 +451,7 @@ pub fn components() -> Vec<Component> {
                 },
             ]),
             channels: Some(1.0),
+            error_bars: Some([0.03652, 0.1051]),
         },
         Link {
             name: "NVLink 4",
@@ -430,6 +461,7 @@ pub fn components() -> Vec<Component> {
             measured: None,
             pageable: None,
             channels: None,
+            error_bars: None,
         },
     ];
     let cpu = Component {

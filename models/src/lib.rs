@@ -13,6 +13,7 @@ pub mod params;
 pub mod queueing;
 pub mod transfer;
 pub mod transit;
+pub mod uncertainty;
 pub mod volkov;
 pub mod wang_lou;
 

@@ -29,6 +29,9 @@
 //! CUDA-event time of a launch adds `kernelLaunchOverhead`.
 
 pub mod calibration;
+mod error_bars;
+
+pub use error_bars::{Domain, ErrorBar, ErrorBars, Scored, DEFAULT_EXTRAPOLATION};
 
 use serde::Serialize;
 
@@ -71,6 +74,8 @@ pub struct Device {
     pub lanes: Lanes,
     /// Board power by what the kernel keeps busy, where calibrated.
     pub power: Option<Power>,
+    /// Error bars by regime, where calibrated.
+    pub error_bars: Option<ErrorBars>,
 }
 
 /// Board power [W]: `idle`, plus `compute` × the busiest compute resource's utilisation
@@ -124,6 +129,15 @@ pub mod keys {
     pub const POWER_IDLE: &str = "powerIdle";
     pub const POWER_COMPUTE: &str = "powerCompute";
     pub const POWER_MEMORY: &str = "powerMemory";
+    pub const ERROR_COMPUTE: &str = "errorCompute";
+    pub const ERROR_MEMORY: &str = "errorMemory";
+    pub const ERROR_LATENCY: &str = "errorLatency";
+    pub const ERROR_LAUNCH: &str = "errorLaunch";
+    pub const ERROR_EXTRAPOLATION: &str = "errorExtrapolation";
+    pub const CALIBRATED_WARPS_MIN: &str = "calibratedWarpsMin";
+    pub const CALIBRATED_WARPS_MAX: &str = "calibratedWarpsMax";
+    pub const CALIBRATED_RESIDENT_WARPS_MIN: &str = "calibratedResidentWarpsMin";
+    pub const CALIBRATED_RESIDENT_WARPS_MAX: &str = "calibratedResidentWarpsMax";
 }
 
 fn compute_capability(text: &str) -> Result<&'static Limits, ParamError> {
@@ -176,6 +190,7 @@ impl Input {
                 }),
                 None => None,
             },
+            error_bars: ErrorBars::read(&mut r)?,
         };
         let kernel = Kernel {
             grid_size: r.positive("gridSize")?,
@@ -316,6 +331,10 @@ pub struct Output {
     pub memory_utilisation: f64,
     /// Mean board power over `seconds` (idle during the launch overhead) [W], if calibrated.
     pub power: Option<f64>,
+    /// The compute-, memory-, latency- or launch-bound regime of `limiter`.
+    pub regime: Regime,
+    /// The error bar of `seconds`, if the device has error bars.
+    pub error_bar: Option<ErrorBar>,
 }
 
 impl Power {
@@ -473,6 +492,14 @@ pub fn evaluate(input: &Input) -> Output {
         compute_utilisation,
         memory_utilisation,
         power,
+        regime: limiter.regime(),
+        error_bar: d.error_bars.as_ref().map(|bars| {
+            bars.bar(
+                limiter.regime(),
+                warps_launched,
+                active_blocks_per_sm * warps_per_block,
+            )
+        }),
     }
 }
 

@@ -26,6 +26,7 @@ fn h100() -> Device {
             compute: 155.0,
             memory: 371.0,
         }),
+        error_bars: None,
     }
 }
 

@@ -10,7 +10,7 @@ use hetsim_simulator::collectives::{self, Algorithm, Collective, Step};
 use hetsim_simulator::{Direction, HostMemory, Placement, Request, Resume, Source};
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
-use crate::computational::Models;
+use crate::computational::{Models, Timed};
 use crate::process::{Channel, SharedLog};
 
 type Fallible<T> = Result<T, Box<EvalAltResult>>;
@@ -122,17 +122,25 @@ impl Sim {
     fn compute(&mut self, params: Map) -> Fallible<f64> {
         let node = self.context.placements[self.pid].node;
         let timed = self.context.models.compute_time(node, params)?;
-        self.compute_for(timed.seconds, timed.power)
+        self.compute_for(timed)
     }
 
     fn compute_seconds(&mut self, seconds: f64) -> Fallible<f64> {
-        self.compute_for(seconds, None)
+        self.compute_for(Timed {
+            seconds,
+            power: None,
+            uncertainty: None,
+        })
     }
 
-    fn compute_for(&mut self, seconds: f64, power: Option<f64>) -> Fallible<f64> {
-        let resume = self.channel.request(Request::Compute { seconds, power });
+    fn compute_for(&mut self, timed: Timed) -> Fallible<f64> {
+        let resume = self.channel.request(Request::Compute {
+            seconds: timed.seconds,
+            power: timed.power,
+            uncertainty: timed.uncertainty_seconds(),
+        });
         self.done(resume, "sim.compute")?;
-        Ok(seconds)
+        Ok(timed.seconds)
     }
 
     fn sleep(&mut self, seconds: f64) -> Fallible<()> {

@@ -36,6 +36,7 @@ pub fn device(m: &Measurements) -> Result<Device> {
         launch_overhead: 4e-6,
         lanes,
         power: None,
+        error_bars: None,
     })
 }
 

@@ -451,6 +451,18 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
     assert!((issue - 0.9603).abs() < 0.005, "{out}");
     let power = attrs["powerMemory"].as_f64().expect("powerMemory");
     assert!((power / 371.1 - 1.0).abs() < 0.02, "{out}");
+    // Error bars from the cross-validated residuals, as in the catalog.
+    for (key, catalog) in [
+        ("errorCompute", 0.05864),
+        ("errorMemory", 0.05953),
+        ("errorLatency", 0.1223),
+        ("errorLaunch", 0.05981),
+    ] {
+        let bar = attrs[key].as_f64().expect(key);
+        assert!((bar / catalog - 1.0).abs() < 0.02, "{key}: {out}");
+    }
+    assert_eq!(attrs["calibratedResidentWarpsMin"], 8.0, "{out}");
+    assert_eq!(attrs["calibratedResidentWarpsMax"], 64.0, "{out}");
     let missing = failure(&["calibrate", "gpu", "examples/gajger"], None);
     assert!(
         missing.contains("props.csv") && missing.contains("not a measurement folder"),
@@ -470,14 +482,93 @@ fn validate_meets_the_targets_on_the_shipped_h100_data_and_writes_its_report() {
     for c in checks {
         assert_eq!(c["pass"], true, "{c}");
     }
-    for c in out["cross_validation"].as_array().expect("cross-validation") {
+    let folds = out["cross_validation"].as_array().expect("cross-validation");
+    assert_eq!(folds.len(), 7 + 9, "7 block sizes, 9 occupancy levels: {out}");
+    for c in folds
+        .iter()
+        .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with("sweep")))
+    {
         assert!(c["mape"].as_f64().expect("mape") < 0.10, "{c}");
+    }
+    let bars = out["error_bars"].as_array().expect("error bars");
+    assert_eq!(bars.len(), 5, "{out}");
+    for c in bars {
+        assert_eq!(c["pass"], true, "the 90 % intervals cover their points: {c}");
+        assert!(c["covered"].as_f64().expect("covered") >= c["floor"].as_f64().expect("floor"));
     }
     let text = std::fs::read_to_string(&report).expect("the report is written");
     assert!(text.contains("| sweep.csv (kernel) | 91 |"), "{text}");
+    assert!(text.contains("## Error bars"), "{text}");
     for figure in ["sweep.svg", "occupancy.svg", "transfers.svg"] {
         let svg = std::fs::read_to_string(dir.join("validation").join(figure)).expect("figure");
         assert!(svg.starts_with("<svg") && svg.contains("MAPE"), "{figure}");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+fn saxpy2_run(system: &str, vars: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "run",
+        "--app",
+        "examples/validation/saxpy2/app.rhai",
+        "--system",
+        system,
+        "--json",
+    ];
+    for v in vars {
+        args.extend(["--var", v]);
+    }
+    ok_json(&args)
+}
+
+/// `[low, high]` of `overall_time_interval`, relative to `overall_time`.
+fn relative_bar(out: &serde_json::Value) -> (f64, f64) {
+    let t = out["overall_time"].as_f64().expect("overall_time");
+    let [low, high] = [0, 1].map(|i| out["overall_time_interval"][i].as_f64().expect("interval"));
+    (1.0 - low / t, high / t - 1.0)
+}
+
+#[test]
+fn run_json_states_error_bars_per_compute_and_for_the_overall_time() {
+    // Memory-bound saxpy2 (a = 1, 2^26 elements, block 256): the H100's memory bar (±5.953 %),
+    // twice that on the H200, which has no calibrated domain.
+    let kernel = [
+        "phases=kernel",
+        "computeIntensity=1",
+        "blockSize=256",
+        "numElements=67108864",
+    ];
+    let h100 = saxpy2_run("examples/validation/saxpy2/h100.toml", &kernel);
+    let computes = h100["computes"].as_array().expect("computes");
+    assert_eq!(computes.len(), 1, "{h100}");
+    let seconds = computes[0]["seconds"].as_f64().expect("seconds");
+    let bar = computes[0]["uncertainty"].as_f64().expect("uncertainty");
+    assert!((bar / seconds - 0.05953).abs() < 1e-9, "{h100}");
+    let (below, above) = relative_bar(&h100);
+    assert!(
+        (below - 0.05953).abs() < 1e-6 && (above - 0.05953).abs() < 1e-6,
+        "{h100}"
+    );
+    let h200 = saxpy2_run("examples/validation/saxpy2/h200.toml", &kernel);
+    let (below, above) = relative_bar(&h200);
+    assert!(
+        (below - 0.11906).abs() < 1e-6 && (above - 0.11906).abs() < 1e-6,
+        "{h200}"
+    );
+    // The application (copy x and y in, the kernel, y back): the copies' pinned bar (±3.652 %)
+    // and the kernel's add along the one process that waits for each.
+    let app = saxpy2_run(
+        "examples/validation/saxpy2/h100.toml",
+        &[
+            "computeIntensity=1",
+            "blockSize=256",
+            "numElements=67108864",
+            "hostMemory=pinned",
+        ],
+    );
+    let (below, above) = relative_bar(&app);
+    assert!(
+        below > 0.03652 && below < 0.05953 && (above - below).abs() < 1e-9,
+        "{app}"
+    );
 }

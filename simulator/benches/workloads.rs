@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use hetsim_models::catalog::ComponentKind;
 use hetsim_simulator::{
-    Direction, HostMemory, Link, LinkId, LinkTiming, Node, Placement, Platform, Process, Request, Resume,
-    Source,
+    Direction, Estimate, HostMemory, Link, LinkId, LinkTiming, Node, Placement, Platform, Process, Request,
+    Resume, Source,
 };
 
 /// Gigabit Ethernet: 50 µs + bytes / 125 MB/s.
@@ -19,8 +19,8 @@ impl LinkTiming for Ethernet {
         bytes: f64,
         _direction: Direction,
         _host_memory: HostMemory,
-    ) -> Result<f64, String> {
-        Ok(50e-6 + bytes / 125e6)
+    ) -> Result<Estimate, String> {
+        Ok(Estimate::exact(50e-6 + bytes / 125e6))
     }
 }
 
@@ -207,6 +207,7 @@ impl Process for MasterWorker {
                     Request::Compute {
                         seconds: 1e9 / 512e9,
                         power: None,
+                        uncertainty: 0.0,
                     }
                 }
                 Resume::Done if *computing => {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::platform::{Direction, Hop, HostMemory, LinkId, Placement, Platform, PlatformError};
 use crate::results::{NodeResult, ProcessResult, Results, Span, SpanKind};
+use crate::uncertainty::{Estimate, Spread};
 use crate::Pid;
 
 /// A delivered message.
@@ -20,6 +21,8 @@ pub struct Message {
     pub sent: f64,
     /// When it arrived [s].
     pub arrived: f64,
+    /// The error bar of its arrival: the sender's at the send, widened by each hop's.
+    pub spread: Spread,
 }
 
 /// Whom a receive accepts a message from.
@@ -42,8 +45,13 @@ impl Source {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Request {
     /// Occupy the process for `seconds` of computation, drawing `power` [W] on its node if
-    /// the model states it (else the node's load power).
-    Compute { seconds: f64, power: Option<f64> },
+    /// the model states it (else the node's load power); `uncertainty` is the half-width of
+    /// the duration's error bar [s] (0 when the model states none).
+    Compute {
+        seconds: f64,
+        power: Option<f64>,
+        uncertainty: f64,
+    },
     /// Advance the process's clock without computing.
     Sleep { seconds: f64 },
     /// Non-blocking send; the process resumes at once. `direction` defaults from the
@@ -86,14 +94,14 @@ impl<P: Process + ?Sized> Process for Box<P> {
 /// Transfer times of the links, from their computational models.
 pub trait LinkTiming {
     /// Seconds for `bytes` to cross `link` in `direction`, the message's host memory being
-    /// `host_memory`.
+    /// `host_memory`, with their error bar where the link's model states one.
     fn transfer_time(
         &mut self,
         link: LinkId,
         bytes: f64,
         direction: Direction,
         host_memory: HostMemory,
-    ) -> Result<f64, String>;
+    ) -> Result<Estimate, String>;
 }
 
 /// Where a run stands, for progress displays.
@@ -232,8 +240,11 @@ struct ProcessState {
     mailbox: VecDeque<Message>,
     waiting: Option<Source>,
     blocked_since: f64,
+    /// The error bar of the process's clock.
+    spread: Spread,
     finished: bool,
     finish_time: f64,
+    finish_spread: Spread,
     compute_time: f64,
     /// The part of `compute_time` whose power the model stated, and its energy [J].
     powered_time: f64,
@@ -321,6 +332,7 @@ impl<P: Process> Engine<'_, P> {
                 kind,
                 start,
                 end,
+                uncertainty: 0.0,
                 detail: detail(),
             });
         }
@@ -394,14 +406,36 @@ impl<P: Process> Engine<'_, P> {
                         ),
                     });
                 }
-                Request::Compute { seconds, power } => {
+                Request::Compute { uncertainty, .. } if !(uncertainty >= 0.0 && uncertainty.is_finite()) => {
+                    return Err(SimError::InvalidRequest {
+                        who: self.who(pid),
+                        message: format!(
+                            "a compute's uncertainty must be a finite number of seconds >= 0, got {uncertainty}"
+                        ),
+                    });
+                }
+                Request::Compute {
+                    seconds,
+                    power,
+                    uncertainty,
+                } => {
                     let state = &mut self.states[pid];
                     state.compute_time += seconds;
+                    state.spread = state.spread.widened(uncertainty);
                     if let Some(watts) = power {
                         state.powered_time += seconds;
                         state.powered_energy += seconds * watts;
                     }
-                    self.span(pid, SpanKind::Compute, self.now, self.now + seconds, String::new);
+                    if let Some(trace) = &mut self.trace {
+                        trace.push(Span {
+                            pid,
+                            kind: SpanKind::Compute,
+                            start: self.now,
+                            end: self.now + seconds,
+                            uncertainty,
+                            detail: String::new(),
+                        });
+                    }
                     self.schedule(self.now + seconds, EventKind::Resume(pid, Resume::Done));
                     return Ok(());
                 }
@@ -423,7 +457,10 @@ impl<P: Process> Engine<'_, P> {
                     let state = &mut self.states[pid];
                     match state.mailbox.iter().position(|m| from.accepts(m)) {
                         Some(i) => {
-                            input = Resume::Message(state.mailbox.remove(i).expect("position is in range"))
+                            let message = state.mailbox.remove(i).expect("position is in range");
+                            state.spread =
+                                Spread::of_later((self.now, state.spread), (message.arrived, message.spread));
+                            input = Resume::Message(message)
                         }
                         None => {
                             state.waiting = Some(from);
@@ -437,6 +474,7 @@ impl<P: Process> Engine<'_, P> {
                     let state = &mut self.states[pid];
                     state.finished = true;
                     state.finish_time = self.now;
+                    state.finish_spread = state.spread;
                     return Ok(());
                 }
                 Request::Fail(message) => {
@@ -479,6 +517,7 @@ impl<P: Process> Engine<'_, P> {
             bytes,
             sent: self.now,
             arrived: self.now,
+            spread: self.states[from].spread,
         };
         let (a, b) = (self.placements[from].node, self.placements[to].node);
         // Same node, or a pure synchronization (thesis Table 5.1): no link time.
@@ -495,14 +534,14 @@ impl<P: Process> Engine<'_, P> {
     /// Puts `message` on hop `hop` of `route` now, queued FIFO behind the link's busy channels.
     fn cross(
         &mut self,
-        message: Message,
+        mut message: Message,
         route: Rc<[Hop]>,
         hop: usize,
         direction: Direction,
         host_memory: HostMemory,
     ) -> Result<(), SimError> {
         let Hop { link, forward } = route[hop];
-        let seconds = self
+        let Estimate { seconds, uncertainty } = self
             .timing
             .transfer_time(link, message.bytes, direction, host_memory)
             .map_err(|e| SimError::Link {
@@ -517,6 +556,16 @@ impl<P: Process> Engine<'_, P> {
                 message: format!("transfer_time must be a finite number of seconds >= 0, got {seconds}"),
             });
         }
+        if !(uncertainty >= 0.0 && uncertainty.is_finite()) {
+            return Err(SimError::Link {
+                who: self.link_name(link),
+                time: self.now,
+                message: format!(
+                    "transfer_time's uncertainty must be a finite number of seconds >= 0, got {uncertainty}"
+                ),
+            });
+        }
+        message.spread = message.spread.widened(uncertainty);
         let channels = &mut self.channels_free[link][usize::from(!forward)];
         let (channel, free) = channels
             .iter()
@@ -579,6 +628,7 @@ impl<P: Process> Engine<'_, P> {
             Some(source) if source.accepts(&message) => {
                 state.waiting = None;
                 let since = state.blocked_since;
+                state.spread = Spread::of_later((since, state.spread), (self.now, message.spread));
                 state.wait_time += self.now - since;
                 self.span(to, SpanKind::Wait, since, self.now, || {
                     format!("from pid {}", message.from)
@@ -594,6 +644,10 @@ impl<P: Process> Engine<'_, P> {
 
     fn results(self) -> Results {
         let overall_time = self.states.iter().map(|s| s.finish_time).fold(0.0, f64::max);
+        let overall_time_interval = self.states.iter().fold([0.0_f64, 0.0_f64], |[lo, hi], s| {
+            let [a, b] = s.finish_spread.interval(s.finish_time);
+            [lo.max(a), hi.max(b)]
+        });
         let node_ids: Vec<Arc<str>> = self
             .platform
             .nodes
@@ -619,6 +673,7 @@ impl<P: Process> Engine<'_, P> {
                     rank: p.rank,
                     node: node_ids[p.node].clone(),
                     finish_time: s.finish_time,
+                    finish_interval: s.finish_spread.interval(s.finish_time),
                     compute_time: s.compute_time,
                     wait_time: s.wait_time,
                 }
@@ -650,6 +705,7 @@ impl<P: Process> Engine<'_, P> {
             .sum();
         Results {
             overall_time,
+            overall_time_interval,
             total_energy: nodes.iter().map(|n| n.energy).sum(),
             failure_chance: 1.0 - (-failure_rate * overall_time).exp(),
             events: self.events,

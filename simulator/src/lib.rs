@@ -16,6 +16,7 @@ mod engine;
 mod platform;
 mod results;
 pub mod timeline;
+mod uncertainty;
 
 pub use engine::{
     simulate, LinkTiming, Message, Options, Process, Progress, ProgressFn, Request, Resume, SimError, Source,
@@ -25,6 +26,7 @@ pub use platform::{
     place, Direction, Hop, HostMemory, Link, LinkId, Node, NodeId, Placement, Platform, PlatformError,
 };
 pub use results::{NodeResult, ProcessResult, Results, Span, SpanKind};
+pub use uncertainty::{Estimate, Spread};
 
 /// A process's global id: its index in the placement, 0-based.
 pub type Pid = usize;

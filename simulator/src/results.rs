@@ -15,6 +15,8 @@ pub struct ProcessResult {
     pub node: Arc<str>,
     /// When its program returned [s].
     pub finish_time: f64,
+    /// The error bar of `finish_time` (crate::uncertainty) [s].
+    pub finish_interval: [f64; 2],
     /// Seconds spent computing.
     pub compute_time: f64,
     /// Seconds spent blocked in receive.
@@ -48,6 +50,9 @@ pub struct Span {
     pub kind: SpanKind,
     pub start: f64,
     pub end: f64,
+    /// The half-width of a compute's error bar, where its model states one [s].
+    #[serde(skip_serializing_if = "is_zero")]
+    pub uncertainty: f64,
     pub detail: String,
 }
 
@@ -55,6 +60,9 @@ pub struct Span {
 pub struct Results {
     /// The latest finish time [s].
     pub overall_time: f64,
+    /// Its error bar: the latest lower and upper ends of the processes' finish intervals,
+    /// the widths summed along the critical path (crate::uncertainty) [s].
+    pub overall_time_interval: [f64; 2],
     pub total_energy: f64,
     /// 1 − exp(−Σ failureRate × count × overall time) over the nodes hosting processes.
     pub failure_chance: f64,
@@ -64,4 +72,8 @@ pub struct Results {
     pub nodes: Vec<NodeResult>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<Vec<Span>>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }

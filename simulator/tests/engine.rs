@@ -7,8 +7,8 @@ mod common;
 use common::node;
 use hetsim_models::catalog::ComponentKind;
 use hetsim_simulator::{
-    place, simulate, Direction, HostMemory, Link, LinkId, LinkTiming, Message, Options, Platform, Process,
-    Request, Results, Resume, SimError, Source,
+    place, simulate, Direction, Estimate, HostMemory, Link, LinkId, LinkTiming, Message, Options, Platform,
+    Process, Request, Results, Resume, SimError, Source, SpanKind,
 };
 
 /// Replays its requests in order, keeping what it received.
@@ -35,7 +35,7 @@ fn replay(requests: Vec<Request>) -> Replay {
 }
 
 /// 1 ms startup + bytes / (1 MB/s), HtD twice as slow as the rest, pinned host memory twice
-/// as fast.
+/// as fast; its error bar is ±10 % of that.
 struct Linear;
 
 impl LinkTiming for Linear {
@@ -45,7 +45,7 @@ impl LinkTiming for Linear {
         bytes: f64,
         direction: Direction,
         host_memory: HostMemory,
-    ) -> Result<f64, String> {
+    ) -> Result<Estimate, String> {
         let per_byte = if direction == Direction::HostToDevice {
             2e-6
         } else {
@@ -56,7 +56,11 @@ impl LinkTiming for Linear {
         } else {
             1.0
         };
-        Ok(1e-3 + bytes * per_byte / speedup)
+        let seconds = 1e-3 + bytes * per_byte / speedup;
+        Ok(Estimate {
+            seconds,
+            uncertainty: 0.1 * seconds,
+        })
     }
 }
 
@@ -130,6 +134,7 @@ fn compute_and_sleep_advance_the_clock() {
             Request::Compute {
                 seconds: 2.0,
                 power: None,
+                uncertainty: 0.0,
             },
             Request::Sleep { seconds: 0.5 },
         ]],
@@ -144,7 +149,11 @@ fn compute_and_sleep_advance_the_clock() {
 
 #[test]
 fn a_compute_that_states_its_power_is_charged_at_that_power() {
-    let compute = |seconds, power| Request::Compute { seconds, power };
+    let compute = |seconds, power| Request::Compute {
+        seconds,
+        power,
+        uncertainty: 0.0,
+    };
     let r = run(
         &line(),
         &[("A", 1)],
@@ -163,6 +172,68 @@ fn a_compute_that_states_its_power_is_charged_at_that_power() {
     );
     let bad = run(&line(), &[("A", 1)], vec![vec![compute(1.0, Some(f64::NAN))]]).unwrap_err();
     assert!(bad.to_string().contains("power"), "{bad}");
+}
+
+fn uncertain(seconds: f64, uncertainty: f64) -> Request {
+    Request::Compute {
+        seconds,
+        power: None,
+        uncertainty,
+    }
+}
+
+fn assert_interval(got: [f64; 2], want: [f64; 2]) {
+    assert!(
+        close(got[0], want[0]) && close(got[1], want[1]),
+        "{got:?} != {want:?}"
+    );
+}
+
+#[test]
+fn error_bars_add_along_a_process_and_a_late_message_brings_its_own() {
+    // pid 0 on host: 1 s ± 0.1, then 1000 bytes HtD (3 ms ± 0.3 ms) arriving at 1.003 s ± 0.1003.
+    // pid 1 on gpu: 0.5 s ± 0.01, waits for the message (which decides its clock), 2 s ± 0.2.
+    let r = run(
+        &line(),
+        &[("A", 1), ("B", 1)],
+        vec![
+            vec![uncertain(1.0, 0.1), send(1, 1000.0)],
+            vec![uncertain(0.5, 0.01), receive(0), uncertain(2.0, 0.2)],
+        ],
+    )
+    .unwrap();
+    assert_interval(r.processes[0].finish_interval, [0.9, 1.1]);
+    let bar = 0.1003 + 0.2;
+    assert!(close(r.processes[1].finish_time, 3.003));
+    assert_interval(r.processes[1].finish_interval, [3.003 - bar, 3.003 + bar]);
+    assert_interval(r.overall_time_interval, [3.003 - bar, 3.003 + bar]);
+    let computes: Vec<f64> = r
+        .trace
+        .unwrap()
+        .iter()
+        .filter(|s| s.kind == SpanKind::Compute)
+        .map(|s| s.uncertainty)
+        .collect();
+    assert_eq!(computes, [0.1, 0.01, 0.2]);
+}
+
+#[test]
+fn a_receive_is_the_later_of_two_uncertain_times() {
+    // The message (1.003 s ± 0.1003) waits in the mailbox until pid 1 is at 1.01 s ± 0.001:
+    // the later of the two lies in [max(1.009, 0.9027), max(1.011, 1.1033)].
+    let r = run(
+        &line(),
+        &[("A", 1), ("B", 1)],
+        vec![
+            vec![uncertain(1.0, 0.1), send(1, 1000.0)],
+            vec![uncertain(1.01, 0.001), receive(0)],
+        ],
+    )
+    .unwrap();
+    assert!(close(r.processes[1].finish_time, 1.01));
+    assert_interval(r.processes[1].finish_interval, [1.009, 1.1033]);
+    let bad = run(&line(), &[("A", 1)], vec![vec![uncertain(1.0, f64::INFINITY)]]).unwrap_err();
+    assert!(bad.to_string().contains("uncertainty"), "{bad}");
 }
 
 #[test]
@@ -322,6 +393,7 @@ fn bad_requests_fail_the_run_with_the_process_named() {
         vec![vec![Request::Compute {
             seconds: -1.0,
             power: None,
+            uncertainty: 0.0,
         }]],
     )
     .unwrap_err();
@@ -347,6 +419,7 @@ fn identical_inputs_give_identical_results() {
                 Request::Compute {
                     seconds: 0.1,
                     power: None,
+                    uncertainty: 0.0,
                 },
                 send(2, 20.0),
             ],

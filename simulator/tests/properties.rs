@@ -8,8 +8,8 @@ use common::node;
 
 use hetsim_models::catalog::ComponentKind;
 use hetsim_simulator::{
-    place, simulate, Direction, HostMemory, Link, LinkId, LinkTiming, Options, Platform, Process, Request,
-    Resume, Source,
+    place, simulate, Direction, Estimate, HostMemory, Link, LinkId, LinkTiming, Options, Platform, Process,
+    Request, Resume, Source,
 };
 use proptest::prelude::*;
 
@@ -45,8 +45,8 @@ impl LinkTiming for Linear {
         bytes: f64,
         _d: Direction,
         _m: HostMemory,
-    ) -> Result<f64, String> {
-        Ok(1e-4 * (link + 1) as f64 + bytes * 1e-9)
+    ) -> Result<Estimate, String> {
+        Ok(Estimate::exact(1e-4 * (link + 1) as f64 + bytes * 1e-9))
     }
 }
 
@@ -88,7 +88,7 @@ proptest! {
             let mut programs: Vec<Program> =
                 (0..n).map(|_| Program { steps: VecDeque::new(), expected: 0, received: 0 }).collect();
             for &(from, to, bytes, think) in &sends {
-                programs[from].steps.push_back(Request::Compute { seconds: think, power: None });
+                programs[from].steps.push_back(Request::Compute { seconds: think, power: None, uncertainty: 0.0 });
                 programs[from].steps.push_back(Request::Send { to, bytes, direction: None, host_memory: HostMemory::Pageable });
                 programs[to].expected += 1;
             }

@@ -3,11 +3,19 @@
 //! absolute percentage error (MAPE) over the samples, by Nelder–Mead in log space (every
 //! attribute stays positive; the issue efficiency, a fraction, in logit space); the launch
 //! overhead and the spec-sheet attributes are kept.
+//!
+//! The error bars by regime (error_bars.rs) come from out-of-sample residuals, as in CV+
+//! (Barber, Candès, Ramdas and Tibshirani, "Predictive inference with the jackknife+", Annals
+//! of Statistics 2021): the samples fall in groups (a block size, a file), each group is
+//! predicted by a calibration on the others, and the conformal quantile of those residuals
+//! is the bar. In-sample residuals would understate it: cross-validated on the H100, bars
+//! from the fit's own residuals covered 81 % of held-out launches instead of 90 %.
 
 use serde::Serialize;
 
-use super::{evaluate, Device, Input, Kernel};
+use super::{evaluate, Device, ErrorBars, Input, Kernel, Regime, Scored};
 use crate::nelder_mead::minimise;
+use crate::uncertainty::relative_residual;
 
 /// A launch and the time CUDA events measured around it [s].
 #[derive(Clone, Debug, PartialEq)]
@@ -60,6 +68,85 @@ impl Fit {
             ..base.clone()
         }
     }
+}
+
+/// One group of a cross-validation: its samples and the calibration that never saw them.
+#[derive(Clone, Debug)]
+pub struct Fold<'a> {
+    pub group: &'a str,
+    pub test: Vec<Sample>,
+    /// `None` when the other groups hold no sample.
+    pub device: Option<Device>,
+}
+
+/// Leave-one-group-out: for each distinct group of `groups` (one per sample), `base`
+/// calibrated on the samples of the other groups.
+pub fn leave_group_out<'a>(base: &Device, samples: &[Sample], groups: &[&'a str]) -> Vec<Fold<'a>> {
+    let mut distinct: Vec<&str> = groups.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    distinct
+        .into_iter()
+        .map(|group| {
+            let (test, train): (Vec<_>, Vec<_>) = samples.iter().zip(groups).partition(|(_, g)| **g == group);
+            let unzip = |v: Vec<(&Sample, &&str)>| v.into_iter().map(|(s, _)| s.clone()).collect::<Vec<_>>();
+            let train = unzip(train);
+            Fold {
+                group,
+                test: unzip(test),
+                device: calibrate(base, &train).map(|fit| fit.apply(base)),
+            }
+        })
+        .collect()
+}
+
+/// A sample as the calibration that never saw it predicts it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Residual<'a> {
+    pub group: &'a str,
+    pub regime: Regime,
+    pub warps_launched: f64,
+    pub resident_warps: f64,
+    pub predicted: f64,
+    pub measured: f64,
+}
+
+/// Every test sample of `folds`, predicted by its fold's calibration.
+pub fn out_of_fold<'a>(folds: &[Fold<'a>]) -> Vec<Residual<'a>> {
+    folds
+        .iter()
+        .filter_map(|f| f.device.as_ref().map(|d| (f.group, d, &f.test)))
+        .flat_map(|(group, device, test)| {
+            test.iter().map(move |s| {
+                let out = evaluate(&Input {
+                    device: device.clone(),
+                    kernel: s.kernel.clone(),
+                });
+                Residual {
+                    group,
+                    regime: out.regime,
+                    warps_launched: out.warps_launched,
+                    resident_warps: out.active_warps_per_sm,
+                    predicted: out.seconds,
+                    measured: s.seconds,
+                }
+            })
+        })
+        .collect()
+}
+
+/// Error bars from out-of-fold residuals (CV+, see the module's text).
+pub fn error_bars<'a>(residuals: impl IntoIterator<Item = &'a Residual<'a>>) -> Option<ErrorBars> {
+    let scored: Vec<Scored> = residuals
+        .into_iter()
+        .map(|r| Scored {
+            regime: r.regime,
+            warps_launched: r.warps_launched,
+            resident_warps: r.resident_warps,
+            residual: relative_residual(r.predicted, r.measured),
+        })
+        .collect();
+    ErrorBars::from_residuals(&scored)
 }
 
 /// The inverse of the logistic function that keeps the issue efficiency in (0, 1).

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use anyhow::{anyhow, bail, Context, Result};
 use hetsim_scripting::{default_labels, load_system, RunOptions, RunReport, Variable};
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{timeline, Options, Progress, ProgressFn};
+use hetsim_simulator::{timeline, Options, Progress, ProgressFn, Results, SpanKind};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::RunArgs;
@@ -48,7 +48,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let bar = progress_bar();
     let mut options = RunOptions {
         engine: Options {
-            trace: args.trace.is_some() || args.timeline.is_some(),
+            trace: args.json || args.trace.is_some() || args.timeline.is_some(),
             progress: bar.clone().map(|bar| -> ProgressFn {
                 Rc::new(move |p: Progress| {
                     bar.set_length(p.processes as u64);
@@ -79,12 +79,30 @@ pub fn run(args: RunArgs) -> Result<()> {
         let mut value = serde_json::to_value(&report)?;
         if let Some(object) = value.as_object_mut() {
             object.remove("trace");
+            object.insert("computes".into(), computes(&report.results));
         }
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print!("{}", summary(&report));
     }
     Ok(())
+}
+
+/// Every compute of the run with its error bar (`uncertainty`, the half-width [s], 0 where
+/// the model states none), in the order they started.
+fn computes(results: &Results) -> serde_json::Value {
+    let spans = results.trace.iter().flatten();
+    spans
+        .filter(|s| s.kind == SpanKind::Compute)
+        .map(|s| {
+            serde_json::json!({
+                "pid": s.pid,
+                "start": s.start,
+                "seconds": s.end - s.start,
+                "uncertainty": s.uncertainty,
+            })
+        })
+        .collect()
 }
 
 /// A bar of finished processes on stderr, shown only to a person at a terminal; the engine
@@ -139,6 +157,14 @@ fn summary(report: &RunReport) -> String {
         out += &format!("log: {} more lines dropped\n", report.log_dropped);
     }
     out += &format!("Overall time {:.6} ms\n", r.overall_time * 1e3);
+    let [low, high] = r.overall_time_interval;
+    if high > low {
+        out += &format!(
+            "Overall time, 90 % error bar: {:.6} to {:.6} ms\n",
+            low * 1e3,
+            high * 1e3
+        );
+    }
     out += &format!("Total consumed energy {:.6} J\n", r.total_energy);
     out += &format!("Failure chance {}\n", r.failure_chance);
     out

@@ -2,7 +2,9 @@
 //! folder (bench/gpu/run.sh's output, or ../shared/measurements/h100).
 
 use anyhow::{anyhow, bail, Result};
-use hetsim_models::queueing::calibration::{calibrate, fit_launch, Fit, Sample};
+use hetsim_models::queueing::calibration::{
+    calibrate, error_bars, fit_launch, leave_group_out, out_of_fold, Fit, Fold, Sample,
+};
 use hetsim_models::queueing::{evaluate, keys, Device, Input, Kernel, Power};
 use serde::Serialize;
 
@@ -42,6 +44,25 @@ pub fn samples(m: &Measurements) -> Result<Vec<(&'static str, Sample)>> {
             ))
         })
         .collect()
+}
+
+/// The cross-validation groups of the launches: each block size of sweep.csv, each shared
+/// memory size (occupancy level) of occupancy_block256.csv.
+pub fn groups(samples: &[(&'static str, Sample)]) -> Vec<String> {
+    samples
+        .iter()
+        .map(|(file, s)| match *file {
+            "sweep" => format!("sweep block {}", s.kernel.block_size),
+            other => format!("{other} smem {}", s.kernel.shared_memory_per_block),
+        })
+        .collect()
+}
+
+/// Leave-one-group-out calibrations of `base` over the launches.
+pub fn folds<'a>(base: &Device, samples: &[(&'static str, Sample)], groups: &'a [String]) -> Vec<Fold<'a>> {
+    let plain: Vec<Sample> = samples.iter().map(|(_, s)| s.clone()).collect();
+    let names: Vec<&str> = groups.iter().map(String::as_str).collect();
+    leave_group_out(base, &plain, &names)
 }
 
 /// The compute and memory utilisations of one launch.
@@ -100,7 +121,12 @@ pub fn calibrate_folder(m: &Measurements, name: Option<String>) -> Result<GpuCal
     }
     let plain: Vec<Sample> = samples.iter().map(|(_, s)| s.clone()).collect();
     let fit = calibrate(&base, &plain).ok_or_else(|| anyhow!("no samples"))?;
-    let device = fit.apply(&base);
+    let groups = groups(&samples);
+    let folds = folds(&base, &samples, &groups);
+    let device = Device {
+        error_bars: error_bars(&out_of_fold(&folds)),
+        ..fit.apply(&base)
+    };
     Ok(GpuCalibration {
         name: name
             .or_else(|| m.props.get("name").cloned())
@@ -139,6 +165,9 @@ pub fn attributes(c: &GpuCalibration) -> Vec<(&'static str, f64)> {
             (keys::POWER_MEMORY, p.memory),
         ]);
     }
+    if let Some(bars) = &d.error_bars {
+        out.extend(bars.attributes());
+    }
     out
 }
 
@@ -158,6 +187,16 @@ pub fn run(args: CalibrateGpuArgs) -> Result<()> {
         c.fit.mape * 100.0,
         c.fit.worst * 100.0
     );
+    match &c.device.error_bars {
+        Some(b) => println!(
+            "error bars (90 % coverage, conformal on the cross-validated residuals): compute ±{:.1} %, memory ±{:.1} %, latency ±{:.1} %, launch ±{:.1} %",
+            b.compute * 100.0,
+            b.memory * 100.0,
+            b.latency * 100.0,
+            b.launch * 100.0
+        ),
+        None => println!("no error bars: fewer than 9 launches in the cross-validation"),
+    }
     println!("# a component for a system model's [[component]] table (model = \"gpu-queueing\")");
     println!(
         "[[component]]\nname = {:?}\nkind = \"GPU\"\nvendor = \"NVIDIA\"",
