@@ -84,19 +84,32 @@ proptest! {
     fn every_message_is_delivered_once_and_runs_repeat_exactly((n, sends) in messages()) {
         let platform = platform();
         let placements = place(&platform, &BTreeMap::from([("P".to_owned(), n as u64)])).unwrap();
-        let programs = || {
+        let programs = |bar: f64| {
             let mut programs: Vec<Program> =
                 (0..n).map(|_| Program { steps: VecDeque::new(), expected: 0, received: 0 }).collect();
             for &(from, to, bytes, think) in &sends {
-                programs[from].steps.push_back(Request::Compute { seconds: think, power: None, uncertainty: 0.0 });
+                programs[from].steps.push_back(Request::Compute { seconds: think, power: None, uncertainty: bar * think });
                 programs[from].steps.push_back(Request::Send { to, bytes, direction: None, host_memory: HostMemory::Pageable });
                 programs[to].expected += 1;
             }
             programs
         };
-        let a = simulate(&platform, &placements, programs(), &mut Linear, &Options::default()).unwrap();
-        let b = simulate(&platform, &placements, programs(), &mut Linear, &Options::default()).unwrap();
+        let a = simulate(&platform, &placements, programs(0.0), &mut Linear, &Options::default()).unwrap();
+        let b = simulate(&platform, &placements, programs(0.0), &mut Linear, &Options::default()).unwrap();
         prop_assert_eq!(&a, &b);
+        prop_assert_eq!(a.overall_time_interval, [a.overall_time; 2]);
+        // Error bars of ±10 % change no time; each interval holds its time and is no wider
+        // than ±10 % of all the computes of the run.
+        let c = simulate(&platform, &placements, programs(0.1), &mut Linear, &Options::default()).unwrap();
+        let all: f64 = sends.iter().map(|s| s.3).sum();
+        for (p, q) in a.processes.iter().zip(&c.processes) {
+            let [low, high] = q.finish_interval;
+            prop_assert_eq!(p.finish_time, q.finish_time);
+            prop_assert!(low <= q.finish_time && q.finish_time <= high);
+            prop_assert!(q.finish_time - low <= 0.1 * all * (1.0 + 1e-9) && high - q.finish_time <= 0.1 * all * (1.0 + 1e-9));
+        }
+        let [low, high] = c.overall_time_interval;
+        prop_assert!(low <= c.overall_time && c.overall_time <= high);
         let compute: f64 = sends.iter().map(|s| s.3).sum();
         let busy: f64 = a.nodes.iter().map(|n| n.busy_time).sum();
         prop_assert!((busy - compute).abs() <= 1e-12 * compute.max(1.0));

@@ -574,9 +574,12 @@ of occupancy_block256.csv); the error is that of the pure model on the group lef
 quantile of the calibration's relative residuals in its regime (compute-, memory-, latency- or \
 launch-bound; copies: pinned or pageable), doubled outside the calibrated domain (docs/MODELS.md, \
 \"Error bars\"). `covered` is the fraction of measurements inside their interval; `needed ±` the \
-half-width a conformal calibration on these very points would state. The in-sample rows hold by \
-construction when the calibration and these points agree; the held-out row is the honest one: \
-each block size against the bars of a fit that never saw it.\n\n{}",
+half-width a conformal calibration on these very points would state. The kernel rows are the \
+catalog's predictions, fitted on these launches, with bars from cross-validated residuals \
+(so wider than the in-sample errors need); the held-out row is the strict one: each group of \
+launches (a block size, an occupancy level) predicted by a fit that never saw it, against bars \
+drawn from the other groups' residuals only. A coverage measured on n points passes above \
+90 % − 2·√(0.09/n).\n\n{}",
         coverage::table(&v.error_bars)
     );
     let _ = writeln!(s, "## Figures\n");
