@@ -17,6 +17,9 @@ pub mod sandbox;
 pub mod sim;
 pub mod system;
 
-pub use run::{check_app, check_labels, default_labels, run, RunOptions, RunReport, Variable};
+pub use run::{
+    check_app, check_labels, check_process_count, default_labels, run, RunOptions, RunReport, Variable,
+    RESERVED_NAMES,
+};
 pub use sandbox::Limits;
 pub use system::{load as load_system, System, SystemFile};

@@ -21,12 +21,17 @@ use crate::sandbox::SliceClock;
 pub struct RunLog {
     pub lines: Vec<String>,
     pub dropped: u64,
+    /// Lines kept at most.
     pub limit: usize,
+    /// Bytes kept at most: a line that would pass them is counted, not kept.
+    pub byte_limit: usize,
+    pub bytes: usize,
 }
 
 impl RunLog {
     pub fn push(&mut self, line: String) {
-        if self.lines.len() < self.limit {
+        if self.lines.len() < self.limit && self.bytes.saturating_add(line.len()) <= self.byte_limit {
+            self.bytes += line.len();
             self.lines.push(line);
         } else {
             self.dropped += 1;

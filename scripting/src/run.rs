@@ -55,7 +55,8 @@ impl Variable {
 }
 
 /// Names every process's script sees besides the run variables.
-const RESERVED: [&str; 5] = ["tag", "rank", "pid", "labels", "sim"];
+/// The names every script has, which no variable may take.
+pub const RESERVED_NAMES: [&str; 5] = ["tag", "rank", "pid", "labels", "sim"];
 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -145,10 +146,30 @@ pub fn check_app(app: &str, app_origin: &str) -> Result<(), String> {
 }
 
 /// Checks that `labels` fit `system` (known labels, capacities).
-pub fn check_labels(system: &System, labels: &BTreeMap<String, u64>) -> Result<(), String> {
+pub fn check_labels(
+    system: &System,
+    labels: &BTreeMap<String, u64>,
+    max_processes: u64,
+) -> Result<(), String> {
+    check_process_count(labels, max_processes)?;
     place(&platform(system)?, labels)
         .map(|_| ())
         .map_err(|e| e.to_string())
+}
+
+/// Refuses more than `max_processes` processes in all (the sum checked, so that no count
+/// overflows it).
+pub fn check_process_count(labels: &BTreeMap<String, u64>, max_processes: u64) -> Result<(), String> {
+    let total = labels
+        .values()
+        .try_fold(0u64, |sum, &n| sum.checked_add(n))
+        .filter(|&total| total <= max_processes);
+    match total {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "the labels ask for more than {max_processes} processes in all (limit max_processes)"
+        )),
+    }
 }
 
 /// Runs `app` (Rhai source named `app_origin`) on `system`.
@@ -160,18 +181,20 @@ pub fn run(
     variables: &BTreeMap<String, Variable>,
     options: &RunOptions,
 ) -> Result<RunReport, String> {
-    if let Some(name) = variables.keys().find(|k| RESERVED.contains(&k.as_str())) {
+    if let Some(name) = variables.keys().find(|k| RESERVED_NAMES.contains(&k.as_str())) {
         return Err(format!(
             "variable `{name}` shadows a name every script has ({})",
-            RESERVED.join(", ")
+            RESERVED_NAMES.join(", ")
         ));
     }
+    check_process_count(labels, options.limits.max_processes)?;
     let platform = platform(system)?;
     let placements = place(&platform, labels).map_err(|e| e.to_string())?;
     let clock = SliceClock::new();
     let models = Rc::new(Models::compile(system, &options.limits, &clock)?);
     let log = Rc::new(RefCell::new(RunLog {
         limit: options.limits.max_log_lines,
+        byte_limit: options.limits.max_log_bytes,
         ..RunLog::default()
     }));
 

@@ -26,6 +26,12 @@ pub struct Limits {
     pub max_slice_seconds: f64,
     /// Lines kept in the run log; later lines are counted, not kept.
     pub max_log_lines: usize,
+    /// Bytes kept in the run log (a script that logs long lines could otherwise grow it
+    /// without bound); later lines are counted, not kept.
+    pub max_log_bytes: usize,
+    /// Processes a run may place (the labels' counts summed): placing allocates per process,
+    /// so a count of 4·10⁹ must be refused before, not discovered by the allocator.
+    pub max_processes: u64,
     /// Stack of each process's coroutine [bytes]: reserved address space, of which only the
     /// pages a script touches become resident. 8 MiB holds `max_call_levels` = 64 of Rhai
     /// recursion even in a debug build (which needs 1–4 MiB; a release build far less).
@@ -43,6 +49,8 @@ impl Default for Limits {
             max_map_size: 1 << 16,
             max_slice_seconds: 1.0,
             max_log_lines: 10_000,
+            max_log_bytes: 1 << 20,
+            max_processes: 1 << 20,
             stack_size: 8 << 20,
         }
     }

@@ -262,6 +262,36 @@ fn sandbox_stops_infinite_loops_in_about_a_second() {
 }
 
 #[test]
+fn the_log_keeps_at_most_its_bytes_and_counts_the_rest() {
+    // 100 lines of 64 KiB: a 1 MiB log keeps 16 of them and counts 84 dropped.
+    let app =
+        "let line = \"x\"; while line.len() < 65536 { line += line; } for i in 0..100 { sim.log(line); }";
+    let r = run_small(app, &[("P", 1)], Limits::default()).unwrap();
+    let bytes: usize = r.log.iter().map(String::len).sum();
+    assert!(bytes <= Limits::default().max_log_bytes, "{bytes}");
+    assert_eq!(
+        (r.log.len(), r.log_dropped),
+        (15, 85),
+        "each kept line has its prefix too"
+    );
+}
+
+#[test]
+fn a_run_refuses_more_processes_than_its_limit_before_placing_them() {
+    let limits = Limits {
+        max_processes: 3,
+        ..Limits::default()
+    };
+    let err = run_small("1", &[("P", 2), ("Q", 2)], limits).unwrap_err();
+    assert!(
+        err.contains("more than 3 processes") && err.contains("max_processes"),
+        "{err}"
+    );
+    let err = run_small("1", &[("P", u64::MAX), ("Q", 2)], Limits::default()).unwrap_err();
+    assert!(err.contains("max_processes"), "the sum overflows u64: {err}");
+}
+
+#[test]
 fn sandbox_bounds_operations_sizes_depth_and_forbids_eval() {
     let limits = Limits {
         max_operations: 10_000,

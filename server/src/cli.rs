@@ -91,9 +91,13 @@ pub struct ServeArgs {
     pub amqp: Option<String>,
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub bind: String,
-    /// Require `Authorization: Bearer TOKEN` on every route but /api/health.
-    #[arg(long, env = "HETSIM_TOKEN")]
+    /// Require `Authorization: Bearer TOKEN` on every route but /api/health. Prefer
+    /// HETSIM_TOKEN or --token-file: an argument is visible to every user in `ps`.
+    #[arg(long, env = "HETSIM_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Read the token from this file (its first line).
+    #[arg(long, conflicts_with = "token")]
+    pub token_file: Option<std::path::PathBuf>,
     /// In-process workers (default: 2 without --amqp, none with it).
     #[arg(long)]
     pub workers: Option<usize>,
@@ -103,6 +107,8 @@ pub struct ServeArgs {
     /// Times a run may stop its worker's process before it is failed.
     #[arg(long, default_value_t = crate::queue::DEFAULT_DELIVERY_LIMIT)]
     pub delivery_limit: i64,
+    #[command(flatten)]
+    pub limits: crate::limits::ServiceLimits,
 }
 
 #[derive(Debug, Args)]

@@ -7,12 +7,19 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 use hetsim_scripting::{RunOptions, SystemFile, Variable};
+use hetsim_simulator::Results;
 
 use crate::storage::{RunInputs, Start, Store};
 
 /// Set to `1` in the environment of a worker to honour the run variable `abortWorker = true`
 /// by aborting the process: the fault injection of the "run that kills its worker" tests.
 pub const FAULT_INJECTION_ENV: &str = "HETSIM_FAULT_INJECTION";
+
+/// The largest result JSON a run may store [bytes]; a larger one fails the run.
+pub const MAX_RESULT_BYTES: usize = 64 << 20;
+/// The most trace spans a run stores; a run with more stores no trace (its result and log
+/// are kept, and the log says why the trace is missing).
+pub const MAX_TRACE_SPANS: usize = 1 << 20;
 
 /// What a finished simulation leaves to store: result JSON, trace JSON, log text.
 struct Output {
@@ -34,18 +41,52 @@ fn simulate(inputs: &RunInputs) -> Result<Output, String> {
     let system = SystemFile::parse(&inputs.system, "system")?.resolve("system", None)?;
     let mut options = RunOptions::default();
     options.engine.trace = true;
-    let report = hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?;
-    let trace = serde_json::to_string(&report.results.trace).map_err(|e| e.to_string())?;
+    let mut report = hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?;
+    check_finite(&report.results)?;
+    let spans = report.results.trace.take().unwrap_or_default();
+    let trace = if spans.len() <= MAX_TRACE_SPANS {
+        Some(serde_json::to_string(&spans).map_err(|e| e.to_string())?)
+    } else {
+        report.log.push(format!(
+            "no trace stored: {} spans, more than {MAX_TRACE_SPANS} (limit MAX_TRACE_SPANS)",
+            spans.len()
+        ));
+        None
+    };
     let log = report.log.join("\n");
-    let mut result = serde_json::to_value(&report).map_err(|e| e.to_string())?;
-    if let Some(object) = result.as_object_mut() {
-        object.remove("trace");
+    let result = serde_json::to_string(&report).map_err(|e| e.to_string())?;
+    if result.len() > MAX_RESULT_BYTES {
+        return Err(format!(
+            "the result is {} bytes, more than {MAX_RESULT_BYTES} (limit MAX_RESULT_BYTES): fewer processes or nodes",
+            result.len()
+        ));
     }
-    Ok(Output {
-        result: result.to_string(),
-        trace: Some(trace),
-        log,
-    })
+    Ok(Output { result, trace, log })
+}
+
+/// A run whose figures are not finite fails, naming the first: JSON has no NaN or infinity,
+/// and storing them as null would pass a broken model off as a result.
+fn check_finite(r: &Results) -> Result<(), String> {
+    let figures = [
+        ("overall_time".to_owned(), r.overall_time),
+        ("total_energy".to_owned(), r.total_energy),
+        ("failure_chance".to_owned(), r.failure_chance),
+    ]
+    .into_iter()
+    .chain(r.nodes.iter().flat_map(|n| {
+        [
+            (format!("nodes[{}].energy", n.id), n.energy),
+            (format!("nodes[{}].busy_time", n.id), n.busy_time),
+        ]
+    }));
+    for (name, value) in figures {
+        if !value.is_finite() {
+            return Err(format!(
+                "result `{name}` is {value}, not a finite number: check the attributes its models read (power, failureRate)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Tries `write` until it succeeds or `WRITE_ATTEMPTS` have failed, waiting longer each
@@ -80,10 +121,15 @@ pub async fn execute(store: &Store, id: &str, worker: &str) -> Result<()> {
     tracing::info!(run = id, attempt = inputs.attempts, "simulating");
     match tokio::task::spawn_blocking(move || simulate(&inputs)).await {
         Ok(Ok(out)) => {
-            persistently("storing the result", id, || {
+            let stored = persistently("storing the result", id, || {
                 store.finish_run(id, &out.result, out.trace.as_deref(), &out.log)
             })
-            .await?;
+            .await;
+            // A result the database cannot take must still end the run, as a failure.
+            if let Err(e) = stored {
+                let message = format!("the result could not be stored: {e:#}");
+                persistently("storing the failure", id, || store.fail_run(id, &message)).await?;
+            }
         }
         Ok(Err(message)) => persistently("storing the failure", id, || store.fail_run(id, &message)).await?,
         Err(panic) => {

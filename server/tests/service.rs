@@ -699,3 +699,193 @@ fn sigterm_lets_a_worker_finish_its_run_and_take_no_more() {
     assert_eq!(summary["done"], 1, "no other run was taken: {summary}");
     assert_eq!(summary["queued"], 2, "{summary}");
 }
+
+/// An embedded server on a fresh SQLite file, with `extra` arguments; and its port.
+fn embedded_server(extra: &[&str]) -> (Proc, u16) {
+    let db = scratch().join("embedded.db");
+    let port = free_port();
+    let bind = format!("127.0.0.1:{port}");
+    let mut args = vec!["serve", "--db", db.to_str().unwrap(), "--bind", &bind];
+    args.extend(extra);
+    let server = hetsim(&args, &[]);
+    wait_healthy(port);
+    (server, port)
+}
+
+/// Asserts a 4xx JSON error naming `field` and containing `words`.
+fn assert_refused(port: u16, (status, body): (u16, String), want: u16, field: &str, words: &str) {
+    assert_eq!(status, want, "{body}");
+    let error = json(&body);
+    assert_eq!(error["field"], field, "{body}");
+    assert!(error["error"].as_str().unwrap().contains(words), "{body}");
+    assert_eq!(
+        http(port, "GET", "/api/health", "", None).0,
+        200,
+        "the server survives"
+    );
+}
+
+#[test]
+fn hostile_submissions_are_refused_by_name_before_anything_is_allocated() {
+    let (_server, port) = embedded_server(&[]);
+    let post = |body: String| http(port, "POST", "/api/runs", &body, None);
+    let system = |count: &str, multiplicity: &str| {
+        format!(
+            r#"[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\ncount = {count}\nlabels = {{ P = {multiplicity} }}\n"#
+        )
+    };
+    // The 191-byte request that allocated 128 GB: 4·10⁹ units of one label.
+    let huge_count = format!(
+        r#"{{"queue":"q","app":"1","system":"{}"}}"#,
+        system("4000000000", "1")
+    );
+    assert_refused(port, post(huge_count), 422, "labels", "max_processes");
+    let huge_multiplicity = format!(
+        r#"{{"queue":"q","app":"1","system":"{}"}}"#,
+        system("1", "4000000000")
+    );
+    assert_refused(port, post(huge_multiplicity), 422, "labels", "max_processes");
+    let huge_label = format!(
+        r#"{{"queue":"q","app":"1","system":"{}","labels":{{"P":18446744073709551615}}}}"#,
+        system("1", "2")
+    );
+    assert_refused(port, post(huge_label), 422, "labels", "max_processes");
+    // 64 two-valued variables: 2^64 runs, a product that wrapped to 0 before.
+    let variables: Vec<String> = (0..64).map(|i| format!(r#""v{i}":[1,2]"#)).collect();
+    let sweep = format!(
+        r#"{{"queue":"q","app":"1","system":"{}","variables":{{{}}}}}"#,
+        system("1", "2"),
+        variables.join(",")
+    );
+    let answer = http(port, "POST", "/api/sweeps", &sweep, None);
+    assert_refused(port, answer, 422, "variables", "max_sweep_runs");
+    let small = |extra: &str| {
+        format!(
+            r#"{{"queue":"q","app":"1","system":"{}"{extra}}}"#,
+            system("1", "2")
+        )
+    };
+    // Queue names cannot collide with the broker-side names hetsim derives (`hetsim.Q.dead`).
+    let dotted = small("").replace(r#""queue":"q""#, r#""queue":"X.dead""#);
+    assert_refused(port, post(dotted), 422, "queue", "letters, digits");
+    for reserved in ["sim", "tag", "rank", "pid", "labels"] {
+        let answer = post(small(&format!(r#","variables":{{"{reserved}":1}}"#)));
+        assert_refused(port, answer, 422, &format!("variables.{reserved}"), "reserved");
+    }
+    let many: Vec<String> = (0..1001).map(|i| format!(r#""v{i}":1"#)).collect();
+    let answer = post(small(&format!(r#","variables":{{{}}}"#, many.join(","))));
+    assert_refused(port, answer, 422, "variables", "max_variables");
+    let long = "x".repeat(65 << 10);
+    let answer = post(small(&format!(r#","variables":{{"text":"{long}"}}"#)));
+    assert_refused(port, answer, 422, "variables.text", "max_variable_bytes");
+    // An unknown route answers a JSON 404.
+    let (status, body) = http(port, "GET", "/api/nothing-here", "", None);
+    assert_eq!(status, 404);
+    assert!(
+        json(&body)["error"]
+            .as_str()
+            .unwrap()
+            .contains("/api/nothing-here"),
+        "{body}"
+    );
+}
+
+#[test]
+fn taken_names_answer_409_even_under_races_and_renames() {
+    let (_server, port) = embedded_server(&[]);
+    let create = |name: &str| {
+        http(
+            port,
+            "POST",
+            "/api/apps",
+            &format!(r#"{{"name": "{name}", "body": "1"}}"#),
+            None,
+        )
+    };
+    // Eight creations of one name at once: one 201, the rest 409.
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8).map(|_| s.spawn(|| create("raced").0)).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(statuses.iter().filter(|&&s| s == 201).count(), 1, "{statuses:?}");
+    assert!(statuses.iter().all(|&s| s == 201 || s == 409), "{statuses:?}");
+    let (status, body) = create("other");
+    assert_eq!(status, 201, "{body}");
+    let other = json(&body)["id"].as_str().unwrap().to_owned();
+    let (status, body) = http(
+        port,
+        "PUT",
+        &format!("/api/apps/{other}"),
+        r#"{"name": "raced", "body": "2"}"#,
+        None,
+    );
+    assert_eq!(status, 409, "a rename onto a taken name: {body}");
+    assert_eq!(json(&body)["field"], "name", "{body}");
+}
+
+#[test]
+fn half_open_connections_time_out_and_cannot_exhaust_the_server() {
+    let (_server, port) = embedded_server(&["--max-connections", "4", "--header-timeout-seconds", "1"]);
+    // Slowloris: more connections than the limit, each sending half a request line.
+    let idle: Vec<TcpStream> = (0..16)
+        .map(|_| {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            let _ = s.write_all(b"GET /api/health HTTP/1.1\r\nHost: x\r\n");
+            s
+        })
+        .collect();
+    // The header timeout closes them; a well-behaved client is served within a few seconds.
+    let started = Instant::now();
+    assert_eq!(http(port, "GET", "/api/health", "", None).0, 200);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(idle);
+}
+
+#[test]
+fn health_names_the_database_or_the_broker_that_is_down() {
+    if !services() {
+        return;
+    }
+    let fixture = Fixture::new("health");
+    let port = free_port();
+    let bind = format!("127.0.0.1:{port}");
+    // A broker URL where nothing listens: the server starts (the outbox publisher retries),
+    // and health says which dependency is down.
+    let nowhere = format!("amqp://guest:guest@127.0.0.1:{}/%2f", free_port());
+    let _server = hetsim(
+        &["serve", "--db", &fixture.db, "--amqp", &nowhere, "--bind", &bind],
+        &[],
+    );
+    wait_for(|| reachable(port).then_some(()));
+    let health = wait_for(|| {
+        let (status, body) = http(port, "GET", "/api/health", "", None);
+        (status != 0).then(|| (status, json(&body)))
+    });
+    assert_eq!(health.0, 503, "{:?}", health.1);
+    assert_eq!(health.1["down"], serde_json::json!(["broker"]), "{:?}", health.1);
+    assert_eq!(health.1["database"], "up");
+    // The database refuses connections: health names it too.
+    psql(&format!(
+        "ALTER DATABASE {} ALLOW_CONNECTIONS false",
+        fixture.name
+    ));
+    psql(&format!(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{}'",
+        fixture.name
+    ));
+    let (status, body) = wait_for(|| {
+        let (status, body) = http(port, "GET", "/api/health", "", None);
+        (json(&body)["database"] == "down").then_some((status, body))
+    });
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(
+        json(&body)["down"],
+        serde_json::json!(["database", "broker"]),
+        "{body}"
+    );
+    psql(&format!("ALTER DATABASE {} ALLOW_CONNECTIONS true", fixture.name));
+}

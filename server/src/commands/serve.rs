@@ -7,7 +7,7 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
 
 use crate::cli::{ServeArgs, WorkerArgs};
-use crate::http::{router, AppState};
+use crate::http::{self, router, AppState};
 use crate::queue::{amqp, local};
 use crate::storage::Store;
 
@@ -47,6 +47,7 @@ fn worker_name(given: Option<String>) -> String {
 
 pub async fn serve(args: ServeArgs) -> Result<()> {
     init_logging();
+    check_queue_name(&args.queue)?;
     let store = Store::connect(&args.db).await?;
     let wake = Arc::new(Notify::new());
     let (stop, stopped) = watch::channel(false);
@@ -83,7 +84,9 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let app = router(AppState {
         store,
         wake,
-        token: args.token.clone(),
+        token: token(&args)?,
+        limits: Arc::new(args.limits.clone()),
+        amqp: args.amqp.clone(),
     });
     let listener = tokio::net::TcpListener::bind(&args.bind)
         .await
@@ -97,17 +100,39 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
             "in-process queue"
         }
     );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(termination())
-        .await?;
+    http::serve(listener, app, &args.limits, termination()).await?;
     // Workers finish the run in hand, then stop.
     let _ = stop.send(true);
     while tasks.join_next().await.is_some() {}
     Ok(())
 }
 
+fn check_queue_name(queue: &str) -> Result<()> {
+    if !crate::queue::valid_queue_name(queue) {
+        anyhow::bail!(
+            "--queue {queue:?}: expected 1 to {} letters, digits, '-' or '_'",
+            crate::queue::MAX_QUEUE_NAME
+        );
+    }
+    Ok(())
+}
+
+/// The bearer token: `--token` or HETSIM_TOKEN, or the first line of `--token-file`.
+fn token(args: &ServeArgs) -> Result<Option<String>> {
+    let Some(path) = &args.token_file else {
+        return Ok(args.token.clone());
+    };
+    let text = std::fs::read_to_string(path).with_context(|| format!("--token-file {}", path.display()))?;
+    let token = text.lines().next().unwrap_or("").trim();
+    if token.is_empty() {
+        anyhow::bail!("--token-file {}: the first line is empty", path.display());
+    }
+    Ok(Some(token.to_owned()))
+}
+
 pub async fn worker(args: WorkerArgs) -> Result<()> {
     init_logging();
+    check_queue_name(&args.queue)?;
     let store = Store::connect(&args.db).await?;
     let (stop, stopped) = watch::channel(false);
     let name = worker_name(args.name);

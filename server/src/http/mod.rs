@@ -3,6 +3,9 @@
 
 mod library;
 mod runs;
+mod serve;
+
+pub use serve::serve;
 
 use std::sync::Arc;
 
@@ -14,6 +17,7 @@ use axum::routing::{get, put};
 use axum::{Json, Router};
 use tokio::sync::Notify;
 
+use crate::limits::ServiceLimits;
 use crate::storage::Store;
 
 /// The OpenAPI 3.0 document of this API, served at `/api/openapi.json`.
@@ -25,6 +29,9 @@ pub struct AppState {
     /// Woken after every submission: the outbox publisher or the embedded workers.
     pub wake: Arc<Notify>,
     pub token: Option<String>,
+    pub limits: Arc<ServiceLimits>,
+    /// The broker's URL, for `/api/health`.
+    pub amqp: Option<String>,
 }
 
 /// An error as JSON: `{"error": "...", "field": "..."}` with a 4xx or 5xx status.
@@ -58,8 +65,26 @@ impl ApiError {
     }
 }
 
+/// Whether the database refused `e` for a duplicate of a unique key (a name taken by a
+/// concurrent creation, or a rename onto a taken name).
+fn is_unique_violation(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<sqlx::Error>(),
+            Some(sqlx::Error::Database(db)) if db.is_unique_violation()
+        )
+    })
+}
+
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> Self {
+        if is_unique_violation(&e) {
+            return ApiError {
+                status: StatusCode::CONFLICT,
+                message: "the name is taken".to_owned(),
+                field: Some("name".to_owned()),
+            };
+        }
         tracing::error!("internal error: {e:#}");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -120,18 +145,53 @@ async fn authenticate(State(state): State<AppState>, request: Request, next: Nex
     }
 }
 
-async fn health() -> Json<serde_json::Value> {
-    Json(serde_json::json!({ "status": "ok", "version": env!("CARGO_PKG_VERSION") }))
+/// How long `/api/health` waits for the database or the broker to answer.
+const HEALTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// 200 when the database (and, with `--amqp`, the broker) answers; 503 naming what does not.
+async fn health(State(state): State<AppState>) -> Response {
+    let database = matches!(
+        tokio::time::timeout(HEALTH_TIMEOUT, state.store.ping()).await,
+        Ok(Ok(()))
+    );
+    let broker = match &state.amqp {
+        Some(url) => Some(matches!(
+            tokio::time::timeout(HEALTH_TIMEOUT, crate::queue::amqp::ping(url)).await,
+            Ok(Ok(()))
+        )),
+        None => None,
+    };
+    let down: Vec<&str> = [("database", Some(database)), ("broker", broker)]
+        .into_iter()
+        .filter(|(_, up)| *up == Some(false))
+        .map(|(name, _)| name)
+        .collect();
+    let body = serde_json::json!({
+        "status": if down.is_empty() { "ok" } else { "unavailable" },
+        "version": env!("CARGO_PKG_VERSION"),
+        "database": if database { "up" } else { "down" },
+        "broker": broker.map(|up| if up { "up" } else { "down" }),
+        "down": down,
+    });
+    let status = if down.is_empty() {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(body)).into_response()
 }
 
 async fn openapi() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI)
 }
 
-/// Bodies larger than this are refused with 413.
-pub const BODY_LIMIT: usize = 4 << 20;
+/// The JSON 404 of a path that no route serves.
+async fn no_route(uri: axum::http::Uri) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, format!("no route {}", uri.path()))
+}
 
 pub fn router(state: AppState) -> Router {
+    let body_limit = state.limits.max_body_bytes;
     Router::new()
         .route("/api/health", get(health))
         .route("/api/openapi.json", get(openapi))
@@ -182,7 +242,12 @@ pub fn router(state: AppState) -> Router {
                 .put(library::update_app)
                 .delete(library::delete_app),
         )
+        .fallback(no_route)
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
-        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            std::time::Duration::from_secs(state.limits.request_timeout_seconds.max(1)),
+        ))
+        .layer(axum::extract::DefaultBodyLimit::max(body_limit))
         .with_state(state)
 }

@@ -5,12 +5,13 @@ use std::collections::{BTreeMap, HashMap};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
-use hetsim_scripting::{check_app, check_labels, default_labels, SystemFile, Variable};
+use hetsim_scripting::{check_app, check_labels, default_labels, SystemFile, Variable, RESERVED_NAMES};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{ApiError, ApiResult, AppState, Body};
-use crate::queue::valid_queue_name;
+use crate::limits::{checked_product, ServiceLimits};
+use crate::queue::{valid_queue_name, MAX_QUEUE_NAME};
 use crate::storage::{Library, NewRun, RunFilter, RunRecord, Store, SweepSummary};
 
 /// `POST /api/runs` and `POST /api/sweeps`. In a sweep, any label count or variable may be
@@ -30,9 +31,6 @@ pub struct Submission {
     #[serde(default)]
     pub variables: BTreeMap<String, Value>,
 }
-
-/// Sweeps larger than this are refused.
-pub const MAX_SWEEP_RUNS: usize = 100_000;
 
 pub fn parse_system_text(text: &str, origin: &str) -> Result<SystemFile, String> {
     SystemFile::parse(text, origin)
@@ -148,20 +146,73 @@ fn product<T: Clone>(axes: &[(String, Vec<T>)]) -> Vec<BTreeMap<String, T>> {
         })
 }
 
+/// Refuses variables that are too many, too long or named like what every script has.
+fn check_variables(variables: &BTreeMap<String, Value>, limits: &ServiceLimits) -> ApiResult<()> {
+    if variables.len() > limits.max_variables {
+        return Err(ApiError::field(
+            "variables",
+            format!(
+                "{} variables; at most {} (limit max_variables)",
+                variables.len(),
+                limits.max_variables
+            ),
+        ));
+    }
+    for (name, value) in variables {
+        let field = format!("variables.{name}");
+        if RESERVED_NAMES.contains(&name.as_str()) {
+            return Err(ApiError::field(
+                &field,
+                format!("a reserved name (every script has {})", RESERVED_NAMES.join(", ")),
+            ));
+        }
+        let texts: Vec<&str> = match value {
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            other => other.as_str().into_iter().collect(),
+        };
+        if texts.iter().any(|t| t.len() > limits.max_variable_bytes) {
+            return Err(ApiError::field(
+                &field,
+                format!(
+                    "a text longer than {} bytes (limit max_variable_bytes)",
+                    limits.max_variable_bytes
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks a submission and expands it into runs (one, or a sweep's product).
-async fn prepare(store: &Store, sub: Submission, lists: bool) -> ApiResult<Vec<NewRun>> {
+async fn prepare(
+    store: &Store,
+    limits: &ServiceLimits,
+    sub: Submission,
+    lists: bool,
+) -> ApiResult<Vec<NewRun>> {
     if !valid_queue_name(&sub.queue) {
         return Err(ApiError::field(
             "queue",
-            "1 to 100 letters, digits, '.', '-' or '_'",
+            format!("1 to {MAX_QUEUE_NAME} letters, digits, '-' or '_'"),
         ));
     }
+    check_variables(&sub.variables, limits)?;
     let app = match (&sub.app, &sub.app_id) {
         (Some(_), Some(_)) => return Err(ApiError::field("app", "give `app` or `app_id`, not both")),
         (None, None) => return Err(ApiError::field("app", "`app` or `app_id` is required")),
         (Some(app), None) => app.clone(),
         (None, Some(id)) => stored_text(store, Library::Apps, id, "app_id", "application").await?,
     };
+    if app.len() > limits.max_script_bytes {
+        return Err(ApiError::field(
+            "app",
+            format!(
+                "{} bytes; at most {} (limit max_script_bytes)",
+                app.len(),
+                limits.max_script_bytes
+            ),
+        ));
+    }
     check_app(&app, "app").map_err(|e| ApiError::field("app", e))?;
     let (system_json, system) = system(store, &sub).await?;
     let label_axes = axes(
@@ -178,25 +229,27 @@ async fn prepare(store: &Store, sub: Submission, lists: bool) -> ApiResult<Vec<N
         scalar_variable,
         "a number, a bool or a string",
     )?;
-    let combinations = label_axes
+    let sizes = label_axes
         .iter()
         .map(|a| a.1.len())
-        .chain(variable_axes.iter().map(|a| a.1.len()))
-        .product::<usize>();
-    if combinations > MAX_SWEEP_RUNS {
+        .chain(variable_axes.iter().map(|a| a.1.len()));
+    let Some(combinations) = checked_product(sizes, limits.max_sweep_runs) else {
         return Err(ApiError::field(
             "variables",
-            format!("{combinations} runs; a sweep may have at most {MAX_SWEEP_RUNS}"),
+            format!(
+                "the lists make more than {} runs (limit max_sweep_runs)",
+                limits.max_sweep_runs
+            ),
         ));
-    }
-    let mut runs = Vec::with_capacity(combinations);
+    };
+    let mut runs = Vec::with_capacity(combinations as usize);
     for labels in product(&label_axes) {
         let labels = if labels.is_empty() {
             default_labels(&system)
         } else {
             labels
         };
-        check_labels(&system, &labels).map_err(|e| ApiError::field("labels", e))?;
+        check_labels(&system, &labels, limits.max_processes).map_err(|e| ApiError::field("labels", e))?;
         for variables in product(&variable_axes) {
             runs.push(NewRun {
                 id: uuid::Uuid::new_v4().to_string(),
@@ -215,7 +268,7 @@ pub async fn submit(
     State(s): State<AppState>,
     Body(sub): Body<Submission>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let runs = prepare(&s.store, sub, false).await?;
+    let runs = prepare(&s.store, &s.limits, sub, false).await?;
     s.store.insert_runs(&runs, None).await?;
     s.wake.notify_waiters();
     Ok((
@@ -228,7 +281,7 @@ pub async fn submit_sweep(
     State(s): State<AppState>,
     Body(sub): Body<Submission>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let runs = prepare(&s.store, sub, true).await?;
+    let runs = prepare(&s.store, &s.limits, sub, true).await?;
     let id = uuid::Uuid::new_v4().to_string();
     s.store.insert_runs(&runs, Some(&id)).await?;
     s.wake.notify_waiters();

@@ -32,9 +32,16 @@ fn dead_queue_name(queue: &str) -> String {
 async fn channel(url: &str) -> Result<(Connection, Channel)> {
     let connection = Connection::connect(url, ConnectionProperties::default())
         .await
-        .with_context(|| format!("connecting to the broker {url}"))?;
+        .with_context(|| format!("connecting to the broker {}", crate::redact::redact_url(url)))?;
     let channel = connection.create_channel().await?;
     Ok((connection, channel))
+}
+
+/// Opens and closes a connection: whether the broker answers.
+pub async fn ping(url: &str) -> Result<()> {
+    let (connection, _channel) = channel(url).await?;
+    connection.close(0, "health check").await?;
+    Ok(())
 }
 
 /// Declares `hetsim.Q` (quorum, delivery limit, dead-lettered) and `hetsim.Q.dead`.

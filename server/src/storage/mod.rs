@@ -36,6 +36,12 @@ pub fn now() -> String {
 }
 
 impl Store {
+    /// Whether the database answers a query.
+    pub async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
     /// Connects, applies the dialect's migrations and loads the catalog into an empty
     /// database.
     pub async fn connect(url: &str) -> Result<Self> {
@@ -50,7 +56,7 @@ impl Store {
             .max_connections(if dialect == Dialect::Sqlite { 4 } else { 8 })
             .connect(&url)
             .await
-            .with_context(|| format!("connecting to the database {url}"))?;
+            .with_context(|| format!("connecting to the database {}", crate::redact::redact_url(&url)))?;
         if dialect == Dialect::Sqlite {
             // Readers and one writer at a time without "database is locked" between workers.
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
