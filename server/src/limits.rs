@@ -36,22 +36,6 @@ pub struct ServiceLimits {
     pub request_timeout_seconds: u64,
 }
 
-impl Default for ServiceLimits {
-    fn default() -> Self {
-        ServiceLimits {
-            max_body_bytes: 4 << 20,
-            max_processes: 1 << 20,
-            max_sweep_runs: 100_000,
-            max_variables: 1_000,
-            max_variable_bytes: 64 << 10,
-            max_script_bytes: 1 << 20,
-            max_connections: 1_024,
-            header_timeout_seconds: 10,
-            request_timeout_seconds: 60,
-        }
-    }
-}
-
 /// The product of `sizes`, or `None` when it passes `max` (checked: 2^64 wraps to 0 in a
 /// plain product).
 pub fn checked_product(sizes: impl IntoIterator<Item = usize>, max: u64) -> Option<u64> {

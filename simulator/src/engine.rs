@@ -240,11 +240,11 @@ struct ProcessState {
     mailbox: VecDeque<Message>,
     waiting: Option<Source>,
     blocked_since: f64,
-    /// The error bar of the process's clock.
+    /// The error bar of the process's clock (once finished, of its finish time: a finished
+    /// process's clock no longer moves).
     spread: Spread,
     finished: bool,
     finish_time: f64,
-    finish_spread: Spread,
     compute_time: f64,
     /// The part of `compute_time` whose power the model stated, and its energy [J].
     powered_time: f64,
@@ -325,14 +325,22 @@ impl<P: Process> Engine<'_, P> {
         });
     }
 
-    fn span(&mut self, pid: Pid, kind: SpanKind, start: f64, end: f64, detail: impl FnOnce() -> String) {
+    /// Records a span, if tracing; `uncertainty` is a compute's error bar (0 for the rest).
+    fn span(
+        &mut self,
+        pid: Pid,
+        kind: SpanKind,
+        [start, end]: [f64; 2],
+        uncertainty: f64,
+        detail: impl FnOnce() -> String,
+    ) {
         if let Some(trace) = &mut self.trace {
             trace.push(Span {
                 pid,
                 kind,
                 start,
                 end,
-                uncertainty: 0.0,
+                uncertainty,
                 detail: detail(),
             });
         }
@@ -426,21 +434,14 @@ impl<P: Process> Engine<'_, P> {
                         state.powered_time += seconds;
                         state.powered_energy += seconds * watts;
                     }
-                    if let Some(trace) = &mut self.trace {
-                        trace.push(Span {
-                            pid,
-                            kind: SpanKind::Compute,
-                            start: self.now,
-                            end: self.now + seconds,
-                            uncertainty,
-                            detail: String::new(),
-                        });
-                    }
+                    let during = [self.now, self.now + seconds];
+                    self.span(pid, SpanKind::Compute, during, uncertainty, String::new);
                     self.schedule(self.now + seconds, EventKind::Resume(pid, Resume::Done));
                     return Ok(());
                 }
                 Request::Sleep { seconds } => {
-                    self.span(pid, SpanKind::Sleep, self.now, self.now + seconds, String::new);
+                    let during = [self.now, self.now + seconds];
+                    self.span(pid, SpanKind::Sleep, during, 0.0, String::new);
                     self.schedule(self.now + seconds, EventKind::Resume(pid, Resume::Done));
                     return Ok(());
                 }
@@ -474,7 +475,6 @@ impl<P: Process> Engine<'_, P> {
                     let state = &mut self.states[pid];
                     state.finished = true;
                     state.finish_time = self.now;
-                    state.finish_spread = state.spread;
                     return Ok(());
                 }
                 Request::Fail(message) => {
@@ -582,7 +582,7 @@ impl<P: Process> Engine<'_, P> {
                 message.to,
                 self.link_name(link)
             );
-            self.span(message.from, SpanKind::Send, self.now, end, || detail);
+            self.span(message.from, SpanKind::Send, [self.now, end], 0.0, || detail);
         }
         self.schedule(
             end,
@@ -630,7 +630,7 @@ impl<P: Process> Engine<'_, P> {
                 let since = state.blocked_since;
                 state.spread = Spread::of_later((since, state.spread), (self.now, message.spread));
                 state.wait_time += self.now - since;
-                self.span(to, SpanKind::Wait, since, self.now, || {
+                self.span(to, SpanKind::Wait, [since, self.now], 0.0, || {
                     format!("from pid {}", message.from)
                 });
                 self.step(to, Resume::Message(message))
@@ -645,7 +645,7 @@ impl<P: Process> Engine<'_, P> {
     fn results(self) -> Results {
         let overall_time = self.states.iter().map(|s| s.finish_time).fold(0.0, f64::max);
         let overall_time_interval = self.states.iter().fold([0.0_f64, 0.0_f64], |[lo, hi], s| {
-            let [a, b] = s.finish_spread.interval(s.finish_time);
+            let [a, b] = s.spread.interval(s.finish_time);
             [lo.max(a), hi.max(b)]
         });
         let node_ids: Vec<Arc<str>> = self
@@ -673,7 +673,7 @@ impl<P: Process> Engine<'_, P> {
                     rank: p.rank,
                     node: node_ids[p.node].clone(),
                     finish_time: s.finish_time,
-                    finish_interval: s.finish_spread.interval(s.finish_time),
+                    finish_interval: s.spread.interval(s.finish_time),
                     compute_time: s.compute_time,
                     wait_time: s.wait_time,
                 }

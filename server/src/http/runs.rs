@@ -146,16 +146,19 @@ fn product<T: Clone>(axes: &[(String, Vec<T>)]) -> Vec<BTreeMap<String, T>> {
         })
 }
 
+/// 422 on `field`: `got` passes the limit `name`, which is `max`.
+fn over_limit(field: &str, got: String, max: usize, name: &str) -> ApiError {
+    ApiError::field(field, format!("{got}; at most {max} (limit {name})"))
+}
+
 /// Refuses variables that are too many, too long or named like what every script has.
 fn check_variables(variables: &BTreeMap<String, Value>, limits: &ServiceLimits) -> ApiResult<()> {
     if variables.len() > limits.max_variables {
-        return Err(ApiError::field(
+        return Err(over_limit(
             "variables",
-            format!(
-                "{} variables; at most {} (limit max_variables)",
-                variables.len(),
-                limits.max_variables
-            ),
+            format!("{} variables", variables.len()),
+            limits.max_variables,
+            "max_variables",
         ));
     }
     for (name, value) in variables {
@@ -204,13 +207,11 @@ async fn prepare(
         (None, Some(id)) => stored_text(store, Library::Apps, id, "app_id", "application").await?,
     };
     if app.len() > limits.max_script_bytes {
-        return Err(ApiError::field(
+        return Err(over_limit(
             "app",
-            format!(
-                "{} bytes; at most {} (limit max_script_bytes)",
-                app.len(),
-                limits.max_script_bytes
-            ),
+            format!("{} bytes", app.len()),
+            limits.max_script_bytes,
+            "max_script_bytes",
         ));
     }
     check_app(&app, "app").map_err(|e| ApiError::field("app", e))?;
