@@ -21,5 +21,5 @@ pub use run::{
     check_app, check_labels, check_process_count, default_labels, run, RunOptions, RunReport, Variable,
     RESERVED_NAMES,
 };
-pub use sandbox::Limits;
+pub use sandbox::{CancelFlag, Limits, CANCELLED};
 pub use system::{load as load_system, System, SystemFile};

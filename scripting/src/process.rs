@@ -14,7 +14,7 @@ use hetsim_simulator::{Process, Request, Resume};
 use rhai::{Engine, Scope, AST};
 
 use crate::errors::located;
-use crate::sandbox::SliceClock;
+use crate::sandbox::{SliceClock, CANCELLED};
 
 /// The run log: bounded, with the count of lines dropped.
 #[derive(Debug, Default)]
@@ -102,6 +102,9 @@ impl ScriptProcess {
 
 impl Process for ScriptProcess {
     fn resume(&mut self, now: f64, input: Resume) -> Request {
+        if self.clock.cancelled() {
+            return Request::Fail(CANCELLED.to_owned());
+        }
         self.channel.now.set(now);
         self.clock.restart();
         match self.coroutine.resume(input) {

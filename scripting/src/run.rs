@@ -15,7 +15,7 @@ use crate::errors::parse_error;
 use crate::functions::register_models;
 use crate::kernels::{self, KernelLibrary};
 use crate::process::{RunLog, ScriptProcess};
-use crate::sandbox::{self, Limits, SliceClock};
+use crate::sandbox::{self, CancelFlag, Limits, SliceClock};
 use crate::sim::{self, RunContext, Sim};
 use crate::system::System;
 
@@ -65,6 +65,8 @@ pub struct RunOptions {
     /// Algorithm of collectives that do not name one.
     pub algorithm: Algorithm,
     pub limits: Limits,
+    /// Set from another thread to stop the run (it then fails with [`sandbox::CANCELLED`]).
+    pub cancel: CancelFlag,
 }
 
 /// What a run produces: the engine's results and the run log.
@@ -139,10 +141,14 @@ fn app_engine(limits: &Limits, clock: &SliceClock, kernels: Rc<KernelLibrary>) -
 
 /// Checks an application's syntax as a run would compile it; the error names the line.
 pub fn check_app(app: &str, app_origin: &str) -> Result<(), String> {
-    app_engine(&Limits::default(), &SliceClock::new(), Rc::default())
-        .compile(app)
-        .map(|_| ())
-        .map_err(|e| parse_error(app_origin, e))
+    app_engine(
+        &Limits::default(),
+        &SliceClock::new(CancelFlag::default()),
+        Rc::default(),
+    )
+    .compile(app)
+    .map(|_| ())
+    .map_err(|e| parse_error(app_origin, e))
 }
 
 /// Checks that `labels` fit `system` (known labels, capacities).
@@ -190,7 +196,7 @@ pub fn run(
     check_process_count(labels, options.limits.max_processes)?;
     let platform = platform(system)?;
     let placements = place(&platform, labels).map_err(|e| e.to_string())?;
-    let clock = SliceClock::new();
+    let clock = SliceClock::new(options.cancel.clone());
     let models = Rc::new(Models::compile(system, &options.limits, &clock)?);
     let log = Rc::new(RefCell::new(RunLog {
         limit: options.limits.max_log_lines,

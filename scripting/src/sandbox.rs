@@ -5,9 +5,12 @@
 //! strings, arrays and maps are bounded, and a script that runs longer than
 //! `max_slice_seconds` of wall time without handing control back to the simulator (a
 //! `sim.*` call) is stopped: an infinite loop ends with a clear error in about a second.
+//! A run's [`CancelFlag`], set from another thread, stops it the same way.
 
 use std::cell::Cell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rhai::module_resolvers::DummyModuleResolver;
@@ -56,24 +59,46 @@ impl Default for Limits {
     }
 }
 
-/// When the running script last got control, shared by all scripts of a run (one runs at a
-/// time).
-#[derive(Clone, Debug)]
-pub struct SliceClock(Rc<Cell<Instant>>);
+/// Set by whoever owns a run (a worker told that the run was cancelled) to stop it: scripts
+/// check it every `CLOCK_EVERY` operations and at every `sim.*` call.
+#[derive(Clone, Debug, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
 
-impl SliceClock {
-    pub fn new() -> Self {
-        SliceClock(Rc::new(Cell::new(Instant::now())))
+impl CancelFlag {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 
-    pub fn restart(&self) {
-        self.0.set(Instant::now());
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
     }
 }
 
-impl Default for SliceClock {
-    fn default() -> Self {
-        Self::new()
+/// The error a cancelled run's scripts stop with.
+pub const CANCELLED: &str = "sandbox: the run was cancelled";
+
+/// When the running script last got control, shared by all scripts of a run (one runs at a
+/// time), and the run's cancel flag.
+#[derive(Clone, Debug)]
+pub struct SliceClock {
+    started: Rc<Cell<Instant>>,
+    cancel: CancelFlag,
+}
+
+impl SliceClock {
+    pub fn new(cancel: CancelFlag) -> Self {
+        SliceClock {
+            started: Rc::new(Cell::new(Instant::now())),
+            cancel,
+        }
+    }
+
+    pub fn restart(&self) {
+        self.started.set(Instant::now());
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
     }
 }
 
@@ -81,7 +106,7 @@ impl Default for SliceClock {
 const CLOCK_EVERY: u64 = 1 << 14;
 
 /// A Rhai engine with the sandbox of `limits`, stopping any script that holds control longer
-/// than the slice limit since `clock` was last restarted.
+/// than the slice limit since `clock` was last restarted, or whose run was cancelled.
 pub fn engine(limits: &Limits, clock: &SliceClock) -> Engine {
     let mut engine = Engine::new();
     engine
@@ -94,10 +119,14 @@ pub fn engine(limits: &Limits, clock: &SliceClock) -> Engine {
         .set_module_resolver(DummyModuleResolver::new())
         .disable_symbol("eval");
     let slice = Duration::from_secs_f64(limits.max_slice_seconds);
-    let started = clock.0.clone();
+    let clock = clock.clone();
     let seconds = limits.max_slice_seconds;
     engine.on_progress(move |ops| {
-        if ops % CLOCK_EVERY == 0 && started.get().elapsed() > slice {
+        if ops % CLOCK_EVERY != 0 {
+            None
+        } else if clock.cancelled() {
+            Some(Dynamic::from(CANCELLED))
+        } else if clock.started.get().elapsed() > slice {
             Some(Dynamic::from(format!(
                 "sandbox: the script ran {seconds} s of wall time without a sim.* call (limit max_slice_seconds)"
             )))

@@ -7,7 +7,9 @@ use std::path::Path;
 use hetsim_models::catalog;
 use hetsim_models::transfer;
 use hetsim_models::volkov;
-use hetsim_scripting::{load_system, run, Limits, RunOptions, RunReport, System, SystemFile, Variable};
+use hetsim_scripting::{
+    load_system, run, CancelFlag, Limits, RunOptions, RunReport, System, SystemFile, Variable, CANCELLED,
+};
 
 fn examples() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples"))
@@ -259,6 +261,51 @@ fn sandbox_stops_infinite_loops_in_about_a_second() {
     let err = run_small("loop { }", &[("P", 1)], limits).unwrap_err();
     assert!(err.contains("max_slice_seconds"), "{err}");
     assert!(started.elapsed().as_secs_f64() < 5.0);
+}
+
+/// Runs `app` on `processes` processes of the small system and cancels it from another
+/// thread after 100 ms; returns the run's error.
+fn cancelled_run(app: &str, processes: u64) -> String {
+    let cancel = CancelFlag::default();
+    let canceller = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            cancel.cancel();
+        })
+    };
+    let options = RunOptions {
+        cancel,
+        // No slice limit in the way: only the flag can stop these scripts.
+        limits: Limits {
+            max_slice_seconds: 3600.0,
+            ..Limits::default()
+        },
+        ..RunOptions::default()
+    };
+    let err = run(
+        app,
+        "test.rhai",
+        &small_system(),
+        &labels(&[("P", processes)]),
+        &BTreeMap::new(),
+        &options,
+    )
+    .unwrap_err();
+    canceller.join().unwrap();
+    err
+}
+
+#[test]
+fn a_cancel_flag_stops_a_script_that_never_yields() {
+    let err = cancelled_run("loop { }", 1);
+    assert!(err.contains(CANCELLED), "{err}");
+}
+
+#[test]
+fn a_cancel_flag_stops_a_run_of_many_short_sim_calls() {
+    let err = cancelled_run("loop { sim.sleep(1.0); }", 2);
+    assert!(err.contains(CANCELLED), "{err}");
 }
 
 #[test]

@@ -79,6 +79,12 @@ hetsim serve --db postgres://127.0.0.1/hetsim --amqp amqp://guest:guest@127.0.0.
     /// Show the result of a run, or the results of a sweep (--csv for a table).
     #[command(after_help = "Example:\n  hetsim results --server http://127.0.0.1:8080 3f6c… --csv")]
     Results(ResultsArgs),
+    /// Cancel a run, or every unfinished run of a sweep (a running run stops within a second).
+    #[command(after_help = "Example:\n  hetsim cancel --server http://127.0.0.1:8080 3f6c…")]
+    Cancel(TargetArgs),
+    /// Delete a run or a sweep with its results, traces and logs (cancelling what still runs).
+    #[command(after_help = "Example:\n  hetsim delete --server http://127.0.0.1:8080 3f6c…")]
+    Delete(TargetArgs),
 }
 
 #[derive(Debug, Args)]
@@ -104,9 +110,14 @@ pub struct ServeArgs {
     /// With --amqp and --workers: the queue the in-process workers take runs from.
     #[arg(long, default_value = "default")]
     pub queue: String,
-    /// Times a run may stop its worker's process before it is failed.
-    #[arg(long, default_value_t = crate::queue::DEFAULT_DELIVERY_LIMIT)]
-    pub delivery_limit: i64,
+    /// Times a run may be started before it is failed (when its worker's process dies with
+    /// it each time): the queues' one delivery limit.
+    #[arg(long, default_value_t = crate::queue::Attempts::DEFAULT)]
+    pub max_attempts: crate::queue::Attempts,
+    /// With --amqp: seconds a published run may wait before the reaper asks the broker
+    /// whether its message is still queued, and re-publishes it if not.
+    #[arg(long, default_value_t = 300)]
+    pub requeue_after_seconds: u64,
     #[command(flatten)]
     pub limits: crate::limits::ServiceLimits,
 }
@@ -122,8 +133,9 @@ pub struct WorkerArgs {
     /// A name for this worker in the runs it takes (default: host and process id).
     #[arg(long)]
     pub name: Option<String>,
-    #[arg(long, default_value_t = crate::queue::DEFAULT_DELIVERY_LIMIT)]
-    pub delivery_limit: i64,
+    /// As `serve --max-attempts`; the queue's delivery limit is declared from it.
+    #[arg(long, default_value_t = crate::queue::Attempts::DEFAULT)]
+    pub max_attempts: crate::queue::Attempts,
 }
 
 #[derive(Debug, Args)]
@@ -162,6 +174,16 @@ pub struct ResultsArgs {
     /// One CSV row per run.
     #[arg(long)]
     pub csv: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    #[arg(long, env = "HETSIM_SERVER", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    #[arg(long, env = "HETSIM_TOKEN")]
+    pub token: Option<String>,
+    /// A run id or a sweep id.
+    pub id: String,
 }
 
 #[derive(Debug, Args)]

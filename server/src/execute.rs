@@ -1,19 +1,22 @@
 //! Executing one run, for every kind of worker: claim it, simulate it off the async
 //! threads, write the result once. A script error, a sandbox limit or a panic fails the run
 //! at once and leaves the worker running; only a run that kills the worker's process is
-//! retried (by the queue) up to the delivery limit.
+//! retried (by the queue) up to its attempts. A run cancelled while it runs is stopped
+//! through its sandbox's cancel flag within [`CANCEL_POLL`] and a slice of script.
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::time::Duration;
 
 use anyhow::Result;
-use hetsim_scripting::{RunOptions, SystemFile, Variable};
+use hetsim_scripting::{CancelFlag, RunOptions, SystemFile, Variable};
 use hetsim_simulator::Results;
 
+use crate::run::RunStatus;
 use crate::storage::{RunInputs, Start, Store};
 
-/// Set to `1` in the environment of a worker to honour the run variable `abortWorker = true`
-/// by aborting the process: the fault injection of the "run that kills its worker" tests.
-pub const FAULT_INJECTION_ENV: &str = "HETSIM_FAULT_INJECTION";
+/// How often a worker reads the status of the run it simulates, to see a cancellation.
+pub const CANCEL_POLL: Duration = Duration::from_millis(250);
 
 /// The largest result JSON a run may store [bytes]; a larger one fails the run.
 pub const MAX_RESULT_BYTES: usize = 64 << 20;
@@ -28,18 +31,30 @@ struct Output {
     log: String,
 }
 
-fn simulate(inputs: &RunInputs) -> Result<Output, String> {
+/// Built with the `fault-injection` feature (the tests' build), a worker honours the run
+/// variable `abortWorker = true` by aborting its process: the "run that kills its worker"
+/// of the delivery-limit tests. Production builds have no such path.
+#[cfg(feature = "fault-injection")]
+fn inject_faults(variables: &BTreeMap<String, Variable>) {
+    if matches!(variables.get("abortWorker"), Some(Variable::Bool(true))) {
+        std::process::abort();
+    }
+}
+
+#[cfg(not(feature = "fault-injection"))]
+fn inject_faults(_: &BTreeMap<String, Variable>) {}
+
+fn simulate(inputs: &RunInputs, cancel: CancelFlag) -> Result<Output, String> {
     let labels: BTreeMap<String, u64> =
         serde_json::from_str(&inputs.labels).map_err(|e| format!("stored labels: {e}"))?;
     let variables: BTreeMap<String, Variable> =
         serde_json::from_str(&inputs.variables).map_err(|e| format!("stored variables: {e}"))?;
-    if std::env::var(FAULT_INJECTION_ENV).as_deref() == Ok("1")
-        && matches!(variables.get("abortWorker"), Some(Variable::Bool(true)))
-    {
-        std::process::abort();
-    }
+    inject_faults(&variables);
     let system = SystemFile::parse(&inputs.system, "system")?.resolve("system", None)?;
-    let mut options = RunOptions::default();
+    let mut options = RunOptions {
+        cancel,
+        ..RunOptions::default()
+    };
     options.engine.trace = true;
     let mut report = hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?;
     check_finite(&report.results)?;
@@ -112,14 +127,40 @@ where
     unreachable!("the loop returns")
 }
 
-/// Runs `id` to its end; returns once its outcome is committed (then the queue may ack).
-pub async fn execute(store: &Store, id: &str, worker: &str) -> Result<()> {
-    let inputs = match persistently("claiming", id, || store.start_run(id, worker)).await? {
+/// Sets `cancel` once run `id` is cancelled (or deleted). Never returns: it ends when the
+/// simulation it watches does.
+async fn watch_for_cancellation(store: &Store, id: &str, cancel: &CancelFlag) -> Infallible {
+    loop {
+        tokio::time::sleep(CANCEL_POLL).await;
+        match store.status(id).await {
+            Ok(Some(RunStatus::Running)) | Err(_) => {}
+            Ok(_) => {
+                tracing::info!(run = id, "cancelled: stopping the simulation");
+                cancel.cancel();
+                return std::future::pending().await;
+            }
+        }
+    }
+}
+
+/// Runs `id` (for a broker message, of `publication`) to its end; returns once its outcome
+/// is committed (then the queue may ack).
+pub async fn execute(store: &Store, id: &str, worker: &str, publication: Option<i64>) -> Result<()> {
+    let inputs = match persistently("claiming", id, || store.start_run(id, worker, publication)).await? {
         Start::Run(inputs) => inputs,
-        Start::Finished | Start::Missing => return Ok(()),
+        Start::Skip => return Ok(()),
     };
     tracing::info!(run = id, attempt = inputs.attempts, "simulating");
-    match tokio::task::spawn_blocking(move || simulate(&inputs)).await {
+    let cancel = CancelFlag::default();
+    let simulation = tokio::task::spawn_blocking({
+        let cancel = cancel.clone();
+        move || simulate(&inputs, cancel)
+    });
+    let outcome = tokio::select! {
+        outcome = simulation => outcome,
+        never = watch_for_cancellation(store, id, &cancel) => match never {},
+    };
+    match outcome {
         Ok(Ok(out)) => {
             let stored = persistently("storing the result", id, || {
                 store.finish_run(id, &out.result, out.trace.as_deref(), &out.log)

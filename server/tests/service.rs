@@ -204,7 +204,8 @@ const THESIS: [&str; 8] = [
 /// A small application whose runs each take some wall time (spinning between sim calls, so
 /// that no slice exceeds the sandbox's wall-time limit): long enough to kill a worker
 /// mid-run.
-const SLOW_APP: &str = "let n = 0;\nfor i in 0..spin { for j in 0..2000 { n += j; } sim.sleep(0.001); }\nsim.compute(#{ ops: 1e9 });\n";
+/// (`abortWorker` is read by the worker built with fault injection, not by the script.)
+const SLOW_APP: &str = "// abortWorker\nlet n = 0;\nfor i in 0..spin { for j in 0..2000 { n += j; } sim.sleep(0.001); }\nsim.compute(#{ ops: 1e9 });\n";
 
 fn slow_app_file() -> PathBuf {
     let path = scratch().join("slow.rhai");
@@ -260,6 +261,9 @@ fn embedded_sqlite_server_runs_submissions() {
     );
     assert_eq!(run["attempts"], 1);
     let id = run["id"].as_str().unwrap();
+    let (status, body) = http(port, "POST", &format!("/api/runs/{id}/cancel"), "", None);
+    assert_eq!(status, 409, "a finished run cannot be cancelled: {body}");
+    assert!(body.contains("already done"), "{body}");
     let (status, trace) = http(port, "GET", &format!("/api/runs/{id}/trace"), "", None);
     assert_eq!(status, 200);
     assert!(json(&trace)
@@ -634,11 +638,12 @@ fn a_run_that_kills_its_worker_fails_after_the_delivery_limit() {
         let (db, queue, stop) = (db.clone(), queue.clone(), stop.clone());
         std::thread::spawn(move || {
             while !stop.load(Ordering::SeqCst) {
+                // The test build has the `fault-injection` feature: `abortWorker` aborts.
                 let mut w = hetsim(
                     &[
                         "worker", "--db", &db, "--amqp", AMQP, "--queue", &queue, "--name", "fragile",
                     ],
-                    &[("HETSIM_FAULT_INJECTION", "1")],
+                    &[],
                 );
                 while !stop.load(Ordering::SeqCst) && w.0.try_wait().unwrap().is_none() {
                     std::thread::sleep(Duration::from_millis(50));
@@ -664,9 +669,11 @@ fn a_run_that_kills_its_worker_fails_after_the_delivery_limit() {
         .collect();
     let error = failed[0]["error"].as_str().unwrap();
     assert!(
-        error.contains("stopped its worker process") && error.contains("delivery limit 3"),
+        error.contains("stopped its worker process") && error.contains("--max-attempts 3"),
         "{error}"
     );
+    // The broker's x-delivery-limit (returns) and the attempts agree: 3 starts, not 4.
+    assert_eq!(failed[0]["attempts"], 3, "{}", failed[0]);
     assert_eq!(failed[0]["variables"]["abortWorker"], true);
 }
 
@@ -888,4 +895,167 @@ fn health_names_the_database_or_the_broker_that_is_down() {
         "{body}"
     );
     psql(&format!("ALTER DATABASE {} ALLOW_CONNECTIONS true", fixture.name));
+}
+
+fn status_of(port: u16, run: &str) -> serde_json::Value {
+    json(&http(port, "GET", &format!("/api/runs/{run}"), "", None).1)["status"].clone()
+}
+
+#[test]
+fn cancelled_runs_stop_and_free_their_worker_and_deleted_ones_vanish() {
+    let (_server, port) = embedded_server(&["--workers", "1"]);
+    // Three runs that would each spin for hours; one worker.
+    let sweep = sweep_of_slow_app(port, "default", &["spin=1000000,1000001,1000002"]);
+    let running = wait_for(|| {
+        runs_of(port, &sweep)
+            .into_iter()
+            .find(|r| r["status"] == "running")
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+    });
+    let (ok, out, err) = cli(&[
+        "cancel",
+        "--server",
+        &format!("http://127.0.0.1:{port}"),
+        &running,
+    ]);
+    assert!(ok && out.contains("cancelled"), "{out}{err}");
+    assert_eq!(status_of(port, &running), "cancelled");
+    // The worker drops the cancelled simulation and takes the next run: it was not stuck in
+    // a spin of hours.
+    let cancelled_at = Instant::now();
+    let next = wait_for(|| {
+        runs_of(port, &sweep)
+            .into_iter()
+            .find(|r| r["status"] == "running")
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+    });
+    assert_ne!(next, running);
+    eprintln!(
+        "the worker took the next run {:?} after the cancellation",
+        cancelled_at.elapsed()
+    );
+    // Cancelling is idempotent; a sweep cancels what is left of it.
+    let (status, body) = http(port, "POST", &format!("/api/runs/{running}/cancel"), "", None);
+    assert_eq!(status, 202, "{body}");
+    let (status, body) = http(port, "POST", &format!("/api/sweeps/{sweep}/cancel"), "", None);
+    assert_eq!(
+        (status, json(&body)["cancelled"].clone()),
+        (202, 2.into()),
+        "{body}"
+    );
+    let summary = sweep_summary(port, &sweep);
+    assert_eq!(
+        (summary["cancelled"].as_u64(), summary["total"].as_u64()),
+        (Some(3), Some(3)),
+        "{summary}"
+    );
+    // Deleting a run removes it with its log; deleting the sweep removes the rest.
+    let (status, _) = http(port, "DELETE", &format!("/api/runs/{running}"), "", None);
+    assert_eq!(status, 204);
+    for path in [format!("/api/runs/{running}"), format!("/api/runs/{running}/log")] {
+        assert_eq!(http(port, "GET", &path, "", None).0, 404, "{path}");
+    }
+    let (ok, out, err) = cli(&["delete", "--server", &format!("http://127.0.0.1:{port}"), &sweep]);
+    assert!(ok && out.contains("sweep"), "{out}{err}");
+    assert_eq!(
+        http(port, "GET", &format!("/api/sweeps/{sweep}"), "", None).0,
+        404
+    );
+    assert!(runs_of(port, &sweep).is_empty());
+    let (status, body) = http(port, "POST", "/api/runs/nope/cancel", "", None);
+    assert_eq!(status, 404, "{body}");
+}
+
+/// Runs `rabbitmqctl` with `args`; its stdout.
+fn rabbitmqctl(args: &[&str]) -> String {
+    let out = Command::new("rabbitmqctl")
+        .args(args)
+        .output()
+        .expect("rabbitmqctl runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Messages ready in the broker queue `name` (0 when it does not exist).
+fn broker_messages(name: &str) -> u64 {
+    rabbitmqctl(&["list_queues", "--quiet", "--no-table-headers", "name", "messages"])
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .find(|(n, _)| *n == name)
+        .and_then(|(_, m)| m.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn the_reaper_republishes_a_run_whose_message_was_lost_and_it_runs_once() {
+    if !services() {
+        return;
+    }
+    let fixture = Fixture::new("reaper");
+    let (db, queue) = (fixture.db.clone(), fixture.queue.clone());
+    let port = free_port();
+    let bind = format!("127.0.0.1:{port}");
+    let _server = hetsim(
+        &[
+            "serve",
+            "--db",
+            &db,
+            "--amqp",
+            AMQP,
+            "--bind",
+            &bind,
+            "--requeue-after-seconds",
+            "2",
+        ],
+        &[],
+    );
+    wait_healthy(port);
+    let sweep = sweep_of_slow_app(port, &queue, &["spin=1,2"]);
+    let broker_queue = format!("hetsim.{queue}");
+    wait_for(|| (broker_messages(&broker_queue) == 2).then_some(()));
+    // An operator purges the queue: the runs' messages are gone, the runs still `queued`.
+    // (The reaper may re-publish them as soon as 2 s later, so the count is not awaited.)
+    rabbitmqctl(&["purge_queue", &broker_queue]);
+    let _worker = worker(&db, &queue, "after-purge");
+    assert_all_done_once(port, &sweep, 2);
+    assert!(
+        runs_of(port, &sweep).iter().all(|r| r["attempts"] == 1),
+        "each ran once"
+    );
+}
+
+#[test]
+fn a_queue_the_broker_refuses_holds_up_no_other_queue() {
+    if !services() {
+        return;
+    }
+    let fixture = Fixture::new("good");
+    let refused = Fixture::new("refused");
+    let (db, good) = (fixture.db.clone(), fixture.queue.clone());
+    // `hetsim.<refused>` exists as a classic queue: declaring it as hetsim's quorum queue
+    // fails with PRECONDITION_FAILED.
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let connection = lapin::Connection::connect(AMQP, lapin::ConnectionProperties::default())
+            .await
+            .unwrap();
+        let channel = connection.create_channel().await.unwrap();
+        let durable = lapin::options::QueueDeclareOptions {
+            durable: true,
+            ..Default::default()
+        };
+        channel
+            .queue_declare(&format!("hetsim.{}", refused.queue), durable, Default::default())
+            .await
+            .unwrap();
+        connection.close(200, "declared").await.unwrap();
+    });
+    let (_server, port) = broker_server(&db);
+    let _worker = worker(&db, &good, "good");
+    // The refused queue's runs come first in the outbox; the good queue's still run.
+    let stuck = sweep_of_slow_app(port, &refused.queue, &["spin=1,2"]);
+    let fine = sweep_of_slow_app(port, &good, &["spin=1,2"]);
+    assert_all_done_once(port, &fine, 2);
+    let summary = sweep_summary(port, &stuck);
+    assert_eq!(summary["queued"], 2, "{summary}");
+    assert_eq!(http(port, "GET", "/api/health", "", None).0, 200);
 }

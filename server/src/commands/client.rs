@@ -7,8 +7,9 @@ use hetsim_scripting::Variable;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 
-use crate::cli::{ResultsArgs, SubmitArgs};
+use crate::cli::{ResultsArgs, SubmitArgs, TargetArgs};
 use crate::input::{pair, read_text};
+use crate::run::RunStatus;
 
 struct Client {
     http: reqwest::Client,
@@ -60,6 +61,23 @@ impl Client {
         self.send(self.http.post(format!("{}{path}", self.server)).json(body))
             .await?
             .ok_or_else(|| anyhow!("{path}: not found on {}", self.server))
+    }
+
+    /// `method` on `/api/runs/ID{suffix}`, or on `/api/sweeps/ID{suffix}` when there is no
+    /// such run: the body answered and whether the id was a sweep's.
+    async fn on_run_or_sweep(
+        &self,
+        method: reqwest::Method,
+        id: &str,
+        suffix: &str,
+    ) -> Result<(Value, bool)> {
+        for (collection, sweep) in [("runs", false), ("sweeps", true)] {
+            let url = format!("{}/api/{collection}/{id}{suffix}", self.server);
+            if let Some(body) = self.send(self.http.request(method.clone(), url)).await? {
+                return Ok((body, sweep));
+            }
+        }
+        bail!("no run or sweep with id {id} on {}", self.server)
     }
 }
 
@@ -144,7 +162,7 @@ async fn wait_run(client: &Client, id: &str) -> Result<Value> {
             .ok_or_else(|| anyhow!("run {id} vanished"))?;
         let status = run["status"].as_str().unwrap_or("").to_owned();
         spinner.set_message(status.clone());
-        if status == "done" || status == "failed" {
+        if RunStatus::parse(&status).is_some_and(RunStatus::is_final) {
             spinner.finish_and_clear();
             return Ok(run);
         }
@@ -160,7 +178,10 @@ async fn wait_sweep(client: &Client, id: &str) -> Result<Value> {
             .await?
             .ok_or_else(|| anyhow!("sweep {id} vanished"))?;
         let total = sweep["total"].as_u64().unwrap_or(0);
-        let finished = sweep["done"].as_u64().unwrap_or(0) + sweep["failed"].as_u64().unwrap_or(0);
+        let finished: u64 = ["done", "failed", "cancelled"]
+            .iter()
+            .map(|s| sweep[s].as_u64().unwrap_or(0))
+            .sum();
         let p = progress.get_or_insert_with(|| bar(total, "runs"));
         p.set_position(finished);
         p.set_message(format!("({} failed)", sweep["failed"]));
@@ -217,8 +238,8 @@ pub async fn submit(args: SubmitArgs, sweep: bool) -> Result<()> {
             println!("{}", serde_json::to_string_pretty(&summary)?);
         } else {
             println!(
-                "sweep {id}: {} runs, {} done, {} failed",
-                summary["total"], summary["done"], summary["failed"]
+                "sweep {id}: {} runs, {} done, {} failed, {} cancelled",
+                summary["total"], summary["done"], summary["failed"], summary["cancelled"]
             );
         }
     } else {
@@ -296,5 +317,26 @@ pub async fn results(args: ResultsArgs) -> Result<()> {
         row.push(csv_cell(&r["error"]));
         println!("{}", row.join(","));
     }
+    Ok(())
+}
+
+pub async fn cancel(args: TargetArgs) -> Result<()> {
+    let client = Client::new(&args.server, args.token);
+    match client
+        .on_run_or_sweep(reqwest::Method::POST, &args.id, "/cancel")
+        .await?
+    {
+        (answer, true) => println!("sweep {}: {} runs cancelled", args.id, answer["cancelled"]),
+        (_, false) => println!("run {} cancelled", args.id),
+    }
+    Ok(())
+}
+
+pub async fn delete(args: TargetArgs) -> Result<()> {
+    let client = Client::new(&args.server, args.token);
+    let (_, sweep) = client
+        .on_run_or_sweep(reqwest::Method::DELETE, &args.id, "")
+        .await?;
+    println!("{} {} deleted", if sweep { "sweep" } else { "run" }, args.id);
     Ok(())
 }

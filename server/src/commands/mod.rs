@@ -26,6 +26,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Submit(args) => runtime()?.block_on(client::submit(args, false)),
         Command::Sweep(args) => runtime()?.block_on(client::submit(args, true)),
         Command::Results(args) => runtime()?.block_on(client::results(args)),
+        Command::Cancel(args) => runtime()?.block_on(client::cancel(args)),
+        Command::Delete(args) => runtime()?.block_on(client::delete(args)),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `hetsim serve` and `hetsim worker`: the long-running processes.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio::sync::{watch, Notify};
@@ -8,7 +9,9 @@ use tokio::task::JoinSet;
 
 use crate::cli::{ServeArgs, WorkerArgs};
 use crate::http::{self, router, AppState};
-use crate::queue::{amqp, local};
+use crate::queue::amqp::{self, Broker};
+use crate::queue::local::Embedded;
+use crate::queue::RunQueue;
 use crate::storage::Store;
 
 fn init_logging() {
@@ -45,61 +48,50 @@ fn worker_name(given: Option<String>) -> String {
     })
 }
 
+/// The queue `args` ask for: RabbitMQ with `--amqp`, else the embedded one.
+fn run_queue(args: &ServeArgs) -> Arc<dyn RunQueue> {
+    let wake = Arc::new(Notify::new());
+    let name = worker_name(None);
+    match &args.amqp {
+        None => Arc::new(Embedded {
+            workers: args.workers.unwrap_or(2),
+            name,
+            wake,
+        }),
+        Some(url) => Arc::new(Broker {
+            url: url.clone(),
+            attempts: args.max_attempts,
+            requeue_after: Duration::from_secs(args.requeue_after_seconds),
+            workers: args.workers.unwrap_or(0),
+            queue: args.queue.clone(),
+            name,
+            wake,
+        }),
+    }
+}
+
 pub async fn serve(args: ServeArgs) -> Result<()> {
     init_logging();
     check_queue_name(&args.queue)?;
     let store = Store::connect(&args.db).await?;
-    let wake = Arc::new(Notify::new());
+    if args.amqp.is_none() {
+        store.requeue_interrupted(args.max_attempts).await?;
+    }
+    let queue = run_queue(&args);
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
-    match &args.amqp {
-        None => {
-            store.requeue_interrupted(args.delivery_limit).await?;
-            for i in 0..args.workers.unwrap_or(2) {
-                let name = format!("{}-local-{i}", worker_name(None));
-                tasks.spawn(local::worker(store.clone(), name, wake.clone(), stopped.clone()));
-            }
-        }
-        Some(url) => {
-            tasks.spawn(amqp::publisher(
-                store.clone(),
-                url.clone(),
-                args.delivery_limit,
-                wake.clone(),
-                stopped.clone(),
-            ));
-            for i in 0..args.workers.unwrap_or(0) {
-                let name = format!("{}-{i}", worker_name(None));
-                tasks.spawn(amqp::worker(
-                    store.clone(),
-                    url.clone(),
-                    args.queue.clone(),
-                    name,
-                    args.delivery_limit,
-                    stopped.clone(),
-                ));
-            }
-        }
-    }
+    queue.start(&mut tasks, &store, &stopped);
+    let describe = queue.describe();
     let app = router(AppState {
         store,
-        wake,
+        queue,
         token: token(&args)?,
         limits: Arc::new(args.limits.clone()),
-        amqp: args.amqp.clone(),
     });
     let listener = tokio::net::TcpListener::bind(&args.bind)
         .await
         .with_context(|| format!("binding {}", args.bind))?;
-    tracing::info!(
-        "serving http://{} ({})",
-        listener.local_addr()?,
-        if args.amqp.is_some() {
-            "RabbitMQ"
-        } else {
-            "in-process queue"
-        }
-    );
+    tracing::info!("serving http://{} ({describe})", listener.local_addr()?);
     http::serve(listener, app, &args.limits, termination()).await?;
     // Workers finish the run in hand, then stop.
     let _ = stop.send(true);
@@ -141,7 +133,7 @@ pub async fn worker(args: WorkerArgs) -> Result<()> {
         args.amqp,
         args.queue,
         name,
-        args.delivery_limit,
+        args.max_attempts,
         stopped,
     ));
     termination().await;

@@ -31,14 +31,14 @@ pub async fn create_component(
     Body(spec): Body<ComponentSpec>,
 ) -> ApiResult<(StatusCode, Json<ComponentRecord>)> {
     if spec.name.trim().is_empty() {
-        return Err(ApiError::field("name", "a component needs a name"));
+        return Err(ApiError::invalid("name", "a component needs a name"));
     }
-    spec.to_component().map_err(|e| ApiError::field("kind", e))?;
+    spec.to_component().map_err(|e| ApiError::invalid("kind", e))?;
     if !s.store.components(None, Some(&spec.name)).await?.is_empty() {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("a component named {:?} exists", spec.name),
-        ));
+        return Err(ApiError::Conflict {
+            field: Some("name"),
+            message: format!("a component named {:?} exists", spec.name),
+        });
     }
     let id = s.store.insert_component(&spec).await?;
     Ok((StatusCode::CREATED, Json(ComponentRecord { id, spec })))
@@ -49,7 +49,7 @@ pub async fn update_component(
     Path(id): Path<String>,
     Body(spec): Body<ComponentSpec>,
 ) -> ApiResult<Json<ComponentRecord>> {
-    spec.to_component().map_err(|e| ApiError::field("kind", e))?;
+    spec.to_component().map_err(|e| ApiError::invalid("kind", e))?;
     if s.store.update_component(&id, &spec).await? {
         Ok(Json(ComponentRecord { id, spec }))
     } else {
@@ -81,7 +81,7 @@ async fn list(s: &AppState, library: Library) -> ApiResult<Json<Vec<Named>>> {
     Ok(Json(s.store.named(library, None, None).await?))
 }
 
-async fn show(s: &AppState, library: Library, what: &str, id: &str) -> ApiResult<Json<Named>> {
+async fn show(s: &AppState, library: Library, what: &'static str, id: &str) -> ApiResult<Json<Named>> {
     s.store
         .named(library, Some(id), None)
         .await?
@@ -93,28 +93,34 @@ async fn show(s: &AppState, library: Library, what: &str, id: &str) -> ApiResult
 /// Checks a named text before it is stored: Rhai sources compile, systems parse.
 fn check(library: Library, item: &Named) -> ApiResult<()> {
     if item.name.trim().is_empty() {
-        return Err(ApiError::field("name", "a name is needed"));
+        return Err(ApiError::invalid("name", "a name is needed"));
     }
     match library {
         Library::Apps | Library::Models => hetsim_scripting::check_app(&item.body, &item.name),
-        Library::Systems => super::runs::parse_system_text(&item.body, &item.name).map(|_| ()),
+        Library::Systems => hetsim_scripting::SystemFile::parse(&item.body, &item.name).map(|_| ()),
     }
-    .map_err(|e| ApiError::field("body", e))
+    .map_err(|e| ApiError::invalid("body", e))
 }
 
 async fn create(s: &AppState, library: Library, item: Named) -> ApiResult<(StatusCode, Json<Named>)> {
     check(library, &item)?;
     if !s.store.named(library, None, Some(&item.name)).await?.is_empty() {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("{:?} exists", item.name),
-        ));
+        return Err(ApiError::Conflict {
+            field: Some("name"),
+            message: format!("{:?} exists", item.name),
+        });
     }
     let id = s.store.insert_named(library, &item).await?;
     Ok((StatusCode::CREATED, Json(Named { id, ..item })))
 }
 
-async fn update(s: &AppState, library: Library, what: &str, id: &str, item: Named) -> ApiResult<Json<Named>> {
+async fn update(
+    s: &AppState,
+    library: Library,
+    what: &'static str,
+    id: &str,
+    item: Named,
+) -> ApiResult<Json<Named>> {
     check(library, &item)?;
     if s.store.update_named(library, id, &item).await? {
         Ok(Json(Named {
@@ -126,7 +132,7 @@ async fn update(s: &AppState, library: Library, what: &str, id: &str, item: Name
     }
 }
 
-async fn delete(s: &AppState, library: Library, what: &str, id: &str) -> ApiResult<StatusCode> {
+async fn delete(s: &AppState, library: Library, what: &'static str, id: &str) -> ApiResult<StatusCode> {
     if s.store.delete_named(library, id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {

@@ -1,10 +1,13 @@
-//! The HTTP API (axum, JSON). Routes, authentication, limits and errors live here; the
-//! handlers are in `runs` (runs and sweeps) and `library` (components, models, systems, apps).
+//! The HTTP API (axum, JSON). Routes, authentication and limits live here; the handlers are
+//! in `runs` (runs and sweeps) and `library` (components, models, systems, apps), the errors
+//! and their statuses in `error`.
 
+mod error;
 mod library;
 mod runs;
 mod serve;
 
+pub use error::{ApiError, ApiResult};
 pub use serve::serve;
 
 use std::sync::Arc;
@@ -13,11 +16,11 @@ use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, put};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use tokio::sync::Notify;
 
 use crate::limits::ServiceLimits;
+use crate::queue::RunQueue;
 use crate::storage::Store;
 
 /// The OpenAPI 3.0 document of this API, served at `/api/openapi.json`.
@@ -26,81 +29,11 @@ pub const OPENAPI: &str = include_str!("openapi.json");
 #[derive(Clone)]
 pub struct AppState {
     pub store: Store,
-    /// Woken after every submission: the outbox publisher or the embedded workers.
-    pub wake: Arc<Notify>,
+    /// Where stored runs go: told after every submission, asked about the broker's health.
+    pub queue: Arc<dyn RunQueue>,
     pub token: Option<String>,
     pub limits: Arc<ServiceLimits>,
-    /// The broker's URL, for `/api/health`.
-    pub amqp: Option<String>,
 }
-
-/// An error as JSON: `{"error": "...", "field": "..."}` with a 4xx or 5xx status.
-#[derive(Debug)]
-pub struct ApiError {
-    pub status: StatusCode,
-    pub message: String,
-    pub field: Option<String>,
-}
-
-impl ApiError {
-    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            message: message.into(),
-            field: None,
-        }
-    }
-
-    /// 422: the request is well-formed JSON, but `field` is invalid.
-    pub fn field(field: &str, message: impl Into<String>) -> Self {
-        ApiError {
-            status: StatusCode::UNPROCESSABLE_ENTITY,
-            message: message.into(),
-            field: Some(field.to_owned()),
-        }
-    }
-
-    pub fn not_found(what: &str, id: &str) -> Self {
-        ApiError::new(StatusCode::NOT_FOUND, format!("no {what} with id {id}"))
-    }
-}
-
-/// Whether the database refused `e` for a duplicate of a unique key (a name taken by a
-/// concurrent creation, or a rename onto a taken name).
-fn is_unique_violation(e: &anyhow::Error) -> bool {
-    e.chain().any(|cause| {
-        matches!(
-            cause.downcast_ref::<sqlx::Error>(),
-            Some(sqlx::Error::Database(db)) if db.is_unique_violation()
-        )
-    })
-}
-
-impl From<anyhow::Error> for ApiError {
-    fn from(e: anyhow::Error) -> Self {
-        if is_unique_violation(&e) {
-            return ApiError {
-                status: StatusCode::CONFLICT,
-                message: "the name is taken".to_owned(),
-                field: Some("name".to_owned()),
-            };
-        }
-        tracing::error!("internal error: {e:#}");
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("internal error: {e:#}"),
-        )
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = serde_json::json!({ "error": self.message, "field": self.field });
-        (self.status, Json(body)).into_response()
-    }
-}
-
-pub type ApiResult<T> = Result<T, ApiError>;
 
 /// A JSON body, with a rejection that names what serde could not read.
 pub struct Body<T>(pub T);
@@ -113,10 +46,27 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match Json::<T>::from_request(req, state).await {
-            Ok(Json(value)) => Ok(Body(value)),
-            Err(rejection) => Err(ApiError::new(rejection.status(), rejection.body_text())),
-        }
+        let Json(value) = Json::<T>::from_request(req, state).await?;
+        Ok(Body(value))
+    }
+}
+
+/// Query parameters, with a JSON rejection.
+pub struct Params<T>(pub T);
+
+impl<S, T> axum::extract::FromRequestParts<S> for Params<T>
+where
+    T: serde::de::DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let axum::extract::Query(value) = axum::extract::Query::<T>::from_request_parts(parts, state).await?;
+        Ok(Params(value))
     }
 }
 
@@ -137,11 +87,7 @@ async fn authenticate(State(state): State<AppState>, request: Request, next: Nex
     if presented == Some(token.as_str()) {
         next.run(request).await
     } else {
-        ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "missing or wrong bearer token (Authorization: Bearer <token>)",
-        )
-        .into_response()
+        ApiError::Unauthorized.into_response()
     }
 }
 
@@ -154,9 +100,9 @@ async fn health(State(state): State<AppState>) -> Response {
         tokio::time::timeout(HEALTH_TIMEOUT, state.store.ping()).await,
         Ok(Ok(()))
     );
-    let broker = match &state.amqp {
-        Some(url) => Some(matches!(
-            tokio::time::timeout(HEALTH_TIMEOUT, crate::queue::amqp::ping(url)).await,
+    let broker = match state.queue.broker_health() {
+        Some(ping) => Some(matches!(
+            tokio::time::timeout(HEALTH_TIMEOUT, ping).await,
             Ok(Ok(()))
         )),
         None => None,
@@ -187,7 +133,7 @@ async fn openapi() -> impl IntoResponse {
 
 /// The JSON 404 of a path that no route serves.
 async fn no_route(uri: axum::http::Uri) -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, format!("no route {}", uri.path()))
+    ApiError::NoRoute(uri.path().to_owned())
 }
 
 pub fn router(state: AppState) -> Router {
@@ -196,11 +142,13 @@ pub fn router(state: AppState) -> Router {
         .route("/api/health", get(health))
         .route("/api/openapi.json", get(openapi))
         .route("/api/runs", get(runs::list).post(runs::submit))
-        .route("/api/runs/{id}", get(runs::show))
+        .route("/api/runs/{id}", get(runs::show).delete(runs::delete))
+        .route("/api/runs/{id}/cancel", post(runs::cancel))
         .route("/api/runs/{id}/trace", get(runs::trace))
         .route("/api/runs/{id}/log", get(runs::log))
-        .route("/api/sweeps", axum::routing::post(runs::submit_sweep))
-        .route("/api/sweeps/{id}", get(runs::sweep))
+        .route("/api/sweeps", post(runs::submit_sweep))
+        .route("/api/sweeps/{id}", get(runs::sweep).delete(runs::delete_sweep))
+        .route("/api/sweeps/{id}/cancel", post(runs::cancel_sweep))
         .route(
             "/api/components",
             get(library::list_components).post(library::create_component),

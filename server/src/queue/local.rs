@@ -1,20 +1,54 @@
 //! The embedded queue: in-process workers claim queued runs from the database, woken when a
 //! run is submitted. Nothing to install; a restart picks up where the last process stopped.
+//! The database is the queue, so no message can be lost and no reaper is needed.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Result;
+use futures_util::future::BoxFuture;
 use tokio::sync::{watch, Notify};
+use tokio::task::JoinSet;
 
+use super::RunQueue;
 use crate::execute::execute;
 use crate::storage::Store;
 
+pub struct Embedded {
+    /// In-process workers.
+    pub workers: usize,
+    /// The name workers are known by in the runs they take (`NAME-local-I`).
+    pub name: String,
+    pub wake: Arc<Notify>,
+}
+
+impl RunQueue for Embedded {
+    fn start(&self, tasks: &mut JoinSet<()>, store: &Store, stop: &watch::Receiver<bool>) {
+        for i in 0..self.workers {
+            let name = format!("{}-local-{i}", self.name);
+            tasks.spawn(worker(store.clone(), name, self.wake.clone(), stop.clone()));
+        }
+    }
+
+    fn submitted(&self) {
+        self.wake.notify_waiters();
+    }
+
+    fn broker_health(&self) -> Option<BoxFuture<'static, Result<()>>> {
+        None
+    }
+
+    fn describe(&self) -> &'static str {
+        "in-process queue"
+    }
+}
+
 /// Claims and executes runs until `stop` turns true, finishing the run in hand first.
-pub async fn worker(store: Store, name: String, wake: Arc<Notify>, mut stop: watch::Receiver<bool>) {
+async fn worker(store: Store, name: String, wake: Arc<Notify>, mut stop: watch::Receiver<bool>) {
     while !*stop.borrow() {
-        match store.claim_next(None).await {
+        match store.claim_next().await {
             Ok(Some(id)) => {
-                if let Err(e) = execute(&store, &id, &name).await {
+                if let Err(e) = execute(&store, &id, &name, None).await {
                     tracing::error!(run = %id, "storing the outcome failed: {e:#}");
                 }
             }

@@ -9,7 +9,7 @@ use sqlx::any::{install_default_drivers, AnyPoolOptions};
 use sqlx::AnyPool;
 
 pub use catalog::{Attribute, ComponentRecord, Library, Named};
-pub use runs::{NewRun, RunFilter, RunInputs, RunRecord, Start, SweepSummary};
+pub use runs::{NewInput, NewRun, RunFilter, RunInputs, RunRecord, Start, SweepSummary, Unpublished};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {

@@ -9,16 +9,22 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::{now, Store};
+use crate::queue::Attempts;
+use crate::run::RunStatus;
 
-/// A run to queue: its inputs, self-contained.
+/// What the runs of one submission share, stored once: the application's Rhai source and
+/// the system as self-contained JSON (components and models inline).
+#[derive(Clone, Debug)]
+pub struct NewInput {
+    pub id: String,
+    pub app: String,
+    pub system: String,
+}
+
+/// One run to queue: its own labels and variables (its app and system are its submission's).
 #[derive(Clone, Debug)]
 pub struct NewRun {
     pub id: String,
-    pub queue: String,
-    /// Rhai source of the application.
-    pub app: String,
-    /// The system as self-contained JSON (components and models inline).
-    pub system: String,
     pub labels: BTreeMap<String, u64>,
     pub variables: BTreeMap<String, Variable>,
 }
@@ -33,11 +39,19 @@ pub struct RunInputs {
     pub attempts: i64,
 }
 
+/// A run the outbox has yet to publish: `publication` numbers its message.
+#[derive(Clone, Debug)]
+pub struct Unpublished {
+    pub id: String,
+    pub queue: String,
+    pub publication: i64,
+}
+
 /// A run as the API shows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunRecord {
     pub id: String,
-    pub status: String,
+    pub status: RunStatus,
     pub queue: String,
     pub sweep: Option<String>,
     pub labels: serde_json::Value,
@@ -54,7 +68,7 @@ pub struct RunRecord {
 
 #[derive(Clone, Debug, Default)]
 pub struct RunFilter {
-    pub status: Option<String>,
+    pub status: Option<RunStatus>,
     pub queue: Option<String>,
     pub sweep: Option<String>,
 }
@@ -68,6 +82,7 @@ pub struct SweepSummary {
     pub running: i64,
     pub done: i64,
     pub failed: i64,
+    pub cancelled: i64,
     pub runs: Vec<String>,
 }
 
@@ -75,21 +90,25 @@ pub struct SweepSummary {
 pub enum Start {
     /// The run is now `running`, with its attempts counted.
     Run(RunInputs),
-    /// Already `done` or `failed` (a redelivery): nothing to do.
-    Finished,
-    /// No such run.
-    Missing,
+    /// Nothing to do: the run is finished or cancelled (a redelivery), deleted, or the
+    /// message is of an older publication than the run's (the run was re-published).
+    Skip,
 }
 
 fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
 }
 
+fn status(row: &AnyRow) -> Result<RunStatus> {
+    let text: String = row.try_get("status")?;
+    RunStatus::parse(&text).ok_or_else(|| anyhow::anyhow!("unknown run status {text:?} in the database"))
+}
+
 fn record(row: &AnyRow) -> Result<RunRecord> {
     let result: Option<String> = row.try_get("result")?;
     Ok(RunRecord {
         id: row.try_get("id")?,
-        status: row.try_get("status")?,
+        status: status(row)?,
         queue: row.try_get("queue")?,
         sweep: row.try_get("sweep_id")?,
         labels: json(&row.try_get::<String, _>("labels")?),
@@ -108,28 +127,39 @@ const RUN_COLUMNS: &str = "r.id, r.status, r.queue, r.sweep_id, r.labels, r.vari
      r.worker, r.created_at, r.started_at, r.finished_at, s.result";
 
 impl Store {
-    /// Inserts `runs` (and their sweep) in one transaction, unpublished.
-    pub async fn insert_runs(&self, runs: &[NewRun], sweep: Option<&str>) -> Result<()> {
+    /// Inserts `runs` of `input` on `queue` (and their sweep) in one transaction, unpublished.
+    pub async fn insert_runs(
+        &self,
+        queue: &str,
+        input: &NewInput,
+        runs: &[NewRun],
+        sweep: Option<&str>,
+    ) -> Result<()> {
         let created = now();
         let mut tx = self.pool().begin().await?;
-        if let (Some(sweep), Some(first)) = (sweep, runs.first()) {
+        sqlx::query("INSERT INTO inputs (id, app, system) VALUES ($1, $2, $3)")
+            .bind(&input.id)
+            .bind(&input.app)
+            .bind(&input.system)
+            .execute(&mut *tx)
+            .await?;
+        if let Some(sweep) = sweep {
             sqlx::query("INSERT INTO sweeps (id, queue, created_at) VALUES ($1, $2, $3)")
                 .bind(sweep)
-                .bind(&first.queue)
+                .bind(queue)
                 .bind(&created)
                 .execute(&mut *tx)
                 .await?;
         }
         for run in runs {
             sqlx::query(
-                "INSERT INTO runs (id, sweep_id, queue, app, system, labels, variables, status, attempts, published, \
-                 created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', 0, 0, $8)",
+                "INSERT INTO runs (id, sweep_id, queue, input_id, labels, variables, status, attempts, published, \
+                 created_at) VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0, 0, $7)",
             )
             .bind(&run.id)
             .bind(sweep)
-            .bind(&run.queue)
-            .bind(&run.app)
-            .bind(&run.system)
+            .bind(queue)
+            .bind(&input.id)
             .bind(serde_json::to_string(&run.labels)?)
             .bind(serde_json::to_string(&run.variables)?)
             .bind(&created)
@@ -160,7 +190,7 @@ impl Store {
              ORDER BY r.created_at, r.id LIMIT $4"
         );
         sqlx::query(&sql)
-            .bind(filter.status.as_deref().unwrap_or(""))
+            .bind(filter.status.map_or("", RunStatus::as_str))
             .bind(filter.queue.as_deref().unwrap_or(""))
             .bind(filter.sweep.as_deref().unwrap_or(""))
             .bind(limit)
@@ -201,134 +231,318 @@ impl Store {
             running: 0,
             done: 0,
             failed: 0,
+            cancelled: 0,
             runs: Vec::with_capacity(rows.len()),
         };
         for row in rows {
-            match row.try_get::<String, _>("status")?.as_str() {
-                "queued" => summary.queued += 1,
-                "running" => summary.running += 1,
-                "done" => summary.done += 1,
-                _ => summary.failed += 1,
-            }
+            *match status(&row)? {
+                RunStatus::Queued => &mut summary.queued,
+                RunStatus::Running => &mut summary.running,
+                RunStatus::Done => &mut summary.done,
+                RunStatus::Failed => &mut summary.failed,
+                RunStatus::Cancelled => &mut summary.cancelled,
+            } += 1;
             summary.runs.push(row.try_get("id")?);
         }
         Ok(Some(summary))
     }
 
-    /// Marks `id` running for `worker`, counting the attempt, unless it is finished. One
-    /// conditional UPDATE, so that it takes the write lock at once (SQLite refuses to upgrade
-    /// a read transaction that another writer overtook).
-    pub async fn start_run(&self, id: &str, worker: &str) -> Result<Start> {
-        let claimed = sqlx::query(
-            "UPDATE runs SET status = 'running', attempts = attempts + 1, worker = $1, started_at = $2 \
-             WHERE id = $3 AND status IN ('queued', 'running')",
-        )
-        .bind(worker)
-        .bind(now())
-        .bind(id)
-        .execute(self.pool())
-        .await?
-        .rows_affected()
-            > 0;
-        let row = sqlx::query("SELECT app, system, labels, variables, attempts FROM runs WHERE id = $1")
+    /// The status of run `id`, if it exists.
+    pub async fn status(&self, id: &str) -> Result<Option<RunStatus>> {
+        sqlx::query("SELECT status FROM runs WHERE id = $1")
             .bind(id)
             .fetch_optional(self.pool())
-            .await?;
-        Ok(match (claimed, row) {
-            (_, None) => Start::Missing,
-            (false, Some(_)) => Start::Finished,
-            (true, Some(row)) => Start::Run(RunInputs {
-                app: row.try_get("app")?,
-                system: row.try_get("system")?,
-                labels: row.try_get("labels")?,
-                variables: row.try_get("variables")?,
-                attempts: row.try_get("attempts")?,
-            }),
-        })
+            .await?
+            .as_ref()
+            .map(status)
+            .transpose()
     }
 
-    /// Claims the oldest queued run of `queue`, or of any queue (the embedded, broker-less
-    /// queue).
-    pub async fn claim_next(&self, queue: Option<&str>) -> Result<Option<String>> {
+    /// Marks `id` running for `worker`, counting the attempt, if it may run: not finished,
+    /// and (for a broker message) of the message's `publication`. One conditional UPDATE,
+    /// so that it takes the write lock at once (SQLite refuses to upgrade a read transaction
+    /// that another writer overtook).
+    pub async fn start_run(&self, id: &str, worker: &str, publication: Option<i64>) -> Result<Start> {
+        let sql = format!(
+            "UPDATE runs SET status = 'running', attempts = attempts + 1, worker = $1, started_at = $2 \
+             WHERE id = $3 AND status IN ({}) AND ($4 < 0 OR publication = $4)",
+            RunStatus::Running.sql_sources()
+        );
+        let claimed = sqlx::query(&sql)
+            .bind(worker)
+            .bind(now())
+            .bind(id)
+            .bind(publication.unwrap_or(-1))
+            .execute(self.pool())
+            .await?
+            .rows_affected()
+            > 0;
+        if !claimed {
+            return Ok(Start::Skip);
+        }
         let row = sqlx::query(
-            "UPDATE runs SET status = 'running' WHERE id = (SELECT id FROM runs WHERE status = 'queued' AND ($1 = '' OR queue = $1) \
+            "SELECT i.app, i.system, r.labels, r.variables, r.attempts FROM runs r JOIN inputs i ON i.id = r.input_id \
+             WHERE r.id = $1",
+        )
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else {
+            return Ok(Start::Skip);
+        };
+        Ok(Start::Run(RunInputs {
+            app: row.try_get("app")?,
+            system: row.try_get("system")?,
+            labels: row.try_get("labels")?,
+            variables: row.try_get("variables")?,
+            attempts: row.try_get("attempts")?,
+        }))
+    }
+
+    /// Claims the oldest queued run of any queue (the embedded, broker-less queue).
+    pub async fn claim_next(&self) -> Result<Option<String>> {
+        let row = sqlx::query(
+            "UPDATE runs SET status = 'running' WHERE id = (SELECT id FROM runs WHERE status = 'queued' \
              ORDER BY created_at, id LIMIT 1) AND status = 'queued' RETURNING id",
         )
-        .bind(queue.unwrap_or(""))
         .fetch_optional(self.pool())
         .await?;
         row.map(|r| Ok(r.try_get("id")?)).transpose()
     }
 
-    /// Stores the result and marks the run done, once: a second call changes nothing.
+    /// Stores the result and marks the run done, if it is running: a second call, or a call
+    /// for a run cancelled or deleted meanwhile, changes nothing. Returns whether it stored.
     pub async fn finish_run(&self, id: &str, result: &str, trace: Option<&str>, log: &str) -> Result<bool> {
         let mut tx = self.pool().begin().await?;
-        let inserted = sqlx::query(
-            "INSERT INTO results (run_id, result, trace, log) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO NOTHING",
-        )
-        .bind(id)
-        .bind(result)
-        .bind(trace)
-        .bind(log)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected()
-            > 0;
-        sqlx::query("UPDATE runs SET status = 'done', error = NULL, finished_at = $1 WHERE id = $2 AND status <> 'done'")
+        let sql = format!(
+            "UPDATE runs SET status = 'done', error = NULL, finished_at = $1 WHERE id = $2 AND status IN ({})",
+            RunStatus::Done.sql_sources()
+        );
+        let finished = sqlx::query(&sql)
             .bind(now())
             .bind(id)
             .execute(&mut *tx)
-            .await?;
+            .await?
+            .rows_affected()
+            > 0;
+        if finished {
+            sqlx::query("INSERT INTO results (run_id, result, trace, log) VALUES ($1, $2, $3, $4)")
+                .bind(id)
+                .bind(result)
+                .bind(trace)
+                .bind(log)
+                .execute(&mut *tx)
+                .await?;
+        }
         tx.commit().await?;
-        Ok(inserted)
+        Ok(finished)
     }
 
-    /// Marks the run failed with `error`, unless it is done.
-    pub async fn fail_run(&self, id: &str, error: &str) -> Result<()> {
-        sqlx::query("UPDATE runs SET status = 'failed', error = $1, finished_at = $2 WHERE id = $3 AND status <> 'done'")
+    /// Moves run `id` to `to` with `error`, if the transition table allows it from its status.
+    /// Returns the run's status afterwards (`None`: no such run).
+    async fn end_run(&self, id: &str, to: RunStatus, error: &str) -> Result<Option<RunStatus>> {
+        let sql = format!(
+            "UPDATE runs SET status = $1, error = $2, finished_at = $3 WHERE id = $4 AND status IN ({})",
+            to.sql_sources()
+        );
+        sqlx::query(&sql)
+            .bind(to.as_str())
             .bind(error)
             .bind(now())
             .bind(id)
             .execute(self.pool())
             .await?;
-        Ok(())
+        self.status(id).await
     }
 
-    /// Runs committed but not yet confirmed by the broker (the outbox).
-    pub async fn unpublished(&self, limit: i64) -> Result<Vec<(String, String)>> {
-        sqlx::query("SELECT id, queue FROM runs WHERE published = 0 AND status = 'queued' ORDER BY created_at, id LIMIT $1")
-            .bind(limit)
+    /// Marks the run failed with `error`, unless it is finished.
+    pub async fn fail_run(&self, id: &str, error: &str) -> Result<()> {
+        self.end_run(id, RunStatus::Failed, error).await.map(drop)
+    }
+
+    /// Cancels run `id` unless it is finished; returns its status afterwards (`None`: no
+    /// such run). A worker running it sees the status and stops the simulation.
+    pub async fn cancel_run(&self, id: &str) -> Result<Option<RunStatus>> {
+        self.end_run(id, RunStatus::Cancelled, "cancelled by a user")
+            .await
+    }
+
+    /// Cancels every unfinished run of sweep `id`; returns how many (`None`: no such sweep).
+    pub async fn cancel_sweep(&self, id: &str) -> Result<Option<u64>> {
+        if !self.sweep_exists(id).await? {
+            return Ok(None);
+        }
+        let sql = format!(
+            "UPDATE runs SET status = 'cancelled', error = 'cancelled by a user', finished_at = $1 \
+             WHERE sweep_id = $2 AND status IN ({})",
+            RunStatus::Cancelled.sql_sources()
+        );
+        let cancelled = sqlx::query(&sql)
+            .bind(now())
+            .bind(id)
+            .execute(self.pool())
+            .await?
+            .rows_affected();
+        Ok(Some(cancelled))
+    }
+
+    async fn sweep_exists(&self, id: &str) -> Result<bool> {
+        Ok(sqlx::query("SELECT id FROM sweeps WHERE id = $1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .is_some())
+    }
+
+    /// Deletes run `id` with its result, trace and log (and its input, when no other run
+    /// shares it); an unfinished run is cancelled first. Returns whether it existed.
+    pub async fn delete_run(&self, id: &str) -> Result<bool> {
+        self.cancel_run(id).await?;
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM results WHERE run_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let input: Option<String> = sqlx::query("DELETE FROM runs WHERE id = $1 RETURNING input_id")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.try_get("input_id"))
+            .transpose()?;
+        if let Some(input) = &input {
+            sqlx::query(
+                "DELETE FROM inputs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE input_id = $1)",
+            )
+            .bind(input)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(input.is_some())
+    }
+
+    /// Deletes sweep `id` and all its runs as [`Store::delete_run`] does. Returns whether it
+    /// existed.
+    pub async fn delete_sweep(&self, id: &str) -> Result<bool> {
+        if self.cancel_sweep(id).await?.is_none() {
+            return Ok(false);
+        }
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("DELETE FROM results WHERE run_id IN (SELECT id FROM runs WHERE sweep_id = $1)")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        let inputs: Vec<String> = sqlx::query("DELETE FROM runs WHERE sweep_id = $1 RETURNING input_id")
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| r.try_get("input_id"))
+            .collect::<Result<_, _>>()?;
+        let inputs: std::collections::BTreeSet<String> = inputs.into_iter().collect();
+        for input in &inputs {
+            sqlx::query(
+                "DELETE FROM inputs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE input_id = $1)",
+            )
+            .bind(input)
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query("DELETE FROM sweeps WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Runs committed but not yet confirmed by the broker (the outbox), leaving out `skip`'s
+    /// queues (ones the broker refused lately, so that they hold up no other).
+    pub async fn unpublished(&self, limit: i64, skip: &[String]) -> Result<Vec<Unpublished>> {
+        let skipped: String = (0..skip.len())
+            .map(|i| format!(" AND queue <> ${}", i + 2))
+            .collect();
+        let sql = format!(
+            "SELECT id, queue, publication FROM runs WHERE published = 0 AND status = 'queued'{skipped} \
+             ORDER BY created_at, id LIMIT $1"
+        );
+        let mut query = sqlx::query(&sql).bind(limit);
+        for queue in skip {
+            query = query.bind(queue);
+        }
+        query
             .fetch_all(self.pool())
             .await?
-            .into_iter()
-            .map(|r| Ok((r.try_get("id")?, r.try_get("queue")?)))
+            .iter()
+            .map(|row| {
+                Ok(Unpublished {
+                    id: row.try_get("id")?,
+                    queue: row.try_get("queue")?,
+                    publication: row.try_get("publication")?,
+                })
+            })
             .collect()
     }
 
-    pub async fn mark_published(&self, ids: &[String]) -> Result<()> {
+    /// Records that the broker confirmed these publications (a run re-published meanwhile
+    /// keeps waiting for its newer one).
+    pub async fn mark_published(&self, published: &[Unpublished]) -> Result<()> {
+        let at = now();
         let mut tx = self.pool().begin().await?;
-        for id in ids {
-            sqlx::query("UPDATE runs SET published = 1 WHERE id = $1")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+        for run in published {
+            sqlx::query(
+                "UPDATE runs SET published = 1, published_at = $1 WHERE id = $2 AND publication = $3",
+            )
+            .bind(&at)
+            .bind(&run.id)
+            .bind(run.publication)
+            .execute(&mut *tx)
+            .await?;
         }
         tx.commit().await?;
         Ok(())
     }
 
+    /// The queues holding runs published before `before` and still queued: the reaper asks
+    /// the broker whether their messages are still there.
+    pub async fn queues_waiting_since(&self, before: &str) -> Result<Vec<String>> {
+        sqlx::query(
+            "SELECT DISTINCT queue FROM runs WHERE status = 'queued' AND published = 1 AND published_at < $1",
+        )
+        .bind(before)
+        .fetch_all(self.pool())
+        .await?
+        .iter()
+        .map(|r| Ok(r.try_get("queue")?))
+        .collect()
+    }
+
+    /// Puts the runs of `queue` published before `before` and still queued back in the
+    /// outbox under a new publication number (their lost messages, should they turn up, are
+    /// then dropped). Returns how many.
+    pub async fn republish(&self, queue: &str, before: &str) -> Result<u64> {
+        Ok(sqlx::query(
+            "UPDATE runs SET published = 0, publication = publication + 1 \
+             WHERE queue = $1 AND status = 'queued' AND published = 1 AND published_at < $2",
+        )
+        .bind(queue)
+        .bind(before)
+        .execute(self.pool())
+        .await?
+        .rows_affected())
+    }
+
     /// After a crash of the embedded server: runs left `running` go back to the queue, or
-    /// fail once they have used up `limit` attempts.
-    pub async fn requeue_interrupted(&self, limit: i64) -> Result<()> {
-        let reason = format!(
-            "the run stopped its worker process at each of its attempts (limit {limit}); not retried"
-        );
-        sqlx::query("UPDATE runs SET status = 'failed', error = $1, finished_at = $2 WHERE status = 'running' AND attempts >= $3")
-            .bind(&reason)
-            .bind(now())
-            .bind(limit)
-            .execute(self.pool())
-            .await?;
+    /// fail once they have used up their `attempts`.
+    pub async fn requeue_interrupted(&self, attempts: Attempts) -> Result<()> {
+        sqlx::query(
+            "UPDATE runs SET status = 'failed', error = $1, finished_at = $2 WHERE status = 'running' AND attempts >= $3",
+        )
+        .bind(attempts.exhausted_message())
+        .bind(now())
+        .bind(attempts.get())
+        .execute(self.pool())
+        .await?;
         sqlx::query("UPDATE runs SET status = 'queued' WHERE status = 'running'")
             .execute(self.pool())
             .await?;
