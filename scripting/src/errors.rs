@@ -16,7 +16,39 @@ pub fn located(origin: &str, mut error: EvalAltResult) -> String {
     match error {
         // The sandbox says why it stopped the script in the termination token.
         EvalAltResult::ErrorTerminated(reason, _) => at(origin, position, reason),
+        EvalAltResult::ErrorTooManyOperations(_) => at(
+            origin,
+            position,
+            "sandbox: the script ran more operations than allowed (limit max_operations)",
+        ),
+        EvalAltResult::ErrorStackOverflow(_) => at(
+            origin,
+            position,
+            "sandbox: calls nested deeper than allowed (limit max_call_levels)",
+        ),
+        EvalAltResult::ErrorDataTooLarge(what, _) => {
+            let limit = size_limit(&what);
+            at(
+                origin,
+                position,
+                format!("sandbox: {what} is over its limit ({limit})"),
+            )
+        }
         other => at(origin, position, other),
+    }
+}
+
+/// The `Limits` field behind Rhai's "data too large" error about `what`.
+fn size_limit(what: &str) -> &'static str {
+    let what = what.to_ascii_lowercase();
+    if what.contains("string") {
+        "limit max_string_size"
+    } else if what.contains("array") {
+        "limit max_array_size"
+    } else if what.contains("map") {
+        "limit max_map_size"
+    } else {
+        "a sandbox size limit"
     }
 }
 

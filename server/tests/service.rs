@@ -2,128 +2,18 @@
 //! PostgreSQL and RabbitMQ. Tests that need PostgreSQL or RabbitMQ fail when CI=true and the
 //! services are missing; elsewhere they skip with a message on stderr.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+mod common;
+
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use common::*;
+
 const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn scratch() -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "hetsim-service-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A child process killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn hetsim(args: &[&str], envs: &[(&str, &str)]) -> Proc {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_hetsim"));
-    command
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    for (k, v) in envs {
-        command.env(k, v);
-    }
-    Proc(command.spawn().expect("hetsim starts"))
-}
-
-/// Runs the hetsim CLI to completion; returns (success, stdout, stderr).
-fn cli(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hetsim"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
-/// One HTTP/1.1 request; returns (status, body).
-fn http(port: u16, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).unwrap();
-    let _ = stream.write_all(body.as_bytes());
-    let mut response = Vec::new();
-    let _ = stream.read_to_end(&mut response);
-    let text = String::from_utf8_lossy(&response).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    // Chunked bodies: keep the JSON between the first '{' or '[' and the last '}' or ']'.
-    let body = match (body.find(['{', '[']), body.rfind(['}', ']'])) {
-        (Some(a), Some(b)) if a <= b && !body.starts_with(['{', '[']) => body[a..=b].to_owned(),
-        _ => body,
-    };
-    (status, body)
-}
-
-fn json(text: &str) -> serde_json::Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
-fn wait_healthy(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok()
-            && http(port, "GET", "/api/health", "", None).0 == 200
-        {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("the server on port {port} did not become healthy");
-}
-
-fn reachable(port: u16) -> bool {
-    TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(2)).is_ok()
-}
 
 /// PostgreSQL and RabbitMQ are up; or, outside CI, a loud skip.
 fn services() -> bool {
@@ -438,22 +328,13 @@ fn api_checks_tokens_bodies_and_fields() {
     for path in [
         "/api/runs",
         "/api/runs/{id}",
+        "/api/runs/{id}/cancel",
         "/api/sweeps",
+        "/api/sweeps/{id}/cancel",
         "/api/components/{id}/attributes/{key}",
         "/api/apps/{id}",
     ] {
         assert!(doc["paths"].get(path).is_some(), "openapi lacks {path}");
-    }
-}
-
-fn wait_for<T>(mut check: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(Instant::now() < deadline, "timed out");
-        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
@@ -705,18 +586,6 @@ fn sigterm_lets_a_worker_finish_its_run_and_take_no_more() {
     let summary = sweep_summary(port, &sweep);
     assert_eq!(summary["done"], 1, "no other run was taken: {summary}");
     assert_eq!(summary["queued"], 2, "{summary}");
-}
-
-/// An embedded server on a fresh SQLite file, with `extra` arguments; and its port.
-fn embedded_server(extra: &[&str]) -> (Proc, u16) {
-    let db = scratch().join("embedded.db");
-    let port = free_port();
-    let bind = format!("127.0.0.1:{port}");
-    let mut args = vec!["serve", "--db", db.to_str().unwrap(), "--bind", &bind];
-    args.extend(extra);
-    let server = hetsim(&args, &[]);
-    wait_healthy(port);
-    (server, port)
 }
 
 /// Asserts a 4xx JSON error naming `field` and containing `words`.

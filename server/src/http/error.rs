@@ -1,7 +1,7 @@
 //! The API's errors as types, and the one place they become HTTP statuses: every error
 //! answers JSON `{"error": "...", "field": "..."}` (`field` when one field is to blame).
 
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -22,6 +22,9 @@ pub enum ApiError {
     /// 404: no such route.
     #[error("no route {0}")]
     NoRoute(String),
+    /// 405: the route does not take this method.
+    #[error("{path} does not take {method}")]
+    NoMethod { method: String, path: String },
     /// 409: the request conflicts with what is stored (a taken name, a finished run, a run
     /// without a result yet).
     #[error("{message}")]
@@ -64,6 +67,7 @@ impl ApiError {
             ApiError::Malformed(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::NotFound { .. } | ApiError::NoRoute(_) => StatusCode::NOT_FOUND,
+            ApiError::NoMethod { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
@@ -136,6 +140,12 @@ impl From<JsonRejection> for ApiError {
             rejection if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge(message),
             _ => ApiError::Malformed(message),
         }
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        ApiError::Malformed(rejection.body_text())
     }
 }
 

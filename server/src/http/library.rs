@@ -1,11 +1,11 @@
 //! Components and their attributes; computational models, system models and application
 //! models (named texts).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 
-use super::{ApiError, ApiResult, AppState, Body};
+use super::{ApiError, ApiResult, AppState, Body, Path};
 use hetsim_scripting::system::ComponentSpec;
 
 use crate::storage::{Attribute, ComponentRecord, Library, Named};

@@ -51,6 +51,26 @@ where
     }
 }
 
+/// Path parameters, with a JSON rejection (axum's answers plain text, e.g. for an id that
+/// is not UTF-8 once percent-decoded).
+pub struct Path<T>(pub T);
+
+impl<S, T> axum::extract::FromRequestParts<S> for Path<T>
+where
+    T: serde::de::DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        let axum::extract::Path(value) = axum::extract::Path::<T>::from_request_parts(parts, state).await?;
+        Ok(Path(value))
+    }
+}
+
 /// Query parameters, with a JSON rejection.
 pub struct Params<T>(pub T);
 
@@ -136,6 +156,14 @@ async fn no_route(uri: axum::http::Uri) -> ApiError {
     ApiError::NoRoute(uri.path().to_owned())
 }
 
+/// The JSON 405 of a route that does not take the request's method.
+async fn no_method(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::NoMethod {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+    }
+}
+
 pub fn router(state: AppState) -> Router {
     let body_limit = state.limits.max_body_bytes;
     Router::new()
@@ -191,6 +219,7 @@ pub fn router(state: AppState) -> Router {
                 .delete(library::delete_app),
         )
         .fallback(no_route)
+        .method_not_allowed_fallback(no_method)
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

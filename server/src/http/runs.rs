@@ -1,12 +1,12 @@
 //! Submitting, reading, cancelling and deleting runs and sweeps.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{ApiError, ApiResult, AppState, Body, Params};
+use super::{ApiError, ApiResult, AppState, Body, Params, Path};
 use crate::run::{RunSpec, RunStatus, Submission};
 use crate::storage::{RunFilter, RunRecord, SweepSummary};
 

@@ -78,3 +78,55 @@ impl Store {
         &self.pool
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::Row;
+
+    /// A database made by the first schema (before migration 0002 moved apps and systems to
+    /// `inputs` and rebuilt `runs` and `results`) keeps its runs and results.
+    #[tokio::test]
+    async fn migration_0002_keeps_the_runs_and_results_of_an_old_database() {
+        let dir = std::env::temp_dir().join(format!("hetsim-migrate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.join("old.db").display());
+        install_default_drivers();
+        let pool = AnyPoolOptions::new().connect(&url).await.unwrap();
+        let mut first = sqlx::migrate!("../migrations/sqlite");
+        first.migrations = std::borrow::Cow::Owned(first.migrations[..1].to_vec());
+        first.run(&pool).await.unwrap();
+        sqlx::raw_sql(
+            "INSERT INTO runs (id, queue, app, system, labels, variables, status, attempts, published, created_at) \
+             VALUES ('r1', 'default', 'sim.sleep(1.0);', '{}', '{}', '{}', 'done', 1, 1, '2026-01-01T00:00:00Z'); \
+             INSERT INTO results (run_id, result, trace, log) VALUES ('r1', '{\"overall_time\": 1.0}', NULL, 'a log');",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+
+        let store = Store::connect(&url).await.unwrap();
+        let run = store.run("r1").await.unwrap().unwrap();
+        assert_eq!(run.result.unwrap()["overall_time"], 1.0);
+        assert_eq!(store.run_output("r1").await.unwrap().unwrap().1, "a log");
+        let app: String =
+            sqlx::query("SELECT i.app FROM runs r JOIN inputs i ON i.id = r.input_id WHERE r.id = 'r1'")
+                .fetch_one(store.pool())
+                .await
+                .unwrap()
+                .get("app");
+        assert_eq!(app, "sim.sleep(1.0);");
+        // The rebuilt `results` references the rebuilt `runs`, not the dropped one.
+        let parent: String =
+            sqlx::query("SELECT \"table\" AS parent FROM pragma_foreign_key_list('results')")
+                .fetch_one(store.pool())
+                .await
+                .unwrap()
+                .get("parent");
+        assert_eq!(parent, "runs");
+        assert!(store.delete_run("r1").await.unwrap());
+        assert!(store.run_output("r1").await.unwrap().is_none());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,153 @@
+//! What the server's integration tests share: the binary as a child process, free ports,
+//! scratch directories, and a minimal HTTP/1.1 client (raw, so that tests can send what no
+//! well-behaved client would).
+#![allow(dead_code)] // each test file uses its own part
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+pub fn scratch() -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "hetsim-service-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed when dropped.
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn hetsim(args: &[&str], envs: &[(&str, &str)]) -> Proc {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hetsim"));
+    command
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    Proc(command.spawn().expect("hetsim starts"))
+}
+
+/// Runs the hetsim CLI to completion; returns (success, stdout, stderr).
+pub fn cli(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_hetsim"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// One HTTP/1.1 request; returns (status, body).
+pub fn http(port: u16, method: &str, path: &str, body: &str, token: Option<&str>) -> (u16, String) {
+    http_bytes(port, method, path, body.as_bytes(), token)
+}
+
+/// [`http`] with any bytes as the body.
+pub fn http_bytes(port: u16, method: &str, path: &str, body: &[u8], token: Option<&str>) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let _ = stream.write_all(body);
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    // Chunked bodies: keep the JSON between the first '{' or '[' and the last '}' or ']'.
+    let body = match (body.find(['{', '[']), body.rfind(['}', ']'])) {
+        (Some(a), Some(b)) if a <= b && !body.starts_with(['{', '[']) => body[a..=b].to_owned(),
+        _ => body,
+    };
+    (status, body)
+}
+
+pub fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+pub fn wait_healthy(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok()
+            && http(port, "GET", "/api/health", "", None).0 == 200
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("the server on port {port} did not become healthy");
+}
+
+pub fn reachable(port: u16) -> bool {
+    TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(2)).is_ok()
+}
+
+pub fn wait_for<T>(mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// An embedded server on a fresh SQLite file, with `extra` arguments; and its port.
+pub fn embedded_server(extra: &[&str]) -> (Proc, u16) {
+    let db = scratch().join("embedded.db");
+    let port = free_port();
+    let bind = format!("127.0.0.1:{port}");
+    let mut args = vec!["serve", "--db", db.to_str().unwrap(), "--bind", &bind];
+    args.extend(extra);
+    let server = hetsim(&args, &[]);
+    wait_healthy(port);
+    (server, port)
+}
