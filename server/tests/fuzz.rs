@@ -269,11 +269,40 @@ fn method() -> impl Strategy<Value = &'static str> {
     ]
 }
 
+/// A component body (`POST /api/components`, `PUT …/{id}`), mostly well-formed.
+fn component() -> impl Strategy<Value = Value> {
+    let attribute = prop_oneof![hostile_number(), "\\PC{0,12}".prop_map(Value::from), any_json()];
+    (
+        prop_oneof![Just(json!("fuzzed")), "\\PC{0,12}".prop_map(Value::from), any_json()],
+        prop_oneof![Just(json!("GPU")), Just(json!("CPU")), Just(json!("NETWORK")), any_json()],
+        btree_map("[a-zA-Z]{1,12}", attribute, 0..4),
+    )
+        .prop_map(|(name, kind, attributes)| {
+            json!({ "name": name, "kind": kind, "attributes": Value::Object(attributes.into_iter().collect()) })
+        })
+}
+
+/// A model, system or app body (`{name, body}`): a script or a system text.
+fn named() -> impl Strategy<Value = Value> {
+    (
+        prop_oneof![
+            Just(json!("fuzzed")),
+            "\\PC{0,12}".prop_map(Value::from),
+            any_json()
+        ],
+        prop_oneof![app(), system()],
+    )
+        .prop_map(|(name, body)| json!({ "name": name, "body": body }))
+}
+
 fn body() -> impl Strategy<Value = Vec<u8>> {
     prop_oneof![
         Just(Vec::new()),
         any_json().prop_map(|v| v.to_string().into_bytes()),
         submission().prop_map(|v| v.to_string().into_bytes()),
+        component().prop_map(|v| v.to_string().into_bytes()),
+        named().prop_map(|v| v.to_string().into_bytes()),
+        hostile_number().prop_map(|v| json!({ "value": v }).to_string().into_bytes()),
         vec(any::<u8>(), 0..256),
     ]
 }
