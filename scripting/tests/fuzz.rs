@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use hetsim_scripting::{check_labels, default_labels, run, Limits, RunOptions, SystemFile};
 use proptest::collection::vec;
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use proptest::test_runner::TestRunner;
 use serde_json::Value;
 
@@ -20,6 +21,10 @@ fn config() -> ProptestConfig {
             .and_then(|n| n.parse().ok())
             .unwrap_or(64),
         source_file: Some(file!()),
+        // `tests/fuzz.proptest-regressions`, beside this file.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
         ..ProptestConfig::default()
     }
 }

@@ -10,26 +10,20 @@
 
 mod common;
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use common::*;
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use serde_json::{json, Map, Value};
-
-/// One embedded server (SQLite, two workers) for the whole file.
-fn server() -> u16 {
-    static SERVER: OnceLock<(Proc, u16)> = OnceLock::new();
-    SERVER.get_or_init(|| embedded_server(&[])).1
-}
 
 /// The statuses the API may answer; anything else (a 5xx above all) is a failure.
 const ALLOWED: [u16; 11] = [200, 201, 202, 204, 400, 401, 404, 405, 409, 413, 422];
 
-/// Sends one request and checks the answer's status and, for an error, its JSON body.
-fn check_answer(method: &str, path: &str, body: &[u8]) -> Result<(), TestCaseError> {
-    let port = server();
+/// Sends one request to the server on `port` and checks the answer's status and, for an
+/// error, its JSON body.
+fn check_answer(port: u16, method: &str, path: &str, body: &[u8]) -> Result<(), TestCaseError> {
     let (status, text) = http_bytes(port, method, path, body, None);
     prop_assert!(
         ALLOWED.contains(&status),
@@ -314,6 +308,10 @@ fn config() -> ProptestConfig {
             .and_then(|n| n.parse().ok())
             .unwrap_or(64),
         source_file: Some(file!()),
+        // `tests/fuzz.proptest-regressions`, beside this file.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
         ..ProptestConfig::default()
     }
 }
@@ -361,13 +359,13 @@ fn assert_every_run_final(port: u16) {
 /// must reach a final status.
 #[test]
 fn fuzzed_requests_never_get_a_server_error_and_every_accepted_run_ends() {
-    let port = server();
+    let (_server, port) = embedded_server(&[]);
     fuzz((submission(), any::<bool>()), |(sub, sweep)| {
         let path = if sweep { "/api/sweeps" } else { "/api/runs" };
-        check_answer("POST", path, sub.to_string().as_bytes())
+        check_answer(port, "POST", path, sub.to_string().as_bytes())
     });
     fuzz((method(), path(), body()), |(method, path, body)| {
-        check_answer(method, &path, &body)
+        check_answer(port, method, &path, &body)
     });
     assert_every_run_final(port);
     assert_eq!(http(port, "GET", "/api/health", "", None).0, 200);
@@ -375,6 +373,7 @@ fn fuzzed_requests_never_get_a_server_error_and_every_accepted_run_ends() {
 
 #[test]
 fn the_corpus_of_requests_that_once_broke_the_server_is_answered() {
+    let (_server, port) = embedded_server(&[]);
     let corpus = repo().join("server/tests/fuzz-corpus/requests.jsonl");
     let text = std::fs::read_to_string(&corpus).unwrap();
     let mut replayed = 0;
@@ -387,7 +386,7 @@ fn the_corpus_of_requests_that_once_broke_the_server_is_answered() {
         };
         let method = request["method"].as_str().unwrap();
         let path = request["path"].as_str().unwrap();
-        check_answer(method, path, body.as_bytes())
+        check_answer(port, method, path, body.as_bytes())
             .unwrap_or_else(|e| panic!("{}:{}: {e}", corpus.display(), n + 1));
         replayed += 1;
     }
