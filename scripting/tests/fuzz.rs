@@ -2,53 +2,20 @@
 //! components, nodes, links and hostile numbers; and Rhai application scripts, from a
 //! grammar of statements over the `sim` API, run through the sandbox on a small system.
 //! Property: nothing panics or aborts; every input ends in a system, a run, or an error
-//! message. `PROPTEST_CASES=N` sets the cases (default 64); docs/RELIABILITY.md records the
-//! long runs. Failing cases are saved in `tests/fuzz.proptest-regressions`.
+//! message. `PROPTEST_CASES=N` sets the cases (default 64); `FUZZ_SECONDS=S` repeats them
+//! with fresh seeds for S seconds. docs/RELIABILITY.md records the long runs. Failing cases
+//! are saved in `tests/fuzz.proptest-regressions`.
+
+mod common;
 
 use std::collections::BTreeMap;
 
+use common::small_system;
 use hetsim_scripting::{check_labels, default_labels, run, Limits, RunOptions, SystemFile};
+use hetsim_tests::fuzz;
 use proptest::collection::vec;
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
-use proptest::test_runner::TestRunner;
 use serde_json::Value;
-
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(64),
-        source_file: Some(file!()),
-        // `tests/fuzz.proptest-regressions`, beside this file.
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
-            "proptest-regressions",
-        ))),
-        ..ProptestConfig::default()
-    }
-}
-
-/// Runs `test` on `config().cases` values of `strategy`; with `FUZZ_SECONDS=S`, again with
-/// fresh seeds until S seconds have passed (the long runs), printing the cases tried.
-fn fuzz<S: Strategy>(strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>) {
-    let seconds: u64 = std::env::var("FUZZ_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let started = std::time::Instant::now();
-    let mut cases = 0u64;
-    loop {
-        if let Err(e) = TestRunner::new(config()).run(&strategy, &test) {
-            panic!("{e}");
-        }
-        cases += u64::from(config().cases);
-        if started.elapsed().as_secs() >= seconds {
-            break;
-        }
-    }
-    eprintln!("{cases} cases in {:.0} s", started.elapsed().as_secs_f64());
-}
 
 /// Numbers as TOML writes them: ordinary, edge and absurd.
 fn number() -> impl Strategy<Value = String> {
@@ -192,13 +159,17 @@ fn as_json(toml_text: &str) -> Option<Value> {
 
 #[test]
 fn system_files_never_panic_as_toml_or_json() {
-    fuzz(prop_oneof![4 => system_toml(), 1 => "\\PC{0,200}"], |text| {
-        exercise_system(SystemFile::parse(&text, "fuzz.toml"))?;
-        if let Some(object) = as_json(&text) {
-            exercise_system(serde_json::from_value::<SystemFile>(object).map_err(|e| e.to_string()))?;
-        }
-        Ok(())
-    });
+    fuzz(
+        file!(),
+        prop_oneof![4 => system_toml(), 1 => "\\PC{0,200}"],
+        |text| {
+            exercise_system(SystemFile::parse(&text, "fuzz.toml"))?;
+            if let Some(object) = as_json(&text) {
+                exercise_system(serde_json::from_value::<SystemFile>(object).map_err(|e| e.to_string()))?;
+            }
+            Ok(())
+        },
+    );
 }
 
 fn expression() -> impl Strategy<Value = String> {
@@ -260,40 +231,13 @@ fn statement() -> impl Strategy<Value = String> {
 
 #[test]
 fn scripts_never_panic_through_the_sandbox() {
-    let system = SystemFile::parse(
-        r#"
-        [[component]]
-        name = "cpu"
-        kind = "CPU"
-        attributes = { performance = 1e9, powerConsumptionLoad = 100, powerConsumptionIdle = 10 }
-        [[component]]
-        name = "wire"
-        kind = "NETWORK"
-        attributes = { bandwidth = 1e6, startup = 1e-3, lambda = 1 }
-        [[node]]
-        id = "a"
-        component = "cpu"
-        model = "cpu-flops"
-        labels = { P = 2 }
-        [[node]]
-        id = "b"
-        component = "cpu"
-        model = "cpu-flops"
-        labels = { Q = 1 }
-        [[link]]
-        between = ["a", "b"]
-        component = "wire"
-        "#,
-        "fuzz.toml",
-    )
-    .and_then(|f| f.resolve("fuzz.toml", None))
-    .unwrap();
+    let system = small_system();
     let labels = BTreeMap::from([("P".to_owned(), 2), ("Q".to_owned(), 1)]);
     let options = RunOptions {
         limits: fast_limits(),
         ..RunOptions::default()
     };
-    fuzz(vec(statement(), 1..8), |statements| {
+    fuzz(file!(), vec(statement(), 1..8), |statements| {
         let app = format!("let v = 1;\n{}", statements.join("\n"));
         match run(&app, "fuzz.rhai", &system, &labels, &BTreeMap::new(), &options) {
             Ok(report) => prop_assert!(report.results.processes.len() == 3),

@@ -1,14 +1,17 @@
 //! Runs of Rhai applications on system models: the thesis scenario, each primitive, errors
 //! and sandbox limits.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use common::small_system;
 use hetsim_models::catalog;
 use hetsim_models::transfer;
 use hetsim_models::volkov;
 use hetsim_scripting::{
-    load_system, run, CancelFlag, Limits, RunOptions, RunReport, System, SystemFile, Variable, CANCELLED,
+    load_system, run, CancelFlag, Limits, RunOptions, RunReport, SystemFile, Variable, CANCELLED,
 };
 
 fn examples() -> &'static Path {
@@ -92,39 +95,6 @@ fn identical_inputs_give_byte_identical_json() {
     let a = serde_json::to_string(&thesis("gtx970.toml")).unwrap();
     let b = serde_json::to_string(&thesis("gtx970.toml")).unwrap();
     assert_eq!(a, b);
-}
-
-/// Two CPU nodes joined by a link of 1 ms + 1 µs per byte, and a GPU behind the first.
-fn small_system() -> System {
-    SystemFile::parse(
-        r#"
-        [[component]]
-        name = "cpu"
-        kind = "CPU"
-        attributes = { performance = 1e9, powerConsumptionLoad = 100, powerConsumptionIdle = 10 }
-        [[component]]
-        name = "wire"
-        kind = "NETWORK"
-        attributes = { bandwidth = 1e6, startup = 1e-3, lambda = 1 }
-        [[node]]
-        id = "a"
-        component = "cpu"
-        model = "cpu-flops"
-        labels = { P = 4 }
-        [[node]]
-        id = "b"
-        component = "cpu"
-        model = "cpu-flops"
-        labels = { Q = 4 }
-        [[link]]
-        between = ["a", "b"]
-        component = "wire"
-        "#,
-        "small.toml",
-    )
-    .unwrap()
-    .resolve("small.toml", None)
-    .unwrap()
 }
 
 fn run_small(app: &str, l: &[(&str, u64)], limits: Limits) -> Result<RunReport, String> {

@@ -4,18 +4,18 @@
 //! every run it accepted reaches a final status. The corpus in `tests/fuzz-corpus/` (the
 //! requests that once took the server down) is replayed first, every time.
 //!
-//! `PROPTEST_CASES=N` sets the cases per property (default 64); docs/RELIABILITY.md records
-//! the long runs. Failing cases are saved in `tests/fuzz.proptest-regressions` and tried
-//! first on every later run.
+//! `PROPTEST_CASES=N` sets the cases per property (default 64); `FUZZ_SECONDS=S` repeats them
+//! with fresh seeds for S seconds. docs/RELIABILITY.md records the long runs. Failing cases
+//! are saved in `tests/fuzz.proptest-regressions` and tried first on every later run.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use common::*;
+use hetsim_tests::fuzz;
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
-use proptest::test_runner::FileFailurePersistence;
 use serde_json::{json, Map, Value};
 
 /// The statuses the API may answer; anything else (a 5xx above all) is a failure.
@@ -301,29 +301,6 @@ fn body() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(64),
-        source_file: Some(file!()),
-        // `tests/fuzz.proptest-regressions`, beside this file.
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
-            "proptest-regressions",
-        ))),
-        ..ProptestConfig::default()
-    }
-}
-
-/// Runs `test` on `config().cases` values of `strategy`, shrinking and saving a failure.
-fn fuzz<S: Strategy>(strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>) {
-    let mut runner = proptest::test_runner::TestRunner::new(config());
-    if let Err(e) = runner.run(&strategy, test) {
-        panic!("{e}");
-    }
-}
-
 /// Waits until no run is queued or running, then checks that every run is final.
 fn assert_every_run_final(port: u16) {
     let deadline = Instant::now() + Duration::from_secs(600);
@@ -360,11 +337,11 @@ fn assert_every_run_final(port: u16) {
 #[test]
 fn fuzzed_requests_never_get_a_server_error_and_every_accepted_run_ends() {
     let (_server, port) = embedded_server(&[]);
-    fuzz((submission(), any::<bool>()), |(sub, sweep)| {
+    fuzz(file!(), (submission(), any::<bool>()), |(sub, sweep)| {
         let path = if sweep { "/api/sweeps" } else { "/api/runs" };
         check_answer(port, "POST", path, sub.to_string().as_bytes())
     });
-    fuzz((method(), path(), body()), |(method, path, body)| {
+    fuzz(file!(), (method(), path(), body()), |(method, path, body)| {
         check_answer(port, method, &path, &body)
     });
     assert_every_run_final(port);

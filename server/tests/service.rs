@@ -411,6 +411,16 @@ fn sweep_of_slow_app(port: u16, queue: &str, variables: &[&str]) -> String {
     json(&out)["id"].as_str().unwrap().to_owned()
 }
 
+/// Waits for a run of `sweep` to be running; returns its id.
+fn a_running_run(port: u16, sweep: &str) -> String {
+    wait_for(|| {
+        runs_of(port, sweep)
+            .into_iter()
+            .find(|r| r["status"] == "running")
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+    })
+}
+
 /// Every run of the sweep is done and has exactly one result.
 fn assert_all_done_once(port: u16, sweep: &str, total: usize) {
     let summary = wait_for(|| {
@@ -568,12 +578,7 @@ fn sigterm_lets_a_worker_finish_its_run_and_take_no_more() {
     let (_server, port) = broker_server(&db);
     let mut w = worker(&db, &queue, "polite");
     let sweep = slow_sweep(port, &queue, 3, 150);
-    let running = wait_for(|| {
-        runs_of(port, &sweep)
-            .into_iter()
-            .find(|r| r["status"] == "running")
-            .map(|r| r["id"].as_str().unwrap().to_owned())
-    });
+    let running = a_running_run(port, &sweep);
     let term = Command::new("kill")
         .args(["-TERM", &w.0.id().to_string()])
         .status()
@@ -775,12 +780,7 @@ fn cancelled_runs_stop_and_free_their_worker_and_deleted_ones_vanish() {
     let (_server, port) = embedded_server(&["--workers", "1"]);
     // Three runs that would each spin for hours; one worker.
     let sweep = sweep_of_slow_app(port, "default", &["spin=1000000,1000001,1000002"]);
-    let running = wait_for(|| {
-        runs_of(port, &sweep)
-            .into_iter()
-            .find(|r| r["status"] == "running")
-            .map(|r| r["id"].as_str().unwrap().to_owned())
-    });
+    let running = a_running_run(port, &sweep);
     let (ok, out, err) = cli(&[
         "cancel",
         "--server",
@@ -792,12 +792,7 @@ fn cancelled_runs_stop_and_free_their_worker_and_deleted_ones_vanish() {
     // The worker drops the cancelled simulation and takes the next run: it was not stuck in
     // a spin of hours.
     let cancelled_at = Instant::now();
-    let next = wait_for(|| {
-        runs_of(port, &sweep)
-            .into_iter()
-            .find(|r| r["status"] == "running")
-            .map(|r| r["id"].as_str().unwrap().to_owned())
-    });
+    let next = a_running_run(port, &sweep);
     assert_ne!(next, running);
     eprintln!(
         "the worker took the next run {:?} after the cancellation",

@@ -178,9 +178,10 @@ async fn wait_sweep(client: &Client, id: &str) -> Result<Value> {
             .await?
             .ok_or_else(|| anyhow!("sweep {id} vanished"))?;
         let total = sweep["total"].as_u64().unwrap_or(0);
-        let finished: u64 = ["done", "failed", "cancelled"]
-            .iter()
-            .map(|s| sweep[s].as_u64().unwrap_or(0))
+        let finished: u64 = RunStatus::ALL
+            .into_iter()
+            .filter(|s| s.is_final())
+            .map(|s| sweep[s.as_str()].as_u64().unwrap_or(0))
             .sum();
         let p = progress.get_or_insert_with(|| bar(total, "runs"));
         p.set_position(finished);

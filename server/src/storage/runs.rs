@@ -1,6 +1,6 @@
 //! Runs: queued with their inputs, claimed by workers, finished once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
 use hetsim_scripting::Variable;
@@ -11,6 +11,9 @@ use sqlx::Row;
 use super::{now, Store};
 use crate::queue::Attempts;
 use crate::run::RunStatus;
+
+/// The error of a run cancelled through the API.
+const CANCELLED_BY_A_USER: &str = "cancelled by a user";
 
 /// What the runs of one submission share, stored once: the application's Rhai source and
 /// the system as self-contained JSON (components and models inline).
@@ -338,33 +341,35 @@ impl Store {
         Ok(finished)
     }
 
-    /// Moves run `id` to `to` with `error`, if the transition table allows it from its status.
-    /// Returns the run's status afterwards (`None`: no such run).
-    async fn end_run(&self, id: &str, to: RunStatus, error: &str) -> Result<Option<RunStatus>> {
+    /// Moves the runs whose `column` (`id` or `sweep_id`, named by the code) is `key` to
+    /// `to` with `error`, each if the transition table allows it from its status. Returns how
+    /// many moved.
+    async fn end_runs(&self, column: &'static str, key: &str, to: RunStatus, error: &str) -> Result<u64> {
         let sql = format!(
-            "UPDATE runs SET status = $1, error = $2, finished_at = $3 WHERE id = $4 AND status IN ({})",
+            "UPDATE runs SET status = $1, error = $2, finished_at = $3 WHERE {column} = $4 AND status IN ({})",
             to.sql_sources()
         );
-        sqlx::query(&sql)
+        Ok(sqlx::query(&sql)
             .bind(to.as_str())
             .bind(error)
             .bind(now())
-            .bind(id)
+            .bind(key)
             .execute(self.pool())
-            .await?;
-        self.status(id).await
+            .await?
+            .rows_affected())
     }
 
     /// Marks the run failed with `error`, unless it is finished.
     pub async fn fail_run(&self, id: &str, error: &str) -> Result<()> {
-        self.end_run(id, RunStatus::Failed, error).await.map(drop)
+        self.end_runs("id", id, RunStatus::Failed, error).await.map(drop)
     }
 
     /// Cancels run `id` unless it is finished; returns its status afterwards (`None`: no
     /// such run). A worker running it sees the status and stops the simulation.
     pub async fn cancel_run(&self, id: &str) -> Result<Option<RunStatus>> {
-        self.end_run(id, RunStatus::Cancelled, "cancelled by a user")
-            .await
+        self.end_runs("id", id, RunStatus::Cancelled, CANCELLED_BY_A_USER)
+            .await?;
+        self.status(id).await
     }
 
     /// Cancels every unfinished run of sweep `id`; returns how many (`None`: no such sweep).
@@ -372,17 +377,9 @@ impl Store {
         if !self.sweep_exists(id).await? {
             return Ok(None);
         }
-        let sql = format!(
-            "UPDATE runs SET status = 'cancelled', error = 'cancelled by a user', finished_at = $1 \
-             WHERE sweep_id = $2 AND status IN ({})",
-            RunStatus::Cancelled.sql_sources()
-        );
-        let cancelled = sqlx::query(&sql)
-            .bind(now())
-            .bind(id)
-            .execute(self.pool())
-            .await?
-            .rows_affected();
+        let cancelled = self
+            .end_runs("sweep_id", id, RunStatus::Cancelled, CANCELLED_BY_A_USER)
+            .await?;
         Ok(Some(cancelled))
     }
 
@@ -394,31 +391,47 @@ impl Store {
             .is_some())
     }
 
+    /// Deletes, in `tx`, the runs whose `column` (`id` or `sweep_id`) is `key`, with their
+    /// results, traces and logs, and the inputs no other run shares. Returns how many runs.
+    async fn delete_runs(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        column: &'static str,
+        key: &str,
+    ) -> Result<usize> {
+        sqlx::query(&format!(
+            "DELETE FROM results WHERE run_id IN (SELECT id FROM runs WHERE {column} = $1)"
+        ))
+        .bind(key)
+        .execute(&mut **tx)
+        .await?;
+        let inputs: Vec<String> = sqlx::query(&format!(
+            "DELETE FROM runs WHERE {column} = $1 RETURNING input_id"
+        ))
+        .bind(key)
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|r| r.try_get("input_id"))
+        .collect::<Result<_, _>>()?;
+        for input in inputs.iter().collect::<BTreeSet<_>>() {
+            sqlx::query(
+                "DELETE FROM inputs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE input_id = $1)",
+            )
+            .bind(input)
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(inputs.len())
+    }
+
     /// Deletes run `id` with its result, trace and log (and its input, when no other run
     /// shares it); an unfinished run is cancelled first. Returns whether it existed.
     pub async fn delete_run(&self, id: &str) -> Result<bool> {
         self.cancel_run(id).await?;
         let mut tx = self.pool().begin().await?;
-        sqlx::query("DELETE FROM results WHERE run_id = $1")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        let input: Option<String> = sqlx::query("DELETE FROM runs WHERE id = $1 RETURNING input_id")
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?
-            .map(|r| r.try_get("input_id"))
-            .transpose()?;
-        if let Some(input) = &input {
-            sqlx::query(
-                "DELETE FROM inputs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE input_id = $1)",
-            )
-            .bind(input)
-            .execute(&mut *tx)
-            .await?;
-        }
+        let deleted = Self::delete_runs(&mut tx, "id", id).await?;
         tx.commit().await?;
-        Ok(input.is_some())
+        Ok(deleted > 0)
     }
 
     /// Deletes sweep `id` and all its runs as [`Store::delete_run`] does. Returns whether it
@@ -428,26 +441,7 @@ impl Store {
             return Ok(false);
         }
         let mut tx = self.pool().begin().await?;
-        sqlx::query("DELETE FROM results WHERE run_id IN (SELECT id FROM runs WHERE sweep_id = $1)")
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        let inputs: Vec<String> = sqlx::query("DELETE FROM runs WHERE sweep_id = $1 RETURNING input_id")
-            .bind(id)
-            .fetch_all(&mut *tx)
-            .await?
-            .iter()
-            .map(|r| r.try_get("input_id"))
-            .collect::<Result<_, _>>()?;
-        let inputs: std::collections::BTreeSet<String> = inputs.into_iter().collect();
-        for input in &inputs {
-            sqlx::query(
-                "DELETE FROM inputs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE input_id = $1)",
-            )
-            .bind(input)
-            .execute(&mut *tx)
-            .await?;
-        }
+        Self::delete_runs(&mut tx, "sweep_id", id).await?;
         sqlx::query("DELETE FROM sweeps WHERE id = $1")
             .bind(id)
             .execute(&mut *tx)
