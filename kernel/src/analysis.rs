@@ -173,7 +173,7 @@ pub fn select_kernel<'a>(listing: &'a Listing, name: Option<&str>, arch: Option<
 
 /// Registers per thread as ptxas would report them: the highest general register named,
 /// plus one, plus the two that sm_70 and later reserve.
-fn estimated_registers(kernel: &Kernel, arch: Arch) -> Option<u32> {
+pub fn estimated_registers(kernel: &Kernel, arch: Arch) -> Option<u32> {
     let highest = kernel
         .instructions
         .iter()

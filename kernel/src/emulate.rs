@@ -68,7 +68,10 @@ use crate::sass::{Kernel, Operand};
 use launch::{ConstBank, Geometry};
 use serde::Serialize;
 use simt::{Profile, Program};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+pub use simt::Issued;
 
 /// The most warps emulated by grouping before the rest of the launch is sampled.
 pub const MAX_EMULATED_WARPS: usize = 4096;
@@ -204,6 +207,52 @@ fn emulate_within(
     e.coverage = coverage;
     e.unresolved = program.unresolved.into_values().collect();
     Ok(e)
+}
+
+/// A launch's blocks and the warps in each.
+pub fn launch_shape(launch: &Launch) -> Result<(u64, u32)> {
+    let geometry = Geometry::new(launch)?;
+    Ok((
+        geometry.warps / u64::from(geometry.warps_per_block),
+        geometry.warps_per_block,
+    ))
+}
+
+/// The instruction streams of blocks `blocks` (block-major indices: `x + y·gx + z·gx·gy`) of
+/// `launch`, one per warp, as the issue engine (`hetsim-teg`) replays them. Equal streams are
+/// shared, so a block of alike warps costs one stream.
+pub fn block_streams(
+    kernel: &Kernel,
+    cfg: &Cfg,
+    arch: Arch,
+    table: &LatencyTable,
+    launch: &Launch,
+    blocks: &[u64],
+) -> Result<Vec<Vec<Arc<[Issued]>>>> {
+    let geometry = Geometry::new(launch)?;
+    let bank = ConstBank::new(arch, launch)?;
+    check_parameters(kernel, &bank, launch)?;
+    let mut program = Program::new(kernel, cfg, arch, table, &bank, LIMITS.instructions);
+    let mut distinct: HashSet<Arc<[Issued]>> = HashSet::new();
+    let per_block = u64::from(geometry.warps_per_block);
+    blocks
+        .iter()
+        .map(|&b| {
+            (b * per_block..(b + 1) * per_block)
+                .map(|w| {
+                    let (_, trace) = program.run_traced(w, geometry.warp(w))?;
+                    let trace: Arc<[Issued]> = trace.into();
+                    Ok(match distinct.get(&trace) {
+                        Some(same) => same.clone(),
+                        None => {
+                            distinct.insert(trace.clone());
+                            trace
+                        }
+                    })
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The means over warps, each behaviour weighted by its warps.

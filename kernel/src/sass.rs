@@ -45,6 +45,40 @@ pub struct Instruction {
     pub operands: Vec<Operand>,
     /// Issued in the same cycle as the next instruction (Maxwell/Pascal dual issue, `{ … }`).
     pub dual_issue_with_next: bool,
+    /// The scheduling bits the compiler set (sm_70+ listings from `cuobjdump`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub control: Option<Control>,
+}
+
+/// The compiler's scheduling decisions for one sm_70+ instruction: bits 105–125 of its
+/// 128-bit encoding, the upper word `cuobjdump` prints on the line after it (Jia et al.,
+/// "Dissecting the NVIDIA Volta GPU architecture via microbenchmarking", 2018, section 2.1).
+/// Fixed-latency results are waited for by stalling; variable-latency ones (memory, `S2R`,
+/// `MUFU`, …) through six scoreboard barriers that later instructions wait on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Control {
+    /// Cycles before the warp may issue its next instruction.
+    pub stall: u8,
+    /// The barrier this instruction's result releases when written.
+    pub write_barrier: Option<u8>,
+    /// The barrier released once this instruction has read its sources.
+    pub read_barrier: Option<u8>,
+    /// Barriers (bit `k` for barrier `k`) that must be released before this issues.
+    pub wait_mask: u8,
+}
+
+impl Control {
+    /// Decodes the upper 64 bits of an sm_70+ instruction.
+    pub fn from_upper_word(word: u64) -> Control {
+        let bits = word >> 41;
+        let barrier = |b: u64| (b != 7).then_some(b as u8);
+        Control {
+            stall: (bits & 0xf) as u8,
+            write_barrier: barrier((bits >> 5) & 7),
+            read_barrier: barrier((bits >> 8) & 7),
+            wait_mask: ((bits >> 11) & 0x3f) as u8,
+        }
+    }
 }
 
 /// `@P0` or `@!UP1`.
@@ -405,6 +439,8 @@ fn parse_cuobjdump(text: &str) -> Result<Listing> {
     let mut kernels: Vec<Kernel> = Vec::new();
     let mut section_arch: Option<Arch> = None;
     let mut open_pair = false;
+    // The instruction whose upper encoding word the next encoding-only line holds.
+    let mut awaiting_upper_word: Option<usize> = None;
     for (number, raw) in text.lines().enumerate() {
         let line = number + 1;
         let trimmed = raw.trim();
@@ -420,6 +456,7 @@ fn parse_cuobjdump(text: &str) -> Result<Listing> {
             continue;
         }
         if let Some(name) = trimmed.strip_prefix("Function : ") {
+            awaiting_upper_word = None;
             let name = name.trim().to_string();
             kernels.push(Kernel {
                 demangled: demangle(&name),
@@ -443,7 +480,14 @@ fn parse_cuobjdump(text: &str) -> Result<Listing> {
             return Err(Error::at(line, "an unterminated `/*` comment"));
         };
         let Ok(address) = u64::from_str_radix(address.trim(), 16) else {
-            continue; // an encoding-only line: `/* 0x000fe20000000800 */`
+            // An encoding-only line: `/* 0x000fe20000000800 */`, on sm_70+ the upper word of
+            // the instruction above it, which holds its scheduling bits.
+            if let (Some(ins), Some(word)) = (awaiting_upper_word.take(), hex_word(address)) {
+                if let Some(instruction) = kernels.last_mut().and_then(|k| k.instructions.get_mut(ins)) {
+                    instruction.control = Some(Control::from_upper_word(word));
+                }
+            }
+            continue;
         };
         let mut body = rest.split("/*").next().unwrap_or("").trim();
         let opens = body.starts_with('{');
@@ -483,6 +527,9 @@ fn parse_cuobjdump(text: &str) -> Result<Listing> {
         if opens {
             open_pair = true;
         }
+        if kernel.arch.is_some_and(|a| a.major >= 7) {
+            awaiting_upper_word = Some(kernel.instructions.len());
+        }
         kernel.instructions.push(Instruction {
             address,
             ..instruction
@@ -496,6 +543,12 @@ fn parse_cuobjdump(text: &str) -> Result<Listing> {
         ));
     }
     Ok(Listing { kernels })
+}
+
+/// The value of `0x` and 16 hex digits.
+fn hex_word(text: &str) -> Option<u64> {
+    let digits = text.trim().strip_prefix("0x").filter(|h| h.len() == 16)?;
+    u64::from_str_radix(digits, 16).ok()
 }
 
 /// Demangles an Itanium C++ name; `None` for a plain (extern "C") name.
@@ -557,6 +610,7 @@ pub fn parse_instruction(text: &str, line: usize) -> Result<Instruction> {
         modifiers,
         operands,
         dual_issue_with_next: false,
+        control: None,
     })
 }
 

@@ -167,3 +167,49 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn sm90_listings_carry_the_compilers_stalls_and_barriers() {
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/kernels/saxpy2-sm90.sass"),
+    )
+    .expect("reads");
+    let listing = parse(&text).expect("parses");
+    let at = |address: u64| {
+        let ins = listing.kernels[0]
+            .instructions
+            .iter()
+            .find(|i| i.address == address)
+            .expect("present");
+        ins.control.expect("an sm_90 instruction has control bits")
+    };
+    // The measured H100 listing. LDG.E R3 (upper word 0x000162000c1e1900): stall 1, releases
+    // barrier 0 once its address is read and barrier 5 once loaded.
+    let load = at(0xf0);
+    assert_eq!(
+        (load.stall, load.write_barrier, load.read_barrier, load.wait_mask),
+        (1, Some(5), Some(0), 0)
+    );
+    // FADD R0, R3, R0 (0x020fca…) waits on barrier 5, then stalls 5 cycles.
+    let add = at(0x130);
+    assert_eq!((add.stall, add.write_barrier, add.wait_mask), (5, None, 1 << 5));
+    // ISETP (0x000fda…) before the loop's branch: 13 cycles for the predicate.
+    assert_eq!(at(0x140).stall, 13);
+    // S2R (0x000e22…) releases barrier 0; IMAD (0x001fe2…) waits on it.
+    assert_eq!(at(0x10).write_barrier, Some(0));
+    assert_eq!(at(0x40).wait_mask, 1);
+}
+
+#[test]
+fn maxwell_listings_have_no_per_instruction_control_bits() {
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sass/all_kernels_sm52.sass"),
+    )
+    .expect("reads");
+    let listing = parse(&text).expect("parses");
+    assert!(listing
+        .kernels
+        .iter()
+        .flat_map(|k| &k.instructions)
+        .all(|i| i.control.is_none()));
+}

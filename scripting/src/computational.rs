@@ -13,6 +13,7 @@ use rhai::{Dynamic, Engine, ImmutableString, Map, Scope, AST};
 
 use crate::errors::{located, parse_error};
 use crate::functions::register_models;
+use crate::kernels::KernelLibrary;
 use crate::sandbox::{self, Limits, SliceClock};
 use crate::system::{ModelSource, System};
 
@@ -21,6 +22,49 @@ struct Instance {
     origin: Rc<str>,
     ast: Rc<AST>,
     constants: Rc<HashMap<String, Dynamic>>,
+}
+
+/// `teg_kernel(params)`: the seconds TEG gives the launch `params.launch` (from
+/// `kernel_params`) on the GPU whose model is being evaluated (its `SMs`, `SMCoreClock`,
+/// `memoryClock`, `busWidth`, `dataRate`, `computeCapability`), with `params.occupancy`
+/// resident warps per SM if given.
+fn register_teg(
+    engine: &mut Engine,
+    kernels: Rc<KernelLibrary>,
+    current: Rc<RefCell<Rc<HashMap<String, Dynamic>>>>,
+) {
+    engine.register_fn(
+        "teg_kernel",
+        move |params: Map| -> Result<f64, Box<rhai::EvalAltResult>> {
+            let launch = params
+                .get("launch")
+                .and_then(|v| v.clone().into_immutable_string().ok())
+                .ok_or("teg_kernel: give `launch`, as kernel_params() returns it")?;
+            let attributes: hetsim_models::Params = current
+                .borrow()
+                .iter()
+                .filter_map(|(k, v)| {
+                    let scalar = match v.as_float() {
+                        Ok(x) => Scalar::Number(x),
+                        Err(_) => Scalar::from(v.clone().into_immutable_string().ok()?.as_str()),
+                    };
+                    Some((k.clone(), scalar))
+                })
+                .collect();
+            let gpu = hetsim_teg::Gpu::from_params(&attributes)
+                .map_err(|e| format!("teg_kernel: the GPU's {e}"))?;
+            let occupancy = match params.get("occupancy") {
+                Some(v) => Some(
+                    v.as_float()
+                        .or_else(|_| v.as_int().map(|i| i as f64))
+                        .map_err(|_| "teg_kernel: `occupancy` is warps per SM, a number")?
+                        as u32,
+                ),
+                None => None,
+            };
+            kernels.teg_seconds(&launch, &gpu, occupancy).map_err(Into::into)
+        },
+    );
 }
 
 /// A scalar parameter, as a memo key.
@@ -146,10 +190,16 @@ fn memo_key(instance: usize, params: &Map) -> Option<MemoKey> {
 impl Models {
     /// Compiles each distinct model source once and binds one instance to each distinct
     /// (model, component) pair, shared by every node or link using that pair.
-    pub fn compile(system: &System, limits: &Limits, clock: &SliceClock) -> Result<Self, String> {
+    pub fn compile(
+        system: &System,
+        limits: &Limits,
+        clock: &SliceClock,
+        kernels: Rc<KernelLibrary>,
+    ) -> Result<Self, String> {
         let mut engine = sandbox::engine(limits, clock);
         register_models(&mut engine);
         let current: Rc<RefCell<Rc<HashMap<String, Dynamic>>>> = Rc::default();
+        register_teg(&mut engine, kernels, current.clone());
         let visible = current.clone();
         // Rhai marks on_var "volatile" (its signature may change), hence the allow: it is the
         // one hook that makes attributes plain constants inside functions, as in thesis

@@ -23,6 +23,11 @@
 //! sweep or a million processes pay for each distinct launch once.
 //!
 //! A server cannot read files: `hetsim submit` inlines each `sass` file as `listing`.
+//!
+//! Each emulated launch also returns `launch`, a key the `gpu-teg` model takes to time that
+//! launch with TEG (`teg_kernel(params)`, [`KernelLibrary::teg_seconds`]): the launch is
+//! planned once per GPU and simulated once per distinct launch, so a sweep or a million
+//! processes re-simulate nothing.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -197,11 +202,18 @@ const PIPE_KEYS: [(&str, &str); 4] = [
     ("fp64Instructions", "fp64"),
 ];
 
+/// A TEG time's memo key: the launch's key, the GPU (its `Debug` text) and resident warps.
+type TegKey = (String, String, Option<u32>);
+
 /// The kernels of one run and the analyses done so far.
 #[derive(Default)]
 pub struct KernelLibrary {
     kernels: BTreeMap<String, LoadedKernel>,
     memo: RefCell<HashMap<String, Map>>,
+    /// Emulated launches by the key `kernel_params` returns as `launch`.
+    launches: RefCell<HashMap<String, (String, Launch)>>,
+    /// TEG's seconds by launch key, GPU and resident warps.
+    teg: RefCell<HashMap<TegKey, f64>>,
 }
 
 impl KernelLibrary {
@@ -213,8 +225,41 @@ impl KernelLibrary {
             .collect::<Result<_, _>>()?;
         Ok(KernelLibrary {
             kernels,
-            memo: RefCell::default(),
+            ..KernelLibrary::default()
         })
+    }
+
+    /// The seconds TEG gives launch `key` (from `kernel_params`) on `gpu`, with
+    /// `warps_per_sm` resident warps if given.
+    pub fn teg_seconds(
+        &self,
+        key: &str,
+        gpu: &hetsim_teg::Gpu,
+        warps_per_sm: Option<u32>,
+    ) -> Result<f64, String> {
+        let memo_key = (key.to_string(), format!("{gpu:?}"), warps_per_sm);
+        if let Some(&seconds) = self.teg.borrow().get(&memo_key) {
+            return Ok(seconds);
+        }
+        let launches = self.launches.borrow();
+        let (name, launch) = launches.get(key).ok_or_else(|| {
+            format!("`launch` = \"{key}\" is no launch of kernel_params(): pass kernel_params()'s map")
+        })?;
+        let kernel = &self.kernels[name];
+        let chosen = select_kernel(&kernel.listing, kernel.spec.function.as_deref(), kernel.arch)
+            .map_err(|e| format!("kernel `{name}`: {e}"))?;
+        let arch = kernel.arch.or(chosen.arch).unwrap_or(Arch::HOPPER);
+        let prepared =
+            hetsim_teg::Prepared::new(chosen, arch).map_err(|e| format!("kernel `{name}`: {e}"))?;
+        let options = hetsim_teg::Options {
+            warps_per_sm,
+            ..hetsim_teg::Options::default()
+        };
+        let seconds = hetsim_teg::simulate(&prepared, launch, gpu, &options)
+            .map_err(|e| format!("kernel `{name}`: {e}"))?
+            .seconds;
+        self.teg.borrow_mut().insert(memo_key, seconds);
+        Ok(seconds)
     }
 
     /// `kernel_params(name, call)`: the launch's model parameters.
@@ -276,6 +321,10 @@ impl KernelLibrary {
             let block: u64 = launch.block.iter().map(|&b| u64::from(b)).product();
             out.insert("gridSize".into(), Dynamic::from_int(grid as i64));
             out.insert("blockSize".into(), Dynamic::from_int(block as i64));
+            out.insert("launch".into(), Dynamic::from(key.clone()));
+            self.launches
+                .borrow_mut()
+                .insert(key.clone(), (name.to_string(), launch.clone()));
         }
         self.memo.borrow_mut().insert(key, out.clone());
         Ok(out)

@@ -197,14 +197,14 @@ pub fn run(
     let platform = platform(system)?;
     let placements = place(&platform, labels).map_err(|e| e.to_string())?;
     let clock = SliceClock::new(options.cancel.clone());
-    let models = Rc::new(Models::compile(system, &options.limits, &clock)?);
+    let kernels = Rc::new(KernelLibrary::new(&system.kernels)?);
+    let models = Rc::new(Models::compile(system, &options.limits, &clock, kernels.clone())?);
     let log = Rc::new(RefCell::new(RunLog {
         limit: options.limits.max_log_lines,
         byte_limit: options.limits.max_log_bytes,
         ..RunLog::default()
     }));
 
-    let kernels = Rc::new(KernelLibrary::new(&system.kernels)?);
     let mut engine = app_engine(&options.limits, &clock, kernels);
     let printed = log.clone();
     engine.on_print(move |text| printed.borrow_mut().push(text.to_owned()));

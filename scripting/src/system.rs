@@ -113,9 +113,10 @@ fn link_model() -> String {
 }
 
 /// The built-in computational models, each shipped as a file a user can copy.
-pub const BUILTIN_MODELS: [(&str, &str); 6] = [
+pub const BUILTIN_MODELS: [(&str, &str); 7] = [
     ("gpu-volkov", include_str!("../models/gpu-volkov.rhai")),
     ("gpu-queueing", include_str!("../models/gpu-queueing.rhai")),
+    ("gpu-teg", include_str!("../models/gpu-teg.rhai")),
     ("gpu-hong-kim", include_str!("../models/gpu-hong-kim.rhai")),
     ("cpu-flops", include_str!("../models/cpu-flops.rhai")),
     (

@@ -326,6 +326,46 @@ hetsim kernel analyze examples/kernels/saxpy2-figure-5-2.sass --trip L0=128\n  \
 hetsim kernel analyze examples/kernels/saxpy2-sm90.sass --grid 65536 --block 256 --args 16777216,8,_,_ --json"
     )]
     Analyze(KernelAnalyzeArgs),
+    /// Times a launch with TEG (seed 002): the emulated warps' instruction streams replayed
+    /// through a cycle-approximate model of one SM's issue engine, scaled to the grid, with the
+    /// time each bottleneck costs.
+    #[command(after_help = "Examples:\n  \
+hetsim kernel simulate examples/kernels/saxpy2-sm90.sass --grid 262144 --block 256 --args 67108864,32,_,_\n  \
+hetsim kernel simulate examples/kernels/saxpy2-sm90.sass --grid 262144 --block 256 --args 67108864,32,_,_ --warps-per-sm 8 --json")]
+    Simulate(KernelSimulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KernelSimulateArgs {
+    /// A SASS listing, a cubin or executable, or a .cu file.
+    pub file: PathBuf,
+    /// The kernel: a substring of its mangled or demangled name.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Architecture (sm_52 … sm_90); overrides the listing's.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// The grid, `X[,Y,Z]`.
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub grid: String,
+    /// The block, `X[,Y,Z]`.
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub block: String,
+    /// The kernel's arguments in order, `_` for a pointer: `16777216,8,_,_`.
+    #[arg(long, value_name = "V,V,…", allow_hyphen_values = true)]
+    pub args: Option<String>,
+    /// Dynamic shared memory per block [bytes].
+    #[arg(long, default_value_t = 0)]
+    pub dynamic_shared: u32,
+    /// The GPU, by its catalog name (`hetsim components`).
+    #[arg(long, default_value = "H100 SXM5 80GB")]
+    pub gpu: String,
+    /// Resident warps per SM instead of the occupancy calculator's (whole blocks, at least one).
+    #[arg(long)]
+    pub warps_per_sm: Option<u32>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

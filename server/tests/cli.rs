@@ -572,3 +572,35 @@ fn run_json_states_error_bars_per_compute_and_for_the_overall_time() {
         "{app}"
     );
 }
+
+#[test]
+fn kernel_simulate_times_a_launch_with_teg_and_its_bottlenecks() {
+    // occupancy_block256.csv at intensity 128, 8 warps per SM: 5.743 ms measured.
+    let args = [
+        "kernel",
+        "simulate",
+        "examples/kernels/saxpy2-sm90.sass",
+        "--grid",
+        "262144",
+        "--block",
+        "256",
+        "--args",
+        "67108864,128,_,_",
+    ];
+    let few: Vec<&str> = args.iter().copied().chain(["--warps-per-sm", "8", "--json"]).collect();
+    let v = ok_json(&few);
+    let seconds = v["simulation"]["seconds"].as_f64().expect("seconds");
+    assert!((seconds - 5.743e-3).abs() / 5.743e-3 < 0.08, "{seconds}");
+    assert_eq!(v["simulation"]["warps_per_sm"], 8);
+    assert_eq!(v["bottlenecks"].as_array().map(Vec::len), Some(3));
+    assert!(v["not_modelled"].as_str().is_some_and(|s| s.contains("bank conflicts")));
+    let many: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
+    let v = ok_json(&many);
+    assert_eq!(v["simulation"]["warps_per_sm"], 64);
+    assert_eq!(v["simulation"]["limiter"], "issue");
+    let table = hetsim(&args, None);
+    assert!(String::from_utf8_lossy(&table.stdout).contains("the busiest SM runs 1986"));
+    let bad: Vec<&str> = args.iter().copied().chain(["--gpu", "H1000"]).collect();
+    let e = failure(&bad, None);
+    assert!(e.contains("--gpu H1000") && e.contains("H100 SXM5 80GB"), "{e}");
+}

@@ -3,7 +3,7 @@
 
 use super::decode::{Decoded, Decoder, Kind, Reg};
 use super::launch::{ConstBank, WarpPlace};
-use super::memory::{coalesced_bytes, sector_bytes};
+use super::memory::{coalesced_bytes, sector_bytes, SECTOR};
 use super::warp::{Step, Warp, NEVER_WRITTEN};
 use super::Unresolved;
 use crate::arch::{memory_space, pipe, Arch, Pipe, Space};
@@ -38,6 +38,19 @@ pub struct Profile {
     pub latency_bits: u64,
     /// FNV-1a hash of the blocks the warp ran, in order.
     pub path: u64,
+}
+
+/// One instruction a warp executed, in the order it ran: the stream an issue engine replays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Issued {
+    /// Index of the instruction in the kernel.
+    pub instruction: u32,
+    /// Lanes that execute it (guard true or unknown).
+    pub lanes: u8,
+    /// 32-byte sectors a global access touches; 0 for any other instruction.
+    pub sectors: u16,
+    /// Sectors the same lanes would touch if perfectly coalesced.
+    pub coalesced_sectors: u16,
 }
 
 /// What each instruction adds to the counts.
@@ -79,6 +92,8 @@ pub struct Program<'a> {
     pub unresolved: BTreeMap<usize, Unresolved>,
     /// Instructions one warp may execute before its loop is called endless.
     max_instructions: u64,
+    /// The running warp's stream, when asked for.
+    trace: Option<Vec<Issued>>,
 }
 
 impl<'a> Program<'a> {
@@ -133,7 +148,16 @@ impl<'a> Program<'a> {
             latencies: HashMap::new(),
             unresolved: BTreeMap::new(),
             max_instructions,
+            trace: None,
         }
+    }
+
+    /// Runs warp `index` as [`Program::run`] does, and returns the instructions it executed.
+    pub fn run_traced(&mut self, index: u64, place: WarpPlace) -> Result<(Profile, Vec<Issued>)> {
+        self.trace = Some(Vec::new());
+        let profile = self.run(index, place);
+        let trace = self.trace.take().unwrap_or_default();
+        Ok((profile?, trace))
     }
 
     /// Runs warp `index` of the launch, at `place`, to its end.
@@ -243,16 +267,28 @@ impl<'a> Program<'a> {
         tally.by_pipe[cost.pipe] += 1;
         tally.active_thread_executed += u64::from(mask.count_ones());
         tally.thread_executed += u64::from((step.exec | step.unsure).count_ones());
+        let lanes = step.exec | step.unsure;
+        let mut sectors = (0, 0);
         if let (true, Kind::Global(access)) = (cost.global, &d.kind) {
             // Addresses before the access writes: a load may overwrite its own address.
-            let lanes = step.exec | step.unsure;
-            match warp.addresses(access, lanes) {
-                Some(addresses) => tally.gmem_bytes += sector_bytes(&addresses, access.bytes),
+            let coalesced = coalesced_bytes(lanes.count_ones(), access.bytes);
+            let bytes = match warp.addresses(access, lanes) {
+                Some(addresses) => sector_bytes(&addresses, access.bytes),
                 None => {
-                    tally.gmem_bytes += coalesced_bytes(lanes.count_ones(), access.bytes);
                     tally.unknown_address_accesses += 1;
+                    coalesced
                 }
-            }
+            };
+            tally.gmem_bytes += bytes;
+            sectors = (bytes / SECTOR, coalesced / SECTOR);
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.push(Issued {
+                instruction: i as u32,
+                lanes: lanes.count_ones() as u8,
+                sectors: u16::try_from(sectors.0).unwrap_or(u16::MAX),
+                coalesced_sectors: u16::try_from(sectors.1).unwrap_or(u16::MAX),
+            });
         }
         warp.execute(d, i as u32, step);
         Ok(step)

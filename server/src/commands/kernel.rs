@@ -1,4 +1,5 @@
-//! `hetsim kernel analyze FILE`: SASS in, Volkov/Gajger parameters out.
+//! `hetsim kernel analyze FILE`: SASS in, Volkov/Gajger parameters out; `hetsim kernel
+//! simulate FILE`: a launch timed by TEG.
 
 use std::path::Path;
 use std::process::Command;
@@ -6,23 +7,130 @@ use std::process::Command;
 use anyhow::{anyhow, bail, Context, Result};
 use hetsim_kernel::{analyze, Arch, Arg, Launch, Options, Report};
 
-use crate::cli::{KernelAnalyzeArgs, KernelCommand};
+use crate::cli::{KernelAnalyzeArgs, KernelCommand, KernelSimulateArgs};
 use crate::input::{display_name, pair};
 
 pub fn run(command: KernelCommand) -> Result<()> {
     match command {
         KernelCommand::Analyze(args) => analyze_command(args),
+        KernelCommand::Simulate(args) => simulate_command(args),
     }
+}
+
+fn simulate_command(args: KernelSimulateArgs) -> Result<()> {
+    let origin = display_name(&args.file);
+    let arch = parse_arch(args.arch.as_deref())?;
+    let text = listing_text(&args.file, arch)?;
+    let listing = hetsim_kernel::parse(&text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let kernel = hetsim_kernel::select_kernel(&listing, args.kernel.as_deref(), arch)
+        .map_err(|e| anyhow!("{origin}: {e}"))?;
+    let arch = arch.or(kernel.arch).unwrap_or(Arch::HOPPER);
+    let launch = launch_of(&args.grid, &args.block, args.args.as_deref(), args.dynamic_shared)?;
+    let gpu_component = hetsim_models::catalog::find(&args.gpu).ok_or_else(|| {
+        let names: Vec<String> = hetsim_models::catalog::components()
+            .into_iter()
+            .filter(|c| c.kind == hetsim_models::catalog::ComponentKind::Gpu)
+            .map(|c| c.name)
+            .collect();
+        anyhow!(
+            "--gpu {}: no such GPU in the catalog; expected one of: {}",
+            args.gpu,
+            names.join(", ")
+        )
+    })?;
+    let gpu = hetsim_teg::Gpu::from_params(&gpu_component.attributes)
+        .map_err(|e| anyhow!("--gpu {}: {e}", args.gpu))?;
+    let prepared = hetsim_teg::Prepared::new(kernel, arch).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let options = hetsim_teg::Options {
+        warps_per_sm: args.warps_per_sm,
+        ..hetsim_teg::Options::default()
+    };
+    let (simulation, bottlenecks) = hetsim_teg::simulate_with_bottlenecks(&prepared, &launch, &gpu, &options)
+        .map_err(|e| anyhow!("{origin}: {e}"))?;
+    if args.json {
+        return super::print_json(&serde_json::json!({
+            "kernel": kernel.demangled.as_deref().unwrap_or(&kernel.name),
+            "gpu": args.gpu,
+            "parameters": prepared.params.name,
+            "simulation": simulation,
+            "bottlenecks": bottlenecks,
+            "not_modelled": NOT_MODELLED,
+        }));
+    }
+    print!(
+        "{}",
+        simulation_table(
+            kernel.demangled.as_deref().unwrap_or(&kernel.name),
+            &args.gpu,
+            &prepared.params.name,
+            &simulation,
+            &bottlenecks
+        )
+    );
+    Ok(())
+}
+
+/// What TEG's "what if" list lacks, said rather than shown as zero.
+const NOT_MODELLED: &str = "shared-memory bank conflicts: the emulator does not follow shared-memory addresses, so their cost is not known";
+
+fn simulation_table(
+    kernel: &str,
+    gpu: &str,
+    params: &str,
+    s: &hetsim_teg::Simulation,
+    bottlenecks: &[hetsim_teg::Bottleneck],
+) -> String {
+    let mut out = format!("kernel       {kernel}\nGPU          {gpu} (TEG parameters: {params})\n");
+    out += &format!(
+        "launch       {} blocks on {} SMs; {} resident per SM ({} warps); the busiest SM runs {}{}\n",
+        s.blocks,
+        s.active_sms,
+        s.resident_blocks,
+        s.warps_per_sm,
+        s.blocks_on_busiest_sm,
+        if (s.simulated_blocks as u64) < s.blocks_on_busiest_sm {
+            format!(
+                " ({} simulated, the rest at the steady-state period)",
+                s.simulated_blocks
+            )
+        } else {
+            String::new()
+        }
+    );
+    out += &format!(
+        "time         {:.6} ms ({:.0} cycles)\n",
+        s.seconds * 1e3,
+        s.cycles
+    );
+    out += &format!(
+        "limiter      {} (issue slots {:.0} % used, memory pipeline {:.0} % of {} sectors)\n",
+        s.limiter,
+        100.0 * s.issue_utilization,
+        100.0 * s.memory_utilization,
+        s.memory_slots
+    );
+    out += "bottlenecks  time without it, and the share of the time it costs\n";
+    for b in bottlenecks {
+        out += &format!(
+            "  {:<28} {:.6} ms  {:>5.1} %\n",
+            b.what,
+            b.seconds_without * 1e3,
+            100.0 * b.share
+        );
+    }
+    out += &format!("  not modelled: {NOT_MODELLED}\n");
+    out
+}
+
+fn parse_arch(text: Option<&str>) -> Result<Option<Arch>> {
+    text.map(str::parse::<Arch>)
+        .transpose()
+        .map_err(|e| anyhow!("--arch: {e}"))
 }
 
 fn analyze_command(args: KernelAnalyzeArgs) -> Result<()> {
     let origin = display_name(&args.file);
-    let arch = args
-        .arch
-        .as_deref()
-        .map(str::parse::<Arch>)
-        .transpose()
-        .map_err(|e| anyhow!("--arch: {e}"))?;
+    let arch = parse_arch(args.arch.as_deref())?;
     let text = listing_text(&args.file, arch)?;
     let listing = hetsim_kernel::parse(&text).map_err(|e| anyhow!("{origin}: {e}"))?;
     let options = Options {
@@ -118,12 +226,17 @@ fn dims(text: &str, flag: &str) -> Result<[u32; 3]> {
     Ok(out)
 }
 
-/// The launch of `--grid`, `--block`, `--args`.
+/// The launch of `--grid`, `--block`, `--args`, if given.
 fn launch(args: &KernelAnalyzeArgs) -> Result<Option<Launch>> {
     let (Some(grid), Some(block)) = (&args.grid, &args.block) else {
         return Ok(None);
     };
-    let values = args.args.as_deref().unwrap_or("");
+    launch_of(grid, block, args.args.as_deref(), args.dynamic_shared).map(Some)
+}
+
+/// A launch from the command line's `--grid`, `--block`, `--args` and `--dynamic-shared`.
+fn launch_of(grid: &str, block: &str, values: Option<&str>, dynamic_shared: u32) -> Result<Launch> {
+    let values = values.unwrap_or("");
     let args_list = values
         .split(',')
         .map(str::trim)
@@ -137,12 +250,12 @@ fn launch(args: &KernelAnalyzeArgs) -> Result<Option<Launch>> {
                 .map_err(|_| anyhow!("--args: `{v}` is neither a number nor `_` (a pointer)")),
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Some(Launch {
+    Ok(Launch {
         grid: dims(grid, "--grid")?,
         block: dims(block, "--block")?,
         args: args_list,
-        dynamic_shared: args.dynamic_shared,
-    }))
+        dynamic_shared,
+    })
 }
 
 /// The report as a person reads it.

@@ -1,0 +1,202 @@
+//! An architecture's issue-engine parameters, read from a data file (`teg/data/*.toml`).
+
+use crate::error::{Error, Result};
+use hetsim_kernel::arch::Pipe;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// One pipe's timing, in cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipeTiming {
+    /// Until the result can be read (execution latency); memory pipes take it from
+    /// [`MemoryTiming`].
+    pub latency: f64,
+    /// The scheduler's unit of this pipe is busy this long per warp instruction: 32 / lanes
+    /// per scheduler (seed 002's issue latency across warps).
+    pub interval: f64,
+    /// Between two instructions of one warp (seed 002's issue latency within a warp), where
+    /// the listing carries no stall counts.
+    pub same_warp: f64,
+}
+
+/// Memory latencies by level, in cycles, and the memory pipeline's concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryTiming {
+    pub global: f64,
+    pub l2: f64,
+    pub shared: f64,
+    pub local: f64,
+    pub constant: f64,
+    /// Sectors a load/store unit moves a cycle: an access of `s` sectors holds its pipe for
+    /// `interval × ⌈s / sectors_per_wavefront⌉` cycles.
+    pub sectors_per_wavefront: f64,
+    /// The fraction of the peak (eq. 4.7) bandwidth DRAM sustains; sets `C_mem`.
+    pub efficiency: f64,
+    /// DRAM's queueing delay scale, cycles: a request finding a fraction `ρ` of the slots
+    /// held returns `queue_cycles · ρ/(1 − ρ)` late.
+    pub queue_cycles: f64,
+}
+
+/// How blocks reach an SM.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockTiming {
+    /// Blocks per second the whole GPU starts.
+    pub launch_rate: f64,
+    /// Cycles from a block's end to its successor's first issue in the same slot.
+    pub replacement: f64,
+    /// Seconds a launch costs beyond its blocks (what CUDA events around an empty launch see).
+    pub launch_overhead: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    name: String,
+    source: String,
+    majors: Vec<u8>,
+    schedulers: u32,
+    taken_branch: f64,
+    pipes: BTreeMap<String, PipeTiming>,
+    memory: MemoryTiming,
+    blocks: BlockTiming,
+}
+
+/// One architecture family's parameters, with every pipe present.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchParams {
+    pub name: String,
+    pub source: String,
+    /// Compute-capability majors the file serves.
+    pub majors: Vec<u8>,
+    /// Warp schedulers per SM; warps are dealt to them round-robin.
+    pub schedulers: u32,
+    /// Cycles before a warp issues the target of a taken branch, beyond the branch's own gap.
+    pub taken_branch: f64,
+    /// By pipe, in [`Pipe::ALL`] order.
+    pub pipes: Vec<PipeTiming>,
+    pub memory: MemoryTiming,
+    pub blocks: BlockTiming,
+}
+
+/// The shipped files, by name.
+pub const SHIPPED: [(&str, &str); 3] = [
+    ("hopper.toml", include_str!("../data/hopper.toml")),
+    ("maxwell.toml", include_str!("../data/maxwell.toml")),
+    ("gt200.toml", include_str!("../data/gt200.toml")),
+];
+
+impl ArchParams {
+    /// Reads a data file; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<ArchParams> {
+        let f: File = toml::from_str(text).map_err(|e| Error::new(format!("{file}: {e}")))?;
+        let pipes = Pipe::ALL
+            .iter()
+            .map(|p| {
+                f.pipes.get(p.name()).copied().ok_or_else(|| {
+                    Error::new(format!(
+                        "{file}: [pipes] lacks `{}`; every pipe needs its timing",
+                        p.name()
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(unknown) = f
+            .pipes
+            .keys()
+            .find(|k| Pipe::ALL.iter().all(|p| p.name() != k.as_str()))
+        {
+            let known: Vec<&str> = Pipe::ALL.iter().map(|p| p.name()).collect();
+            return Err(Error::new(format!(
+                "{file}: [pipes] `{unknown}` is no pipe; expected one of {}",
+                known.join(", ")
+            )));
+        }
+        let positive = [
+            ("schedulers", f64::from(f.schedulers)),
+            ("memory.global", f.memory.global),
+            ("memory.sectors_per_wavefront", f.memory.sectors_per_wavefront),
+            ("memory.efficiency", f.memory.efficiency),
+            ("blocks.launch_rate", f.blocks.launch_rate),
+        ];
+        if let Some((key, v)) = positive.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
+            return Err(Error::new(format!(
+                "{file}: `{key}` = {v}: expected a positive number"
+            )));
+        }
+        if pipes
+            .iter()
+            .any(|p| p.interval <= 0.0 || p.same_warp < 0.0 || p.latency < 0.0)
+        {
+            return Err(Error::new(format!(
+                "{file}: [pipes]: every interval must be positive, latencies and same_warp not negative"
+            )));
+        }
+        Ok(ArchParams {
+            name: f.name,
+            source: f.source,
+            majors: f.majors,
+            schedulers: f.schedulers,
+            taken_branch: f.taken_branch,
+            pipes,
+            memory: f.memory,
+            blocks: f.blocks,
+        })
+    }
+
+    /// The shipped file serving compute-capability major `major`, or the nearest older one.
+    pub fn for_major(major: u8) -> Result<ArchParams> {
+        let all = SHIPPED
+            .iter()
+            .map(|(file, text)| ArchParams::parse(text, &format!("teg/data/{file}")))
+            .collect::<Result<Vec<_>>>()?;
+        let older = |p: &ArchParams| p.majors.iter().copied().filter(|&m| m <= major).max();
+        all.iter()
+            .find(|p| p.majors.contains(&major))
+            .or_else(|| all.iter().filter(|p| older(p).is_some()).max_by_key(|p| older(p)))
+            .cloned()
+            .ok_or_else(|| Error::new(format!("no TEG parameters serve compute capability {major}.x")))
+    }
+
+    pub fn pipe(&self, p: Pipe) -> PipeTiming {
+        self.pipes[pipe_index(p)]
+    }
+}
+
+/// `p`'s place in [`Pipe::ALL`].
+pub fn pipe_index(p: Pipe) -> usize {
+    Pipe::ALL.iter().position(|&x| x == p).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_file_reads_and_hopper_serves_sm90() {
+        for (file, text) in SHIPPED {
+            ArchParams::parse(text, file).unwrap_or_else(|e| panic!("{e}"));
+        }
+        assert!(ArchParams::for_major(9).expect("hopper").name.contains("Hopper"));
+        assert!(ArchParams::for_major(6)
+            .expect("maxwell")
+            .name
+            .contains("Maxwell"));
+        assert!(ArchParams::for_major(12)
+            .expect("nearest")
+            .name
+            .contains("Hopper"));
+    }
+
+    #[test]
+    fn a_misspelt_pipe_is_named() {
+        let text = SHIPPED[0].1.replace("fp64 = {", "fp46 = {");
+        let e = ArchParams::parse(&text, "x.toml").expect_err("fp64 missing");
+        assert!(e.to_string().contains("lacks `fp64`"), "{e}");
+        let text = SHIPPED[0].1.replace("efficiency = 0.68", "efficiency = 0");
+        let e = ArchParams::parse(&text, "x.toml").expect_err("zero");
+        assert!(e.to_string().contains("memory.efficiency"), "{e}");
+    }
+}

@@ -1,0 +1,388 @@
+//! The issue engine of one SM (seed 002, section 3 and Figure 2): warps dealt round-robin to
+//! the schedulers; each cycle each scheduler issues one instruction of one ready warp, staying
+//! on the warp it issued last while that warp is ready (greedy-then-oldest).
+//!
+//! A warp's next instruction is ready when
+//! - its own issue gap since the warp's previous instruction has passed: the compiler's stall
+//!   count on sm_70+ listings, else the pipe's same-warp issue latency (seed 002, Table 1),
+//!   plus the fetch after a taken branch;
+//! - its operands are ready: on sm_70+ the scoreboard barriers in its wait mask are released
+//!   (the compiler's own dependency tracking), else every register it reads or writes is
+//!   written (a register scoreboard with the pipes' execution latencies);
+//! - its pipe's unit on the scheduler is free: each issue holds it `interval` cycles (seed
+//!   002's issue latency across warps), a memory access once per wavefront of sectors, so an
+//!   uncoalesced access replays;
+//! - for DRAM, its 32-byte sectors wait for one of the SM's `C_mem` slots of the memory
+//!   pipeline, each held for the global latency (seed 002, section 3.2.4).
+//!
+//! Blocks occupy slots; when a block's last warp ends, its successor starts after the block
+//! replacement latency and no sooner than the GPU's block dispatch allows this SM.
+
+use crate::program::{Op, Source, REGISTER_SLOTS};
+use hetsim_kernel::emulate::Issued;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+/// A block: the instruction streams of its warps.
+pub type Block = Vec<Arc<[Issued]>>;
+
+/// The SM's parameters, in whole cycles.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SmConfig {
+    pub schedulers: usize,
+    /// Blocks resident at once.
+    pub resident_blocks: usize,
+    pub taken_branch: u64,
+    pub replacement: u64,
+    /// Cycles between two block starts on this SM (the GPU's dispatch rate shared by SMs).
+    pub dispatch_interval: u64,
+    /// The memory pipeline's slots; `None` for unbounded (a "what if").
+    pub memory_slots: Option<usize>,
+    /// DRAM's queueing delay scale: a request that finds a fraction `ρ` of the slots held
+    /// returns `memory_queue_cycles · ρ/(1 − ρ)` later (ρ at most 0.9).
+    pub memory_queue_cycles: f64,
+    pub sectors_per_wavefront: u64,
+    /// Count a global access's sectors as if perfectly coalesced (a "what if").
+    pub perfect_coalescing: bool,
+}
+
+/// What one SM did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SmRun {
+    /// From the first block's start to the last warp's end.
+    pub cycles: u64,
+    /// When each block ended, in the order the blocks were given.
+    pub block_ends: Vec<u64>,
+    pub issued: u64,
+    /// 32-byte DRAM sectors moved.
+    pub sectors: u64,
+    /// Slot-cycles the memory pipeline was held.
+    pub memory_slot_cycles: u64,
+}
+
+struct Warp {
+    stream: Arc<[Issued]>,
+    pc: usize,
+    /// The earliest cycle of its next issue, by its own issue gap.
+    ready: u64,
+    scheduler: usize,
+    slot: usize,
+    /// When each scoreboard barrier is released (sm_70+).
+    barriers: [u64; 6],
+    /// When each register is written (listings without control bits); empty otherwise.
+    registers: Vec<u64>,
+    /// When the last of its loads arrives: a warp ends no sooner, since the registers they
+    /// write are freed only then.
+    outstanding: u64,
+}
+
+/// The DRAM side of the memory pipeline.
+struct Memory {
+    /// When each slot frees; empty when unbounded.
+    slots: BinaryHeap<Reverse<u64>>,
+    bounded: bool,
+    queue_cycles: f64,
+}
+
+/// The highest slot occupancy the queueing delay is taken at: beyond it the slots themselves
+/// make requests wait.
+const MAX_RHO: f64 = 0.9;
+
+impl Memory {
+    fn new(slots: Option<usize>, queue_cycles: f64) -> Memory {
+        Memory {
+            slots: (0..slots.unwrap_or(0)).map(|_| Reverse(0)).collect(),
+            bounded: slots.is_some(),
+            queue_cycles,
+        }
+    }
+
+    /// When the last of `sectors` issued at `now` returns: each waits for a slot and holds it
+    /// for the unloaded latency; the result comes back later by DRAM's queueing delay at the
+    /// occupancy the request found (Hong & Kim's departure delay grows the same way, seed 000).
+    fn request(&mut self, now: u64, sectors: u64, latency: u64) -> u64 {
+        if !self.bounded {
+            return now + latency;
+        }
+        let held = self.slots.iter().filter(|Reverse(free)| *free > now).count();
+        let rho = (held as f64 / self.slots.len().max(1) as f64).min(MAX_RHO);
+        let delay = (self.queue_cycles * rho / (1.0 - rho)).round() as u64;
+        let mut done = now + latency;
+        for _ in 0..sectors {
+            let Some(Reverse(free)) = self.slots.pop() else {
+                break;
+            };
+            let end = free.max(now) + latency;
+            self.slots.push(Reverse(end));
+            done = done.max(end);
+        }
+        done + delay
+    }
+}
+
+/// Runs `blocks`, in order, on one SM.
+pub fn run(ops: &[Op], config: &SmConfig, blocks: &[Block]) -> SmRun {
+    Sm::new(ops, config).run(blocks)
+}
+
+struct Sm<'a> {
+    ops: &'a [Op],
+    config: &'a SmConfig,
+    scoreboard: bool,
+    warps: Vec<Option<Warp>>,
+    /// Live warps of each scheduler, oldest first.
+    queues: Vec<Vec<usize>>,
+    /// The warp each scheduler issued last.
+    last: Vec<Option<usize>>,
+    /// When each scheduler's unit of each pipe frees.
+    pipe_free: Vec<Vec<u64>>,
+    memory: Memory,
+    /// Warps still running in each block slot, and the block there.
+    slot_warps: Vec<usize>,
+    slot_block: Vec<usize>,
+    next_scheduler: usize,
+    out: SmRun,
+}
+
+impl<'a> Sm<'a> {
+    fn new(ops: &'a [Op], config: &'a SmConfig) -> Sm<'a> {
+        let pipes = hetsim_kernel::arch::Pipe::ALL.len();
+        Sm {
+            ops,
+            config,
+            scoreboard: ops.iter().any(|o| o.control.is_none()),
+            warps: Vec::new(),
+            queues: vec![Vec::new(); config.schedulers],
+            last: vec![None; config.schedulers],
+            pipe_free: vec![vec![0; pipes]; config.schedulers],
+            memory: Memory::new(config.memory_slots, config.memory_queue_cycles),
+            slot_warps: vec![0; config.resident_blocks],
+            slot_block: vec![0; config.resident_blocks],
+            next_scheduler: 0,
+            out: SmRun::default(),
+        }
+    }
+
+    fn run(mut self, blocks: &[Block]) -> SmRun {
+        self.out.block_ends = vec![0; blocks.len()];
+        // (start cycle, slot) of blocks waiting to start, in block order.
+        let mut pending: Vec<(u64, usize)> = Vec::new();
+        let mut next_block = 0;
+        let mut last_dispatch: Option<u64> = None;
+        for slot in 0..self.config.resident_blocks.min(blocks.len()) {
+            let at = last_dispatch.map_or(0, |t| t + self.config.dispatch_interval);
+            last_dispatch = Some(at);
+            pending.push((at, slot));
+        }
+        let mut now = 0;
+        loop {
+            while let Some(&(at, slot)) = pending.first() {
+                if at > now || next_block >= blocks.len() {
+                    break;
+                }
+                pending.remove(0);
+                if !self.start(&blocks[next_block], next_block, slot, now)
+                    && next_block + 1 + pending.len() < blocks.len()
+                {
+                    // A block without warps frees its slot at once.
+                    pending.push((now + self.config.replacement, slot));
+                }
+                next_block += 1;
+            }
+            let (issued, earliest) = self.cycle(now);
+            for (slot, end) in issued.ended {
+                self.out.block_ends[self.slot_block[slot]] = end;
+                self.out.cycles = self.out.cycles.max(end);
+                if next_block + pending.len() < blocks.len() {
+                    let at = (end + self.config.replacement)
+                        .max(last_dispatch.map_or(0, |t| t + self.config.dispatch_interval));
+                    last_dispatch = Some(at);
+                    pending.push((at, slot));
+                }
+            }
+            let live = self.queues.iter().any(|q| !q.is_empty());
+            if !live && pending.is_empty() {
+                break;
+            }
+            let wake = pending.first().map_or(earliest, |&(at, _)| earliest.min(at));
+            now = if issued.any { now + 1 } else { wake.max(now + 1) };
+        }
+        self.out
+    }
+
+    /// Puts block `index`'s warps into `slot` at `now`; false if it has none.
+    fn start(&mut self, block: &Block, index: usize, slot: usize, now: u64) -> bool {
+        self.slot_block[slot] = index;
+        self.slot_warps[slot] = 0;
+        for stream in block.iter().filter(|s| !s.is_empty()) {
+            let scheduler = self.next_scheduler;
+            self.next_scheduler = (self.next_scheduler + 1) % self.config.schedulers;
+            let warp = Warp {
+                stream: stream.clone(),
+                pc: 0,
+                ready: now,
+                scheduler,
+                slot,
+                barriers: [0; 6],
+                registers: if self.scoreboard {
+                    vec![0; REGISTER_SLOTS]
+                } else {
+                    Vec::new()
+                },
+                outstanding: now,
+            };
+            let id = match self.warps.iter().position(Option::is_none) {
+                Some(free) => {
+                    self.warps[free] = Some(warp);
+                    free
+                }
+                None => {
+                    self.warps.push(Some(warp));
+                    self.warps.len() - 1
+                }
+            };
+            self.queues[scheduler].push(id);
+            self.slot_warps[slot] += 1;
+        }
+        self.out.block_ends[index] = now;
+        self.slot_warps[slot] > 0
+    }
+
+    /// One cycle of every scheduler: what issued, which blocks ended, and the earliest cycle
+    /// at which any waiting warp could issue.
+    fn cycle(&mut self, now: u64) -> (Issue, u64) {
+        let mut issue = Issue::default();
+        let mut earliest = u64::MAX;
+        for s in 0..self.config.schedulers {
+            let mut chosen = None;
+            let preferred = self.last[s].filter(|w| self.queues[s].contains(w));
+            for w in preferred.into_iter().chain(self.queues[s].iter().copied()) {
+                let t = self.ready_at(w);
+                if t <= now {
+                    chosen = Some(w);
+                    break;
+                }
+                earliest = earliest.min(t);
+            }
+            let Some(w) = chosen else { continue };
+            issue.any = true;
+            self.last[s] = Some(w);
+            if let Some(end) = self.issue(w, now) {
+                let slot = self.warps[w].as_ref().map_or(0, |x| x.slot);
+                self.queues[s].retain(|&x| x != w);
+                self.warps[w] = None;
+                self.slot_warps[slot] -= 1;
+                let block_end = self.out.block_ends[self.slot_block[slot]].max(end);
+                self.out.block_ends[self.slot_block[slot]] = block_end;
+                if self.slot_warps[slot] == 0 {
+                    issue.ended.push((slot, block_end));
+                }
+            }
+        }
+        (issue, earliest)
+    }
+
+    /// The cycle at which warp `w`'s next instruction can issue.
+    fn ready_at(&self, w: usize) -> u64 {
+        let Some(warp) = &self.warps[w] else {
+            return u64::MAX;
+        };
+        let op = &self.ops[warp.stream[warp.pc].instruction as usize];
+        let mut t = warp.ready.max(self.pipe_free[warp.scheduler][op.pipe]);
+        match op.control {
+            Some(c) => {
+                for (b, &released) in warp.barriers.iter().enumerate() {
+                    if c.wait_mask & (1 << b) != 0 {
+                        t = t.max(released);
+                    }
+                }
+            }
+            None => {
+                for &r in op.reads.iter().chain(&op.writes) {
+                    t = t.max(warp.registers[usize::from(r)]);
+                }
+            }
+        }
+        t
+    }
+
+    /// Issues warp `w`'s next instruction at `now`; the warp's end if that was its last.
+    fn issue(&mut self, w: usize, now: u64) -> Option<u64> {
+        let config = self.config;
+        let warp = self.warps[w].as_mut()?;
+        let entry = warp.stream[warp.pc];
+        let op = &self.ops[entry.instruction as usize];
+        self.out.issued += 1;
+        let sectors = if op.source == Source::Dram {
+            dram_sectors(entry, config.perfect_coalescing)
+        } else {
+            0
+        };
+        let wavefronts = sectors.div_ceil(config.sectors_per_wavefront).max(1);
+        self.pipe_free[warp.scheduler][op.pipe] = now + op.interval * wavefronts;
+        let result = match op.source {
+            Source::Unit => now + op.latency,
+            Source::Dram if sectors == 0 => now + 1,
+            Source::Dram => {
+                self.out.sectors += sectors;
+                self.out.memory_slot_cycles += sectors * op.latency;
+                self.memory.request(now, sectors, op.latency)
+            }
+        };
+        if op.source == Source::Dram && !op.writes.is_empty() {
+            warp.outstanding = warp.outstanding.max(result);
+        }
+        let mut gap = match op.control {
+            Some(c) => {
+                if let Some(b) = c.write_barrier {
+                    warp.barriers[usize::from(b)] = warp.barriers[usize::from(b)].max(result);
+                }
+                if let Some(b) = c.read_barrier {
+                    let read = now + op.interval * wavefronts;
+                    warp.barriers[usize::from(b)] = warp.barriers[usize::from(b)].max(read);
+                }
+                u64::from(c.stall).max(1)
+            }
+            None => {
+                for &r in &op.writes {
+                    warp.registers[usize::from(r)] = result;
+                }
+                op.same_warp
+            }
+        };
+        warp.pc += 1;
+        match warp.stream.get(warp.pc) {
+            None => Some((now + 1).max(warp.outstanding)),
+            Some(next) => {
+                if next.instruction != entry.instruction + 1 {
+                    gap += config.taken_branch;
+                }
+                warp.ready = now + gap;
+                None
+            }
+        }
+    }
+}
+
+/// DRAM sectors of one access: the emulator's count (or the coalesced one); an access whose
+/// addresses the emulator does not follow (local memory) counts 4 bytes a lane, coalesced.
+fn dram_sectors(entry: Issued, perfect_coalescing: bool) -> u64 {
+    let counted = if perfect_coalescing {
+        entry.coalesced_sectors
+    } else {
+        entry.sectors
+    };
+    match counted {
+        0 => (u64::from(entry.lanes) * 4).div_ceil(32),
+        n => u64::from(n),
+    }
+}
+
+/// What one cycle issued.
+#[derive(Default)]
+struct Issue {
+    any: bool,
+    /// Blocks whose last warp ended: (slot, end cycle).
+    ended: Vec<(usize, u64)>,
+}
