@@ -587,13 +587,19 @@ fn kernel_simulate_times_a_launch_with_teg_and_its_bottlenecks() {
         "--args",
         "67108864,128,_,_",
     ];
-    let few: Vec<&str> = args.iter().copied().chain(["--warps-per-sm", "8", "--json"]).collect();
+    let few: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--warps-per-sm", "8", "--json"])
+        .collect();
     let v = ok_json(&few);
     let seconds = v["simulation"]["seconds"].as_f64().expect("seconds");
     assert!((seconds - 5.743e-3).abs() / 5.743e-3 < 0.08, "{seconds}");
     assert_eq!(v["simulation"]["warps_per_sm"], 8);
     assert_eq!(v["bottlenecks"].as_array().map(Vec::len), Some(3));
-    assert!(v["not_modelled"].as_str().is_some_and(|s| s.contains("bank conflicts")));
+    assert!(v["not_modelled"]
+        .as_str()
+        .is_some_and(|s| s.contains("bank conflicts")));
     let many: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
     let v = ok_json(&many);
     assert_eq!(v["simulation"]["warps_per_sm"], 64);

@@ -200,7 +200,8 @@ pub fn run(p: &Prepared, plan: &Plan, gpu: &Gpu, what_if: WhatIf) -> Simulation 
     let cycles = sm_cycles.max(bandwidth_cycles);
     let issue_utilization = run.issued as f64 / (run.cycles.max(1) as f64 * config.schedulers as f64);
     let memory_utilization = match config.memory_slots {
-        Some(slots) => run.memory_slot_cycles as f64 / (run.cycles.max(1) as f64 * slots as f64),
+        // Slots taken near the end are held past the last warp: at most all of them.
+        Some(slots) => (run.memory_slot_cycles as f64 / (run.cycles.max(1) as f64 * slots as f64)).min(1.0),
         None => 0.0,
     };
     let launch_cycles = on_busiest as f64 * config.dispatch_interval as f64;
