@@ -21,7 +21,7 @@
 use crate::program::{Op, Source, REGISTER_SLOTS};
 use hetsim_kernel::emulate::Issued;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
 /// A block: the instruction streams of its warps.
@@ -166,46 +166,46 @@ impl<'a> Sm<'a> {
 
     fn run(mut self, blocks: &[Block]) -> SmRun {
         self.out.block_ends = vec![0; blocks.len()];
-        // (start cycle, slot) of blocks waiting to start, in block order.
-        let mut pending: Vec<(u64, usize)> = Vec::new();
-        let mut next_block = 0;
-        let mut last_dispatch: Option<u64> = None;
+        let mut dispatch = Dispatch {
+            pending: VecDeque::new(),
+            last: None,
+            interval: self.config.dispatch_interval,
+        };
         for slot in 0..self.config.resident_blocks.min(blocks.len()) {
-            let at = last_dispatch.map_or(0, |t| t + self.config.dispatch_interval);
-            last_dispatch = Some(at);
-            pending.push((at, slot));
+            dispatch.queue(0, slot);
         }
+        let mut next_block = 0;
         let mut now = 0;
         loop {
-            while let Some(&(at, slot)) = pending.first() {
+            // Blocks that ended this cycle: (slot, end cycle).
+            let mut ended = Vec::new();
+            while let Some(&(at, slot)) = dispatch.pending.front() {
                 if at > now || next_block >= blocks.len() {
                     break;
                 }
-                pending.remove(0);
-                if !self.start(&blocks[next_block], next_block, slot, now)
-                    && next_block + 1 + pending.len() < blocks.len()
-                {
-                    // A block without warps frees its slot at once.
-                    pending.push((now + self.config.replacement, slot));
+                dispatch.pending.pop_front();
+                if !self.start(&blocks[next_block], next_block, slot, now) {
+                    ended.push((slot, now));
                 }
                 next_block += 1;
             }
             let (issued, earliest) = self.cycle(now);
-            for (slot, end) in issued.ended {
+            ended.extend(issued.ended);
+            for (slot, end) in ended {
                 self.out.block_ends[self.slot_block[slot]] = end;
                 self.out.cycles = self.out.cycles.max(end);
-                if next_block + pending.len() < blocks.len() {
-                    let at = (end + self.config.replacement)
-                        .max(last_dispatch.map_or(0, |t| t + self.config.dispatch_interval));
-                    last_dispatch = Some(at);
-                    pending.push((at, slot));
+                if next_block + dispatch.pending.len() < blocks.len() {
+                    dispatch.queue(end + self.config.replacement, slot);
                 }
             }
             let live = self.queues.iter().any(|q| !q.is_empty());
-            if !live && pending.is_empty() {
+            if !live && dispatch.pending.is_empty() {
                 break;
             }
-            let wake = pending.first().map_or(earliest, |&(at, _)| earliest.min(at));
+            let wake = dispatch
+                .pending
+                .front()
+                .map_or(earliest, |&(at, _)| earliest.min(at));
             now = if issued.any { now + 1 } else { wake.max(now + 1) };
         }
         self.out
@@ -376,6 +376,25 @@ fn dram_sectors(entry: Issued, perfect_coalescing: bool) -> u64 {
     match counted {
         0 => (u64::from(entry.lanes) * 4).div_ceil(32),
         n => u64::from(n),
+    }
+}
+
+/// Blocks waiting for their slot, in the order they start, and the dispatcher's pace.
+struct Dispatch {
+    /// (start cycle, slot); start cycles never decrease.
+    pending: VecDeque<(u64, usize)>,
+    /// When the dispatcher last started a block here.
+    last: Option<u64>,
+    /// Cycles between two starts on this SM.
+    interval: u64,
+}
+
+impl Dispatch {
+    /// Queues a block for `slot`, starting at `ready` or when the dispatcher next can.
+    fn queue(&mut self, ready: u64, slot: usize) {
+        let at = self.last.map_or(ready, |t| ready.max(t + self.interval));
+        self.last = Some(at);
+        self.pending.push_back((at, slot));
     }
 }
 
