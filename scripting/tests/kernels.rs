@@ -1,11 +1,14 @@
 //! `kernel_params` and the `[[kernel]]` tables of system models: the thesis's saxpy2 listing
 //! (seed 004, Figure 5.2) stored with the GTX 970 testbed.
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::path::Path;
 
+use common::{labels, vars};
+
 use hetsim_models::{catalog, transfer, volkov};
-use hetsim_scripting::{load_system, run, RunOptions, RunReport, System, SystemFile, Variable};
+use hetsim_scripting::{load_system, run, RunOptions, RunReport, System, SystemFile};
 
 fn gajger() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gajger"))
@@ -17,17 +20,12 @@ fn gtx970() -> System {
 
 /// Runs `app` on one GPU process of the GTX 970 testbed.
 fn run_gpu(app: &str, variables: &[(&str, &str)]) -> Result<RunReport, String> {
-    let labels = BTreeMap::from([("GPU".to_string(), 1)]);
-    let variables = variables
-        .iter()
-        .map(|(k, v)| (k.to_string(), Variable::infer(v)))
-        .collect();
     run(
         app,
         "app.rhai",
         &gtx970(),
-        &labels,
-        &variables,
+        &labels(&[("GPU", 1)]),
+        &vars(variables),
         &RunOptions::default(),
     )
 }
@@ -126,22 +124,18 @@ fn a_bad_listing_fails_when_the_system_loads() {
 #[test]
 fn the_thesis_application_takes_its_parameters_from_the_analyser() {
     let app = std::fs::read_to_string(gajger().join("app.rhai")).unwrap();
-    let variables: BTreeMap<String, Variable> = [
+    let variables = vars(&[
         ("occupancy", "64"),
         ("computeIntensity", "128"),
         ("blockSize", "256"),
         ("numElements", "400000000"),
         ("kernelParams", "analysed"),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), Variable::infer(v)))
-    .collect();
-    let labels = BTreeMap::from([("CPU".to_string(), 1), ("GPU".to_string(), 1)]);
+    ]);
     let report = run(
         &app,
         "app.rhai",
         &gtx970(),
-        &labels,
+        &labels(&[("CPU", 1), ("GPU", 1)]),
         &variables,
         &RunOptions::default(),
     )

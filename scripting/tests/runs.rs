@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::small_system;
+use common::{labels, small_system, vars};
 use hetsim_models::catalog;
 use hetsim_models::transfer;
 use hetsim_models::volkov;
@@ -16,17 +16,6 @@ use hetsim_scripting::{
 
 fn examples() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples"))
-}
-
-fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, Variable> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), Variable::infer(v)))
-        .collect()
-}
-
-fn labels(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
-    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
 fn thesis(system: &str) -> RunReport {

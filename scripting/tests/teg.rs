@@ -2,11 +2,13 @@
 //! phase (examples/validation/saxpy2) on the H100 with the GPU's model switched to
 //! `gpu-teg`, against `hetsim kernel simulate`'s engine called directly on the same launch.
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::path::PathBuf;
 
+use common::{labels, vars};
 use hetsim_kernel::emulate::{Arg, Launch};
-use hetsim_scripting::{run, RunOptions, SystemFile, Variable};
+use hetsim_scripting::{run, RunOptions, SystemFile};
 
 fn example(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -21,17 +23,12 @@ fn kernel_seconds(app: &str, variables: &[(&str, &str)]) -> f64 {
         .expect("parses")
         .resolve("h100.toml", Some(&example("")))
         .expect("resolves");
-    let labels: BTreeMap<String, u64> = [("CPU".to_owned(), 1), ("GPU".to_owned(), 1)].into();
-    let variables: BTreeMap<String, Variable> = variables
-        .iter()
-        .map(|(k, v)| (k.to_string(), Variable::infer(v)))
-        .collect();
     run(
         app,
         "app.rhai",
         &system,
-        &labels,
-        &variables,
+        &labels(&[("CPU", 1), ("GPU", 1)]),
+        &vars(variables),
         &RunOptions::default(),
     )
     .expect("runs")

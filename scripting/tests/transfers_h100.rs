@@ -4,10 +4,13 @@
 //! the measurements they were calibrated on (hetsim GPU measurements, H100 SXM 80GB,
 //! 2026-11-22: transfers.csv, copied unchanged to examples/validation/data/h100/).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use hetsim_scripting::{run, RunOptions, RunReport, System, SystemFile, Variable};
+use common::{labels, vars};
+use hetsim_scripting::{run, RunOptions, RunReport, System, SystemFile};
 
 const MIB: f64 = 1048576.0;
 
@@ -61,17 +64,12 @@ fn go_with(
     variables: &[(&str, &str)],
     processes: u64,
 ) -> Result<RunReport, String> {
-    let labels: BTreeMap<String, u64> = [("CPU".to_owned(), processes), ("GPU".to_owned(), processes)].into();
-    let variables: BTreeMap<String, Variable> = variables
-        .iter()
-        .map(|(k, v)| (k.to_string(), Variable::infer(v)))
-        .collect();
     run(
         app,
         "copies.rhai",
         system,
-        &labels,
-        &variables,
+        &labels(&[("CPU", processes), ("GPU", processes)]),
+        &vars(variables),
         &RunOptions::default(),
     )
 }

@@ -1,6 +1,22 @@
-//! What the scripting crate's test files share.
+//! What the scripting crate's test files share. Each test file uses a part of it.
+#![allow(dead_code)]
 
-use hetsim_scripting::{System, SystemFile};
+use std::collections::BTreeMap;
+
+use hetsim_scripting::{System, SystemFile, Variable};
+
+/// Run variables from `name=value` pairs, typed as the CLI's `--var` types them.
+pub fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, Variable> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), Variable::infer(v)))
+        .collect()
+}
+
+/// Process counts by label.
+pub fn labels(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
 
 /// Two CPU nodes (labels `P` and `Q`, 4 each) joined by a link of 1 ms + 1 µs per byte.
 pub fn small_system() -> System {
