@@ -53,12 +53,7 @@ fn gpu_teg_times_a_launch_as_the_engine_does_and_once_per_launch() {
     .expect("parses");
     let kernel = &listing.kernels[0];
     let prepared = hetsim_teg::Prepared::new(kernel, kernel.arch.expect("sm_90")).expect("prepares");
-    let gpu = hetsim_teg::Gpu::from_params(
-        &hetsim_models::catalog::find("H100 SXM5 80GB")
-            .expect("catalog")
-            .attributes,
-    )
-    .expect("a GPU");
+    let gpu = hetsim_teg::Gpu::from_catalog("H100 SXM5 80GB").expect("in the catalog");
     let launch = Launch {
         grid: [65536, 1, 1],
         block: [256, 1, 1],

@@ -13,8 +13,7 @@ use hetsim_teg::{simulate, Gpu, Options, Prepared};
 use std::hint::black_box;
 
 fn h100() -> Gpu {
-    let c = hetsim_models::catalog::find("H100 SXM5 80GB").expect("in the catalog");
-    Gpu::from_params(&c.attributes).expect("a GPU")
+    Gpu::from_catalog("H100 SXM5 80GB").expect("in the catalog")
 }
 
 fn text(path: &str) -> String {

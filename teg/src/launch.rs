@@ -29,6 +29,7 @@ use hetsim_kernel::cfg::Cfg;
 use hetsim_kernel::emulate::{block_streams, launch_shape, Launch};
 use hetsim_kernel::latency::LatencyTable;
 use hetsim_kernel::sass::Kernel;
+use hetsim_models::catalog::{self, Component, ComponentKind};
 use hetsim_models::occupancy;
 use hetsim_models::params::{ParamReader, Params};
 use serde::Serialize;
@@ -60,6 +61,22 @@ impl Gpu {
             bandwidth: memory_clock * 1e6 * bus / 8.0 * rate,
             compute_capability,
         })
+    }
+
+    /// The catalog's GPU `name` (`hetsim components --kind GPU`).
+    pub fn from_catalog(name: &str) -> Result<Gpu> {
+        let gpus: Vec<Component> = catalog::components()
+            .into_iter()
+            .filter(|c| c.kind == ComponentKind::Gpu)
+            .collect();
+        let Some(gpu) = gpus.iter().find(|c| c.name == name) else {
+            let names: Vec<&str> = gpus.iter().map(|c| c.name.as_str()).collect();
+            return Err(Error::new(format!(
+                "no such GPU in the catalog; expected one of: {}",
+                names.join(", ")
+            )));
+        };
+        Gpu::from_params(&gpu.attributes).map_err(|e| Error::new(e.to_string()))
     }
 
     /// `C_mem`: the 32-byte sectors one SM may have in flight (seed 002, section 3.2.4).

@@ -26,20 +26,7 @@ fn simulate_command(args: KernelSimulateArgs) -> Result<()> {
         .map_err(|e| anyhow!("{origin}: {e}"))?;
     let arch = arch.or(kernel.arch).unwrap_or(Arch::HOPPER);
     let launch = launch_of(&args.grid, &args.block, args.args.as_deref(), args.dynamic_shared)?;
-    let gpu_component = hetsim_models::catalog::find(&args.gpu).ok_or_else(|| {
-        let names: Vec<String> = hetsim_models::catalog::components()
-            .into_iter()
-            .filter(|c| c.kind == hetsim_models::catalog::ComponentKind::Gpu)
-            .map(|c| c.name)
-            .collect();
-        anyhow!(
-            "--gpu {}: no such GPU in the catalog; expected one of: {}",
-            args.gpu,
-            names.join(", ")
-        )
-    })?;
-    let gpu = hetsim_teg::Gpu::from_params(&gpu_component.attributes)
-        .map_err(|e| anyhow!("--gpu {}: {e}", args.gpu))?;
+    let gpu = hetsim_teg::Gpu::from_catalog(&args.gpu).map_err(|e| anyhow!("--gpu {}: {e}", args.gpu))?;
     let prepared = hetsim_teg::Prepared::new(kernel, arch).map_err(|e| anyhow!("{origin}: {e}"))?;
     let options = hetsim_teg::Options {
         warps_per_sm: args.warps_per_sm,
@@ -47,9 +34,10 @@ fn simulate_command(args: KernelSimulateArgs) -> Result<()> {
     };
     let (simulation, bottlenecks) = hetsim_teg::simulate_with_bottlenecks(&prepared, &launch, &gpu, &options)
         .map_err(|e| anyhow!("{origin}: {e}"))?;
+    let name = kernel.demangled.as_deref().unwrap_or(&kernel.name);
     if args.json {
         return super::print_json(&serde_json::json!({
-            "kernel": kernel.demangled.as_deref().unwrap_or(&kernel.name),
+            "kernel": name,
             "gpu": args.gpu,
             "parameters": prepared.params.name,
             "simulation": simulation,
@@ -59,13 +47,7 @@ fn simulate_command(args: KernelSimulateArgs) -> Result<()> {
     }
     print!(
         "{}",
-        simulation_table(
-            kernel.demangled.as_deref().unwrap_or(&kernel.name),
-            &args.gpu,
-            &prepared.params.name,
-            &simulation,
-            &bottlenecks
-        )
+        simulation_table(name, &args.gpu, &prepared.params.name, &simulation, &bottlenecks)
     );
     Ok(())
 }

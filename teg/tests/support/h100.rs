@@ -13,8 +13,7 @@ pub fn data(file: &str) -> PathBuf {
 }
 
 pub fn h100() -> Gpu {
-    let c = hetsim_models::catalog::find("H100 SXM5 80GB").expect("in the catalog");
-    Gpu::from_params(&c.attributes).expect("a GPU")
+    Gpu::from_catalog("H100 SXM5 80GB").expect("in the catalog")
 }
 
 pub fn saxpy2() -> Listing {
