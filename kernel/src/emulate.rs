@@ -220,7 +220,8 @@ pub fn launch_shape(launch: &Launch) -> Result<(u64, u32)> {
 
 /// The instruction streams of blocks `blocks` (block-major indices: `x + y·gx + z·gx·gy`) of
 /// `launch`, one per warp, as the issue engine (`hetsim-teg`) replays them. Equal streams are
-/// shared, so a block of alike warps costs one stream.
+/// shared, so a block of alike warps costs one stream. A global load's `missed_sectors` are
+/// those its block had not loaded before ([`Program::start_block`]).
 pub fn block_streams(
     kernel: &Kernel,
     cfg: &Cfg,
@@ -238,6 +239,7 @@ pub fn block_streams(
     blocks
         .iter()
         .map(|&b| {
+            program.start_block();
             (b * per_block..(b + 1) * per_block)
                 .map(|w| {
                     let (_, trace) = program.run_traced(w, geometry.warp(w))?;
@@ -253,6 +255,92 @@ pub fn block_streams(
                 .collect()
         })
         .collect()
+}
+
+/// How much of a launch's global traffic that misses in L1 reaches DRAM, when L2 is large
+/// enough to keep what the launch touches (the caller weighs that in).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Reuse {
+    /// Distinct sectors the launch touches over the sectors its blocks miss in L1 (each
+    /// block's distinct loaded sectors plus its stored ones): the share of L1 misses that an
+    /// unbounded L2 sends on to DRAM, where the rest hit.
+    pub dram_fraction: f64,
+    /// Sectors one block misses in L1, on average over the blocks emulated.
+    pub missed_sectors_per_block: f64,
+    /// Blocks emulated to find it.
+    pub emulated_blocks: u64,
+}
+
+/// Warps [`reuse`] emulates at most.
+const REUSE_WARPS: u64 = 512;
+
+/// Estimates [`Reuse`] from two corner tiles of the grid, the larger with four times the
+/// blocks (up to 8 × 8 blocks, or 32 in a row for a one-dimensional grid, fewer for large
+/// blocks): in each, the distinct sectors over the sum of each block's L1 misses. Sharing
+/// between blocks makes that fraction fall with the blocks counted, as a power of their number
+/// (a naive SGEMM's row and column reuse halves it for each doubling of a square tile's side; a
+/// stencil's halo leaves it flat), so it is extrapolated from the two tiles to the whole grid
+/// as that power law, its exponent clamped to [−1, 0].
+pub fn reuse(kernel: &Kernel, cfg: &Cfg, arch: Arch, table: &LatencyTable, launch: &Launch) -> Result<Reuse> {
+    let geometry = Geometry::new(launch)?;
+    let bank = ConstBank::new(arch, launch)?;
+    check_parameters(kernel, &bank, launch)?;
+    let per_block = u64::from(geometry.warps_per_block);
+    let [gx, gy, _] = geometry.grid.map(u64::from);
+    let budget = (REUSE_WARPS / per_block).max(4);
+    let (small, large) = if gy > 1 {
+        let side = ((budget as f64).sqrt() as u64).clamp(2, 8);
+        ([gx.min(side / 2), gy.min(side / 2)], [gx.min(side), gy.min(side)])
+    } else {
+        let row = budget.min(32);
+        ([gx.min(row / 4), 1], [gx.min(row), 1])
+    };
+    let in_small = |x: u64, y: u64| x < small[0] && y < small[1];
+    // The small tile's blocks first, so that both tiles are prefixes of one sequence.
+    let mut order: Vec<u64> = Vec::new();
+    for first in [true, false] {
+        for y in 0..large[1] {
+            for x in (0..large[0]).filter(|&x| in_small(x, y) == first) {
+                order.push(x + y * gx);
+            }
+        }
+    }
+    let n_small = (small[0] * small[1]) as usize;
+    let mut program = Program::new(kernel, cfg, arch, table, &bank, LIMITS.instructions);
+    program.count_touched();
+    // Each tile's L1 misses (each block's own) and distinct sectors.
+    let mut missed = [0.0; 2];
+    let mut distinct = [0.0; 2];
+    for (k, &b) in order.iter().enumerate() {
+        program.start_block();
+        for w in b * per_block..(b + 1) * per_block {
+            let (_, trace) = program.run_traced(w, geometry.warp(w))?;
+            missed[1] += trace.iter().map(|i| u64::from(i.missed_sectors)).sum::<u64>() as f64;
+        }
+        if k + 1 == n_small {
+            (missed[0], distinct[0]) = (missed[1], program.touched() as f64);
+        }
+    }
+    distinct[1] = program.touched() as f64;
+    let fraction = |i: usize| {
+        if missed[i] > 0.0 {
+            (distinct[i] / missed[i]).min(1.0)
+        } else {
+            1.0
+        }
+    };
+    let blocks = (geometry.warps / per_block) as f64;
+    let n = [n_small as f64, order.len() as f64];
+    let exponent = if n[1] > n[0] && fraction(0) > 0.0 && fraction(1) > 0.0 {
+        ((fraction(1) / fraction(0)).ln() / (n[1] / n[0]).ln()).clamp(-1.0, 0.0)
+    } else {
+        0.0
+    };
+    Ok(Reuse {
+        dram_fraction: (fraction(1) * (blocks / n[1]).powf(exponent)).min(1.0),
+        missed_sectors_per_block: missed[1] / n[1].max(1.0),
+        emulated_blocks: order.len() as u64,
+    })
 }
 
 /// The means over warps, each behaviour weighted by its warps.

@@ -1,6 +1,7 @@
 //! A folder of GPU measurements as `bench/gpu/run.sh` writes it and `../shared/measurements`
 //! holds it (`props.csv`, `sweep.csv`, `occupancy_block256.csv`, `launch.csv`,
-//! `transfers.csv`, `power.csv`, `saxpy2_sm90.sass`): read into typed rows, every error
+//! `transfers.csv`, `power.csv`, `saxpy2_sm90.sass`, `heldout_times.csv`, `heldout_sm90.sass`):
+//! read into typed rows, every error
 //! naming the file, line and column.
 
 use std::collections::BTreeMap;
@@ -37,6 +38,21 @@ pub struct TransferRun {
     pub seconds: f64,
 }
 
+/// One held-out kernel launch of `heldout_times.csv` (bench/gpu/heldout.cu), its fields as
+/// the kit writes them (`grid` and `block` as `XxYxZ`, `args` separated by `;`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeldOutRun {
+    pub line: u64,
+    pub kernel: String,
+    pub launch: String,
+    pub args: String,
+    pub grid: String,
+    pub block: String,
+    pub dynamic_shared: f64,
+    /// The median of the CUDA-event times [s].
+    pub seconds: f64,
+}
+
 /// A power phase of `power.csv`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PowerPhase {
@@ -58,6 +74,9 @@ pub struct Measurements {
     pub power: Vec<PowerPhase>,
     /// saxpy2's SASS as measured (`saxpy2_sm90.sass`, or another `saxpy2_*.sass`).
     pub sass: Option<String>,
+    /// The held-out kernels' launches and the SASS they ran (`heldout_sm<XY>.sass`).
+    pub heldout: Vec<HeldOutRun>,
+    pub heldout_sass: Option<String>,
 }
 
 fn numbers(path: &Path, columns: &[&str]) -> Result<Vec<(u64, Vec<f64>)>> {
@@ -167,8 +186,12 @@ impl Measurements {
                 .collect()
         })?;
         let power = optional(&dir.join("power.csv"), power_phases)?;
-        let sass = saxpy2_sass(dir)?;
+        let sass = sass_file(dir, "saxpy2")?;
+        let heldout = optional(&dir.join("heldout_times.csv"), heldout_runs)?;
+        let heldout_sass = sass_file(dir, "heldout_sm")?;
         Ok(Measurements {
+            heldout,
+            heldout_sass,
             dir: dir.to_owned(),
             props,
             sweep,
@@ -234,14 +257,43 @@ fn power_phases(path: &Path) -> Result<Vec<PowerPhase>> {
         .collect()
 }
 
-fn saxpy2_sass(dir: &Path) -> Result<Option<String>> {
+fn heldout_runs(path: &Path) -> Result<Vec<HeldOutRun>> {
+    let origin = path.display().to_string();
+    let columns = [
+        "kernel",
+        "launch",
+        "args",
+        "grid",
+        "block",
+        "dynamic_smem",
+        "median_seconds",
+    ];
+    csv_rows(path, &columns)?
+        .into_iter()
+        .map(|(line, f)| {
+            Ok(HeldOutRun {
+                line,
+                kernel: f[0].clone(),
+                launch: f[1].clone(),
+                args: f[2].clone(),
+                grid: f[3].clone(),
+                block: f[4].clone(),
+                dynamic_shared: number_field(&origin, line, "dynamic_smem", &f[5])?,
+                seconds: number_field(&origin, line, "median_seconds", &f[6])?,
+            })
+        })
+        .collect()
+}
+
+/// The first (by name) `.sass` file of `dir` whose name starts with `prefix`.
+fn sass_file(dir: &Path, prefix: &str) -> Result<Option<String>> {
     let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
     let mut candidates: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("saxpy2") && n.ends_with(".sass"))
+                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".sass"))
         })
         .collect();
     candidates.sort();

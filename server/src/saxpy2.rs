@@ -60,29 +60,8 @@ impl Saxpy2 {
         if let Some(k) = self.memo.get(&key) {
             return Ok(k.clone());
         }
-        let whole = |x: f64, what: &str| -> Result<u32> {
-            if x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) {
-                Ok(x as u32)
-            } else {
-                Err(anyhow!(
-                    "{} line {}: {what} {x} is not a whole number",
-                    run.file,
-                    run.line
-                ))
-            }
-        };
         let options = Options {
-            launch: Some(Launch {
-                grid: [whole(run.grid, "grid")?, 1, 1],
-                block: [whole(run.block, "block")?, 1, 1],
-                args: vec![
-                    Arg::Int(i64::from(whole(run.n, "n")?)),
-                    Arg::Int(i64::from(whole(run.intensity, "intensity")?)),
-                    Arg::Pointer,
-                    Arg::Pointer,
-                ],
-                dynamic_shared: whole(run.dynamic_shared, "dynamic_smem")?,
-            }),
+            launch: Some(launch(run)?),
             ..Options::default()
         };
         let report = analyze(&self.listing, &options).map_err(|e| anyhow!("saxpy2: {e}"))?;
@@ -109,10 +88,38 @@ impl Saxpy2 {
             sfu_instructions: pipe("sfu"),
             fp64_instructions: pipe("fp64"),
             registers_per_thread: report.registers.unwrap_or(32),
-            shared_memory_per_block: whole(run.dynamic_shared, "dynamic_smem")?,
+            shared_memory_per_block: whole(run, run.dynamic_shared, "dynamic_smem")?,
             occupancy: None,
         };
         self.memo.insert(key, kernel.clone());
         Ok(kernel)
+    }
+}
+
+/// The launch one measured run made: saxpy2's `n, a, x, y` on a one-dimensional grid.
+pub fn launch(run: &KernelRun) -> Result<Launch> {
+    Ok(Launch {
+        grid: [whole(run, run.grid, "grid")?, 1, 1],
+        block: [whole(run, run.block, "block")?, 1, 1],
+        args: vec![
+            Arg::Int(i64::from(whole(run, run.n, "n")?)),
+            Arg::Int(i64::from(whole(run, run.intensity, "intensity")?)),
+            Arg::Pointer,
+            Arg::Pointer,
+        ],
+        dynamic_shared: whole(run, run.dynamic_shared, "dynamic_smem")?,
+    })
+}
+
+/// `x` of `run`'s column `what` as a count, or an error naming the row.
+fn whole(run: &KernelRun, x: f64, what: &str) -> Result<u32> {
+    if x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) {
+        Ok(x as u32)
+    } else {
+        Err(anyhow!(
+            "{} line {}: {what} {x} is not a whole number",
+            run.file,
+            run.line
+        ))
     }
 }

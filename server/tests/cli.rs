@@ -478,7 +478,11 @@ fn validate_meets_the_targets_on_the_shipped_h100_data_and_writes_its_report() {
     let report_arg = report.display().to_string();
     let out = ok_json(&["validate", "--report", &report_arg, "--json"]);
     let checks = out["checks"].as_array().expect("checks");
-    assert!(checks.len() >= 7, "kernel ×2, transfers ×4, power: {out}");
+    assert!(checks.len() >= 9, "kernel ×2, TEG ×2, transfers ×4, power: {out}");
+    assert!(
+        checks.iter().any(|c| c["name"] == "sweep.csv (kernel, TEG)"),
+        "{out}"
+    );
     for c in checks {
         assert_eq!(c["pass"], true, "{c}");
     }
@@ -596,10 +600,14 @@ fn kernel_simulate_times_a_launch_with_teg_and_its_bottlenecks() {
     let seconds = v["simulation"]["seconds"].as_f64().expect("seconds");
     assert!((seconds - 5.743e-3).abs() / 5.743e-3 < 0.08, "{seconds}");
     assert_eq!(v["simulation"]["warps_per_sm"], 8);
-    assert_eq!(v["bottlenecks"].as_array().map(Vec::len), Some(3));
+    let bottlenecks = v["bottlenecks"].as_array().expect("bottlenecks");
+    assert_eq!(bottlenecks.len(), 4);
+    assert!(bottlenecks
+        .iter()
+        .any(|b| b["what"] == "shared-memory bank conflicts" && b["share"] == 0.0));
     assert!(v["not_modelled"]
         .as_str()
-        .is_some_and(|s| s.contains("bank conflicts")));
+        .is_some_and(|s| s.contains("--dynamic-shared")));
     let many: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
     let v = ok_json(&many);
     assert_eq!(v["simulation"]["warps_per_sm"], 64);

@@ -18,6 +18,10 @@ pub struct PipeTiming {
     /// Between two instructions of one warp (seed 002's issue latency within a warp), where
     /// the listing carries no stall counts.
     pub same_warp: f64,
+    /// One unit serves the whole SM (the load/store path behind the schedulers, sm_70+'s MIO
+    /// and L1): `interval` then counts for the SM, not for each scheduler.
+    #[serde(default)]
+    pub per_sm: bool,
 }
 
 /// Memory latencies by level, in cycles, and the memory pipeline's concurrency.
@@ -26,6 +30,10 @@ pub struct PipeTiming {
 pub struct MemoryTiming {
     pub global: f64,
     pub l2: f64,
+    /// A load of a sector its block loaded before: an L1 hit.
+    pub l1: f64,
+    /// L2's capacity, bytes; 0 for a GPU without data caches (every sector goes to DRAM).
+    pub l2_bytes: f64,
     pub shared: f64,
     pub local: f64,
     pub constant: f64,
@@ -49,6 +57,8 @@ pub struct BlockTiming {
     pub replacement: f64,
     /// Seconds a launch costs beyond its blocks (what CUDA events around an empty launch see).
     pub launch_overhead: f64,
+    /// Cycles from the last warp's arrival at a block barrier (`BAR.SYNC`) to the release.
+    pub barrier: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -13,7 +13,16 @@
 //!   002's issue latency across warps), a memory access once per wavefront of sectors, so an
 //!   uncoalesced access replays;
 //! - for DRAM, its 32-byte sectors wait for one of the SM's `C_mem` slots of the memory
-//!   pipeline, each held for the global latency (seed 002, section 3.2.4).
+//!   pipeline, each held for the global latency (seed 002, section 3.2.4);
+//! - it is not waiting at a block barrier: a warp that issues `BAR.SYNC` waits until every
+//!   live warp of its block has (warps that ended count as arrived), then the `barrier`
+//!   latency.
+//!
+//! A global load's sectors that its block loaded before are L1 hits (the emulator tells them
+//! apart); of the others, the launch's DRAM fraction (its distinct sectors over its L1
+//! misses, see `hetsim_kernel::emulate::reuse`) go to DRAM, and the rest are L2 hits. The
+//! result comes back after the slowest level's latency. A shared access replays once per
+//! wavefront its bank conflicts take (seed 002, section 3.3.3), its result after the last.
 //!
 //! Blocks occupy slots; when a block's last warp ends, its successor starts after the block
 //! replacement latency and no sooner than the GPU's block dispatch allows this SM.
@@ -45,6 +54,16 @@ pub struct SmConfig {
     pub sectors_per_wavefront: u64,
     /// Count a global access's sectors as if perfectly coalesced (a "what if").
     pub perfect_coalescing: bool,
+    /// Count a shared access's wavefronts as if conflict-free (a "what if").
+    pub conflict_free_shared: bool,
+    /// Latencies of an L1 and an L2 hit.
+    pub l1_latency: u64,
+    pub l2_latency: u64,
+    /// The share of L1-missing sectors that go on to DRAM; `None` for a GPU without data
+    /// caches, where every sector does.
+    pub dram_fraction: Option<f64>,
+    /// Cycles from the last arrival at a block barrier to the release.
+    pub barrier: u64,
 }
 
 /// What one SM did.
@@ -75,6 +94,8 @@ struct Warp {
     /// When the last of its loads arrives: a warp ends no sooner, since the registers they
     /// write are freed only then.
     outstanding: u64,
+    /// Waiting at a block barrier for the rest of its block.
+    at_barrier: bool,
 }
 
 /// The DRAM side of the memory pipeline.
@@ -135,12 +156,17 @@ struct Sm<'a> {
     queues: Vec<Vec<usize>>,
     /// The warp each scheduler issued last.
     last: Vec<Option<usize>>,
-    /// When each scheduler's unit of each pipe frees.
+    /// When each scheduler's unit of each pipe frees (scheduler 0's for a pipe the SM shares).
     pipe_free: Vec<Vec<u64>>,
     memory: Memory,
-    /// Warps still running in each block slot, and the block there.
+    /// Warps still running in each block slot, those of them waiting at a barrier, and the
+    /// block there.
     slot_warps: Vec<usize>,
+    slot_arrived: Vec<usize>,
     slot_block: Vec<usize>,
+    /// Fractional DRAM sectors carried from one access to the next, so that the DRAM
+    /// fraction holds on average over the SM's accesses.
+    dram_credit: f64,
     next_scheduler: usize,
     out: SmRun,
 }
@@ -158,6 +184,8 @@ impl<'a> Sm<'a> {
             pipe_free: vec![vec![0; pipes]; config.schedulers],
             memory: Memory::new(config.memory_slots, config.memory_queue_cycles),
             slot_warps: vec![0; config.resident_blocks],
+            slot_arrived: vec![0; config.resident_blocks],
+            dram_credit: 0.0,
             slot_block: vec![0; config.resident_blocks],
             next_scheduler: 0,
             out: SmRun::default(),
@@ -215,6 +243,7 @@ impl<'a> Sm<'a> {
     fn start(&mut self, block: &Block, index: usize, slot: usize, now: u64) -> bool {
         self.slot_block[slot] = index;
         self.slot_warps[slot] = 0;
+        self.slot_arrived[slot] = 0;
         for stream in block.iter().filter(|s| !s.is_empty()) {
             let scheduler = self.next_scheduler;
             self.next_scheduler = (self.next_scheduler + 1) % self.config.schedulers;
@@ -231,6 +260,7 @@ impl<'a> Sm<'a> {
                     Vec::new()
                 },
                 outstanding: now,
+                at_barrier: false,
             };
             let id = match self.warps.iter().position(Option::is_none) {
                 Some(free) => {
@@ -268,28 +298,54 @@ impl<'a> Sm<'a> {
             let Some(w) = chosen else { continue };
             issue.any = true;
             self.last[s] = Some(w);
-            if let Some(end) = self.issue(w, now) {
-                let slot = self.warps[w].as_ref().map_or(0, |x| x.slot);
-                self.queues[s].retain(|&x| x != w);
-                self.warps[w] = None;
-                self.slot_warps[slot] -= 1;
-                let block_end = self.out.block_ends[self.slot_block[slot]].max(end);
-                self.out.block_ends[self.slot_block[slot]] = block_end;
-                if self.slot_warps[slot] == 0 {
-                    issue.ended.push((slot, block_end));
+            let slot = self.warps[w].as_ref().map_or(0, |x| x.slot);
+            match self.issue(w, now) {
+                Some(end) => {
+                    self.queues[s].retain(|&x| x != w);
+                    self.warps[w] = None;
+                    self.slot_warps[slot] -= 1;
+                    let block_end = self.out.block_ends[self.slot_block[slot]].max(end);
+                    self.out.block_ends[self.slot_block[slot]] = block_end;
+                    if self.slot_warps[slot] == 0 {
+                        issue.ended.push((slot, block_end));
+                    }
                 }
+                None if self.warps[w].as_ref().is_some_and(|x| x.at_barrier) => {
+                    self.slot_arrived[slot] += 1;
+                }
+                None => {}
             }
+            self.release_barrier(slot, now);
         }
         (issue, earliest)
     }
 
+    /// Releases the warps of `slot` waiting at its barrier once every live one is there.
+    fn release_barrier(&mut self, slot: usize, now: u64) {
+        let arrived = self.slot_arrived[slot];
+        if arrived == 0 || arrived < self.slot_warps[slot] {
+            return;
+        }
+        self.slot_arrived[slot] = 0;
+        let release = now + self.config.barrier;
+        for warp in self
+            .warps
+            .iter_mut()
+            .flatten()
+            .filter(|x| x.slot == slot && x.at_barrier)
+        {
+            warp.at_barrier = false;
+            warp.ready = warp.ready.max(release);
+        }
+    }
+
     /// The cycle at which warp `w`'s next instruction can issue.
     fn ready_at(&self, w: usize) -> u64 {
-        let Some(warp) = &self.warps[w] else {
+        let Some(warp) = self.warps[w].as_ref().filter(|x| !x.at_barrier) else {
             return u64::MAX;
         };
         let op = &self.ops[warp.stream[warp.pc].instruction as usize];
-        let mut t = warp.ready.max(self.pipe_free[warp.scheduler][op.pipe]);
+        let mut t = warp.ready.max(self.pipe_free[unit(op, warp.scheduler)][op.pipe]);
         match op.control {
             Some(c) => {
                 for (b, &released) in warp.barriers.iter().enumerate() {
@@ -314,22 +370,38 @@ impl<'a> Sm<'a> {
         let entry = warp.stream[warp.pc];
         let op = &self.ops[entry.instruction as usize];
         self.out.issued += 1;
-        let sectors = if op.source == Source::Dram {
-            dram_sectors(entry, config.perfect_coalescing)
-        } else {
-            0
-        };
-        let wavefronts = sectors.div_ceil(config.sectors_per_wavefront).max(1);
-        self.pipe_free[warp.scheduler][op.pipe] = now + op.interval * wavefronts;
-        let result = match op.source {
-            Source::Unit => now + op.latency,
-            Source::Dram if sectors == 0 => now + 1,
+        let (wavefronts, result) = match op.source {
+            Source::Unit => (1, now + op.latency),
+            Source::Shared => {
+                let wavefronts = shared_wavefronts(entry, config.conflict_free_shared);
+                (wavefronts, now + op.latency + (wavefronts - 1) * op.interval)
+            }
             Source::Dram => {
-                self.out.sectors += sectors;
-                self.out.memory_slot_cycles += sectors * op.latency;
-                self.memory.request(now, sectors, op.latency)
+                let (sectors, missed) = global_sectors(entry, config.perfect_coalescing);
+                let dram = match config.dram_fraction {
+                    None => sectors,
+                    Some(f) => {
+                        self.dram_credit += f * missed as f64;
+                        let whole = self.dram_credit.floor();
+                        self.dram_credit -= whole;
+                        (whole as u64).min(missed)
+                    }
+                };
+                let result = if dram > 0 {
+                    self.out.sectors += dram;
+                    self.out.memory_slot_cycles += dram * op.latency;
+                    self.memory.request(now, dram, op.latency)
+                } else if missed > 0 {
+                    now + config.l2_latency
+                } else if sectors > 0 {
+                    now + config.l1_latency
+                } else {
+                    now + 1
+                };
+                (sectors.div_ceil(config.sectors_per_wavefront).max(1), result)
             }
         };
+        self.pipe_free[unit(op, warp.scheduler)][op.pipe] = now + op.interval * wavefronts;
         if op.source == Source::Dram && !op.writes.is_empty() {
             warp.outstanding = warp.outstanding.max(result);
         }
@@ -355,6 +427,7 @@ impl<'a> Sm<'a> {
         match warp.stream.get(warp.pc) {
             None => Some((now + 1).max(warp.outstanding)),
             Some(next) => {
+                warp.at_barrier = op.barrier;
                 if next.instruction != entry.instruction + 1 {
                     gap += config.taken_branch;
                 }
@@ -365,18 +438,45 @@ impl<'a> Sm<'a> {
     }
 }
 
-/// DRAM sectors of one access: the emulator's count (or the coalesced one); an access whose
-/// addresses the emulator does not follow (local memory) counts 4 bytes a lane, coalesced.
-fn dram_sectors(entry: Issued, perfect_coalescing: bool) -> u64 {
-    let counted = if perfect_coalescing {
-        entry.coalesced_sectors
+/// Whose unit of `op`'s pipe a warp on `scheduler` takes: its scheduler's, or the SM's one
+/// (kept as scheduler 0's).
+fn unit(op: &Op, scheduler: usize) -> usize {
+    if op.per_sm {
+        0
     } else {
-        entry.sectors
-    };
-    match counted {
-        0 => (u64::from(entry.lanes) * 4).div_ceil(32),
-        n => u64::from(n),
+        scheduler
     }
+}
+
+/// The sectors one global access touches and those of them that miss in L1: the emulator's
+/// counts (or, perfectly coalesced, as many as the coalesced count allows); an access whose
+/// addresses the emulator does not follow (local memory) counts 4 bytes a lane, coalesced and
+/// missing.
+fn global_sectors(entry: Issued, perfect_coalescing: bool) -> (u64, u64) {
+    let (touched, missed) = (u64::from(entry.sectors), u64::from(entry.missed_sectors));
+    let (touched, missed) = if perfect_coalescing {
+        let c = u64::from(entry.coalesced_sectors);
+        (c.min(touched), c.min(missed))
+    } else {
+        (touched, missed)
+    };
+    match touched {
+        0 => {
+            let n = (u64::from(entry.lanes) * 4).div_ceil(32);
+            (n, n)
+        }
+        n => (n, missed),
+    }
+}
+
+/// Wavefronts a shared access takes (at least one), or would take without bank conflicts.
+fn shared_wavefronts(entry: Issued, conflict_free: bool) -> u64 {
+    let w = if conflict_free {
+        entry.conflict_free_wavefronts
+    } else {
+        entry.wavefronts
+    };
+    u64::from(w).max(1)
 }
 
 /// Blocks waiting for their slot, in the order they start, and the dispatcher's pace.

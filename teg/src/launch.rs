@@ -26,7 +26,7 @@ use crate::program::ops;
 use hetsim_kernel::analysis::estimated_registers;
 use hetsim_kernel::arch::Arch;
 use hetsim_kernel::cfg::Cfg;
-use hetsim_kernel::emulate::{block_streams, launch_shape, Launch};
+use hetsim_kernel::emulate::{block_streams, launch_shape, reuse, Launch, Reuse};
 use hetsim_kernel::latency::LatencyTable;
 use hetsim_kernel::sass::Kernel;
 use hetsim_models::catalog::{self, Component, ComponentKind};
@@ -91,6 +91,7 @@ impl Gpu {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct WhatIf {
     pub perfect_coalescing: bool,
+    pub no_bank_conflicts: bool,
     pub infinite_memory_concurrency: bool,
     /// Blocks start the moment a slot frees: no dispatch rate, no replacement latency.
     pub free_block_launch: bool,
@@ -173,6 +174,9 @@ pub struct Plan {
     pub blocks_on_busiest_sm: u64,
     /// The blocks simulated (as many as the busiest SM runs, or a sample of them).
     pub streams: Vec<Block>,
+    /// The share of L1-missing sectors that reach DRAM ([`dram_fraction`]); `None` without
+    /// data caches.
+    pub dram_fraction: Option<f64>,
 }
 
 /// Emulates the blocks of `launch` that the busiest SM runs (or a sample of them).
@@ -183,7 +187,14 @@ pub fn plan(p: &Prepared, launch: &Launch, gpu: &Gpu, options: &Options) -> Resu
     let on_busiest = blocks.div_ceil(u64::from(active_sms));
     let sample = sample_positions(on_busiest, options.max_blocks.max(4 * resident as usize));
     let ids: Vec<u64> = sample.iter().map(|&k| k * u64::from(active_sms)).collect();
+    let dram_fraction = if p.params.memory.l2_bytes > 0.0 {
+        let r = reuse(p.kernel, &p.cfg, p.arch, &p.table, launch)?;
+        Some(dram_fraction(&r, blocks, p.params.memory.l2_bytes))
+    } else {
+        None
+    };
     Ok(Plan {
+        dram_fraction,
         blocks,
         warps_per_block,
         resident_blocks: resident,
@@ -191,6 +202,20 @@ pub fn plan(p: &Prepared, launch: &Launch, gpu: &Gpu, options: &Options) -> Resu
         blocks_on_busiest_sm: on_busiest,
         streams: block_streams(p.kernel, &p.cfg, p.arch, &p.table, launch, &ids)?,
     })
+}
+
+/// The share of L1-missing sectors that reach DRAM: the emulator's estimate for an unbounded
+/// L2, raised where the launch's distinct bytes overflow L2 (a footprint twice L2 lets half of
+/// the reuse through, as if what L2 cannot hold were evicted before its reuse).
+pub fn dram_fraction(reuse: &Reuse, blocks: u64, l2_bytes: f64) -> f64 {
+    let f = reuse.dram_fraction;
+    let footprint = f * reuse.missed_sectors_per_block * blocks as f64 * 32.0;
+    let overflow = if footprint > l2_bytes {
+        1.0 - l2_bytes / footprint
+    } else {
+        0.0
+    };
+    f + (1.0 - f) * overflow
 }
 
 /// Simulates `launch` on `gpu`.
@@ -202,7 +227,8 @@ pub fn simulate(p: &Prepared, launch: &Launch, gpu: &Gpu, options: &Options) -> 
 pub fn run(p: &Prepared, plan: &Plan, gpu: &Gpu, what_if: WhatIf) -> Simulation {
     let resident = plan.resident_blocks;
     let on_busiest = plan.blocks_on_busiest_sm;
-    let config = sm_config(&p.params, gpu, plan.active_sms, resident as usize, what_if);
+    let mut config = sm_config(&p.params, gpu, plan.active_sms, resident as usize, what_if);
+    config.dram_fraction = plan.dram_fraction;
     let ops = ops(p.kernel, p.arch, &p.params);
     let run = engine::run(&ops, &config, &plan.streams);
     let sm_cycles = scaled_cycles(&run, on_busiest, resident as usize);
@@ -267,11 +293,18 @@ pub fn simulate_with_bottlenecks(
 ) -> Result<(Simulation, Vec<Bottleneck>)> {
     let plan = plan(p, launch, gpu, options)?;
     let base = run(p, &plan, gpu, options.what_if);
-    let switches: [(&str, WhatIf); 3] = [
+    let switches: [(&str, WhatIf); 4] = [
         (
             "uncoalesced accesses",
             WhatIf {
                 perfect_coalescing: true,
+                ..WhatIf::default()
+            },
+        ),
+        (
+            "shared-memory bank conflicts",
+            WhatIf {
+                no_bank_conflicts: true,
                 ..WhatIf::default()
             },
         ),
@@ -356,6 +389,11 @@ fn sm_config(params: &ArchParams, gpu: &Gpu, active_sms: u32, resident: usize, w
         memory_queue_cycles: params.memory.queue_cycles,
         sectors_per_wavefront: cycles(params.memory.sectors_per_wavefront).max(1),
         perfect_coalescing: what_if.perfect_coalescing,
+        conflict_free_shared: what_if.no_bank_conflicts,
+        l1_latency: cycles(params.memory.l1).max(1),
+        l2_latency: cycles(params.memory.l2).max(1),
+        dram_fraction: None,
+        barrier: cycles(b.barrier),
     }
 }
 

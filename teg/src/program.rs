@@ -11,9 +11,12 @@ use hetsim_kernel::sass::{Control, Kernel, Register};
 pub enum Source {
     /// A functional unit: ready `latency` cycles after issue.
     Unit,
-    /// DRAM through the SM's memory pipeline (global and local accesses): each 32-byte sector
-    /// waits for one of `C_mem` slots.
+    /// Global memory through the SM's memory pipeline (global and local accesses): sectors
+    /// the block loaded before hit in L1; of the rest, L2 holds a share and each 32-byte sector
+    /// that goes on to DRAM waits for one of `C_mem` slots.
     Dram,
+    /// Shared memory: one pass through the banks per wavefront, so a bank conflict replays.
+    Shared,
 }
 
 /// One instruction, ready for the engine.
@@ -23,6 +26,8 @@ pub struct Op {
     pub pipe: usize,
     /// Cycles the scheduler's unit of the pipe is busy per issue (per wavefront for memory).
     pub interval: u64,
+    /// The SM's schedulers share the pipe's one unit.
+    pub per_sm: bool,
     /// Cycles before the same warp issues again, where `control` is absent.
     pub same_warp: u64,
     /// Cycles from issue to result for a [`Source::Unit`]; the unloaded latency for DRAM.
@@ -32,6 +37,8 @@ pub struct Op {
     pub reads: Vec<u16>,
     pub writes: Vec<u16>,
     pub control: Option<Control>,
+    /// A block barrier (`BAR.SYNC`, `BAR.RED`): the warp waits for every live warp of its block.
+    pub barrier: bool,
 }
 
 /// Registers the scoreboard tracks: 255 general, 63 uniform, 7 + 7 predicates, 16 barriers,
@@ -58,6 +65,12 @@ fn cycles(x: f64, min: u64) -> u64 {
     (x.round().max(0.0) as u64).max(min)
 }
 
+/// Whether `BAR` with these modifiers holds the warp until its block arrives: `BAR.ARV` only
+/// signals arrival, every other form (`SYNC`, `RED`, plain `BAR`) waits.
+fn waits_at_barrier(opcode: &str, modifiers: &[String]) -> bool {
+    opcode == "BAR" && !modifiers.iter().any(|m| m == "ARV")
+}
+
 /// The kernel's instructions for `params`.
 pub fn ops(kernel: &Kernel, arch: Arch, params: &ArchParams) -> Vec<Op> {
     kernel
@@ -69,7 +82,7 @@ pub fn ops(kernel: &Kernel, arch: Arch, params: &ArchParams) -> Vec<Op> {
             let m = &params.memory;
             let (source, latency) = match memory_space(ins, arch) {
                 Some(Space::Global | Space::Local) => (Source::Dram, m.global),
-                Some(Space::Shared) => (Source::Unit, m.shared),
+                Some(Space::Shared) => (Source::Shared, m.shared),
                 Some(Space::Constant) => (Source::Unit, m.constant),
                 _ if p == Pipe::Texture => (Source::Dram, m.global),
                 _ => (Source::Unit, timing.latency),
@@ -78,12 +91,14 @@ pub fn ops(kernel: &Kernel, arch: Arch, params: &ArchParams) -> Vec<Op> {
             Op {
                 pipe: pipe_index(p),
                 interval: cycles(timing.interval, 1),
+                per_sm: timing.per_sm,
                 same_warp: cycles(timing.same_warp, 1),
                 latency: cycles(latency, 1),
                 source,
                 reads: slots(regs::reads(ins)),
                 writes: slots(regs::writes(ins)),
                 control: ins.control,
+                barrier: waits_at_barrier(&ins.opcode, &ins.modifiers),
             }
         })
         .collect()

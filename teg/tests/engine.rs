@@ -19,6 +19,7 @@ fn op(params: &ArchParams, pipe: Pipe, reads: &[u16], writes: &[u16]) -> Op {
     let dram = pipe == Pipe::GlobalLoad;
     Op {
         pipe: pipe_index(pipe),
+        per_sm: t.per_sm,
         interval: t.interval as u64,
         same_warp: t.same_warp as u64,
         latency: if dram {
@@ -30,6 +31,7 @@ fn op(params: &ArchParams, pipe: Pipe, reads: &[u16], writes: &[u16]) -> Op {
         reads: reads.to_vec(),
         writes: writes.to_vec(),
         control: None,
+        barrier: false,
     }
 }
 
@@ -44,6 +46,11 @@ fn config(schedulers: usize, resident_blocks: usize, memory_slots: Option<usize>
         memory_queue_cycles: 0.0,
         sectors_per_wavefront: 4,
         perfect_coalescing: false,
+        conflict_free_shared: false,
+        l1_latency: 38,
+        l2_latency: 200,
+        dram_fraction: None,
+        barrier: 20,
     }
 }
 
@@ -55,6 +62,9 @@ fn stream(n: u32, sectors: u16) -> Arc<[Issued]> {
             lanes: 32,
             sectors,
             coalesced_sectors: sectors,
+            missed_sectors: sectors,
+            wavefronts: 0,
+            conflict_free_wavefronts: 0,
         })
         .collect::<Vec<_>>()
         .into()
@@ -132,6 +142,131 @@ fn blocks_wait_for_a_free_slot() {
     // block's.
     let sm = run(&ops, &config(1, 3, None), &[block.clone(), block.clone(), block]);
     assert_eq!(sm.block_ends, vec![49, 53, 57]);
+}
+
+/// A warp running `instructions`, in that order, with no memory traffic.
+fn running(instructions: impl IntoIterator<Item = u32>) -> Arc<[Issued]> {
+    instructions
+        .into_iter()
+        .map(|i| Issued {
+            instruction: i,
+            lanes: 32,
+            sectors: 0,
+            coalesced_sectors: 0,
+            missed_sectors: 0,
+            wavefronts: 0,
+            conflict_free_wavefronts: 0,
+        })
+        .collect::<Vec<_>>()
+        .into()
+}
+
+#[test]
+fn a_barrier_holds_the_block_until_its_last_warp_arrives() {
+    // Instructions 0–9: a dependent FADD chain; 10: BAR.SYNC; 11–20: another chain.
+    let p = gt200();
+    let mut ops: Vec<Op> = (0..21).map(|_| op(&p, Pipe::Fp32, &[1], &[1])).collect();
+    ops[10] = Op {
+        barrier: true,
+        reads: vec![],
+        writes: vec![],
+        ..op(&p, Pipe::Control, &[], &[])
+    };
+    // The slow warp reaches the barrier at 9 × 24 + 8 = 224 (its last FADD's same-warp issue
+    // latency); the fast one waits there until 224 + 20, then for the FP unit the slow warp's
+    // own FADD takes first (4 cycles), then runs its chain.
+    let slow = running((0..11).chain([11]));
+    let fast = running(10..21);
+    let sm = run(&ops, &config(1, 1, None), &[vec![slow.clone(), fast.clone()]]);
+    assert_eq!(sm.cycles, 224 + 20 + 4 + 9 * 24 + 1);
+    // Without the barrier the fast warp runs its chain at once.
+    ops[10].barrier = false;
+    let free = run(&ops, &config(1, 1, None), &[vec![slow, fast]]);
+    assert!(free.cycles < 260, "{} cycles", free.cycles);
+}
+
+#[test]
+fn a_warp_that_ends_counts_as_arrived() {
+    let p = gt200();
+    let mut ops: Vec<Op> = (0..3).map(|_| op(&p, Pipe::Fp32, &[], &[1])).collect();
+    ops[0].barrier = true;
+    // One warp waits at the barrier; the other never reaches it and ends: the first goes on.
+    let sm = run(&ops, &config(1, 1, None), &[vec![running([0, 1]), running([2])]]);
+    assert!(sm.cycles > 20 && sm.cycles < 100, "{} cycles", sm.cycles);
+    assert_eq!(sm.issued, 3);
+}
+
+#[test]
+fn bank_conflicts_replay_through_the_pipe() {
+    // Four independent shared loads of one warp, conflict-free (one every 8 cycles, the
+    // same-warp issue latency) against 32-way conflicted: each holds the pipe for 32 passes.
+    let p = gt200();
+    let ops: Vec<Op> = (0..4)
+        .map(|i| Op {
+            source: Source::Shared,
+            latency: 38,
+            ..op(&p, Pipe::Shared, &[], &[i])
+        })
+        .collect();
+    let accesses = |wavefronts| -> Arc<[Issued]> {
+        (0..4)
+            .map(|i| Issued {
+                instruction: i,
+                lanes: 32,
+                sectors: 0,
+                coalesced_sectors: 0,
+                missed_sectors: 0,
+                wavefronts,
+                conflict_free_wavefronts: 1,
+            })
+            .collect::<Vec<_>>()
+            .into()
+    };
+    let interval = p.pipe(Pipe::Shared).interval as u64;
+    let clean = run(&ops, &config(1, 1, None), &[vec![accesses(1)]]);
+    let conflicted = run(&ops, &config(1, 1, None), &[vec![accesses(32)]]);
+    assert_eq!(clean.cycles, 3 * 8 + 1);
+    assert_eq!(conflicted.cycles, 3 * 32 * interval + 1);
+    let what_if = SmConfig {
+        conflict_free_shared: true,
+        ..config(1, 1, None)
+    };
+    assert_eq!(run(&ops, &what_if, &[vec![accesses(32)]]).cycles, clean.cycles);
+}
+
+#[test]
+fn loads_come_back_from_the_level_that_holds_them() {
+    // One load of 4 sectors: all L1 hits; all missing with L2 holding every one; all DRAM.
+    let p = gt200();
+    let ops = vec![op(&p, Pipe::GlobalLoad, &[], &[2])];
+    let load = |missed| -> Arc<[Issued]> {
+        vec![Issued {
+            instruction: 0,
+            lanes: 32,
+            sectors: 4,
+            coalesced_sectors: 4,
+            missed_sectors: missed,
+            wavefronts: 0,
+            conflict_free_wavefronts: 0,
+        }]
+        .into()
+    };
+    let cached = |f| SmConfig {
+        dram_fraction: Some(f),
+        ..config(1, 1, Some(32))
+    };
+    let l1 = run(&ops, &cached(0.0), &[vec![load(0)]]);
+    let l2 = run(&ops, &cached(0.0), &[vec![load(4)]]);
+    let dram = run(&ops, &cached(1.0), &[vec![load(4)]]);
+    let uncached = run(&ops, &config(1, 1, Some(32)), &[vec![load(0)]]);
+    assert_eq!((l1.cycles, l2.cycles), (38, 200));
+    assert_eq!((l1.sectors, l2.sectors, dram.sectors), (0, 0, 4));
+    assert_eq!(dram.cycles, 440);
+    assert_eq!(
+        (uncached.sectors, uncached.cycles),
+        (4, 440),
+        "no caches: every sector"
+    );
 }
 
 proptest! {

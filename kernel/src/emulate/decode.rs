@@ -126,10 +126,11 @@ impl Pred {
     }
 }
 
-/// A global-memory access's address: a register (or pair), a uniform register (or pair) and
-/// an offset, summed.
+/// A global- or shared-memory access's address: a register (or pair), a uniform register (or
+/// pair) and an offset, summed. Shared addresses are 32-bit: one register, one uniform register.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Access {
+    pub space: Space,
     pub base: Option<(Reg, Option<Reg>)>,
     pub uniform: Option<(Reg, Option<Reg>)>,
     pub offset: i64,
@@ -149,8 +150,9 @@ pub enum Kind {
     R2p {
         shift: u32,
     },
-    /// A global load, store or atomic: its addresses are counted; what it loads is unknown.
-    Global(Access),
+    /// A global or shared load, store or atomic: its addresses are counted (sectors, banks);
+    /// what it loads is unknown.
+    Memory(Access),
     Branch,
     /// `EXIT`, `RET`, `KILL`.
     Exit,
@@ -268,9 +270,11 @@ impl Decoder<'_> {
                 decoded.clobbers = self.callee_writes(ins);
             }
             decoded.kind = kind;
-        } else if memory_space(ins, self.arch) == Some(Space::Global) {
-            if let Some(access) = self.access(ins) {
-                decoded.kind = Kind::Global(access);
+        } else if let Some(space @ (Space::Global | Space::Shared)) = memory_space(ins, self.arch) {
+            // LDSM/STSM lanes address rows of 8x8 matrices, not their own words.
+            let matrix = ins.opcode.starts_with("LDSM") || ins.opcode.starts_with("STSM");
+            if let (false, Some(access)) = (matrix, self.access(ins, space)) {
+                decoded.kind = Kind::Memory(access);
             }
         } else if let Some(shape) = self.compute(name, ins) {
             decoded.kind = shape.kind;
@@ -319,7 +323,7 @@ impl Decoder<'_> {
         out
     }
 
-    fn access(&self, ins: &Instruction) -> Option<Access> {
+    fn access(&self, ins: &Instruction, space: Space) -> Option<Access> {
         let memory: Vec<&Address> = ins
             .operands
             .iter()
@@ -340,10 +344,12 @@ impl Decoder<'_> {
         let uniform = address.uniform.as_ref().and_then(|u| {
             let first = Reg::from_register(u.reg)?;
             // With a 64-bit register base the uniform register is a 32-bit offset; otherwise
-            // it is the 64-bit base (`[R2.U32+UR4]`, `[UR4]`).
-            Some((first, if wide_base { None } else { first.next() }))
+            // it is the 64-bit base (`[R2.U32+UR4]`, `[UR4]`) of a global access.
+            let wide_uniform = !wide_base && space == Space::Global;
+            Some((first, if wide_uniform { first.next() } else { None }))
         });
         Some(Access {
+            space,
             base,
             uniform,
             offset: address.offset,
@@ -1068,7 +1074,7 @@ mod tests {
         let d = decode("DADD R4, R4, R8");
         assert_eq!(d.clobbers, vec![Reg::R(4), Reg::R(5)]);
         let d = decode("LDG.E.64 R4, desc[UR4][R2.64+0x8]");
-        let Kind::Global(access) = &d.kind else {
+        let Kind::Memory(access) = &d.kind else {
             panic!("a global access: {:?}", d.kind)
         };
         assert_eq!(access.base, Some((Reg::R(2), Some(Reg::R(3)))));

@@ -117,7 +117,7 @@ pub enum Special {
     LaneId,
     /// `SR_LTMASK`, `SR_LEMASK`, `SR_EQMASK`, `SR_GTMASK`, `SR_GEMASK`.
     LaneMask(MaskKind),
-    /// `SRZ`.
+    /// `SRZ`, and `SR_CgaCtaId`.
     Zero,
     /// Clocks, SM ids, … : unknown.
     Unknown,
@@ -141,7 +141,10 @@ impl Special {
             "Z" => Some(2),
             _ => None,
         };
-        if name == "SRZ" {
+        // A launch without thread-block clusters (the only kind emulated) puts each block in a
+        // cluster of one, so its rank there (`SR_CgaCtaId`, which sm_90 code shifts into the
+        // shared window's address) is 0.
+        if name == "SRZ" || name == "SR_CgaCtaId" {
             return Special::Zero;
         }
         if let Some(a) = name.strip_prefix("SR_TID.").and_then(axis) {

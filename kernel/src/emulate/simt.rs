@@ -1,9 +1,10 @@
 //! Runs one warp through the control-flow graph: a reconvergence stack at immediate
 //! post-dominators, per-lane guards, exits; counts what the warp executes.
 
+use super::decode::Access;
 use super::decode::{Decoded, Decoder, Kind, Reg};
 use super::launch::{ConstBank, WarpPlace};
-use super::memory::{coalesced_bytes, sector_bytes, SECTOR};
+use super::memory::{bank_wavefronts, coalesced_bytes, conflict_free_wavefronts, sectors, SECTOR};
 use super::warp::{Step, Warp, NEVER_WRITTEN};
 use super::Unresolved;
 use crate::arch::{memory_space, pipe, Arch, Pipe, Space};
@@ -11,7 +12,7 @@ use crate::cfg::{Cfg, Exit};
 use crate::error::{Error, Result};
 use crate::latency::{CriticalPath, LatencyTable};
 use crate::sass::Kernel;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The most instructions one warp may execute before the emulator calls its loop endless.
 pub const MAX_WARP_INSTRUCTIONS: u64 = 100_000_000;
@@ -51,6 +52,35 @@ pub struct Issued {
     pub sectors: u16,
     /// Sectors the same lanes would touch if perfectly coalesced.
     pub coalesced_sectors: u16,
+    /// Of `sectors`, those that leave the SM: a load's sectors its block had not loaded before
+    /// (see [`Program::start_block`]); every sector of a store or atomic.
+    pub missed_sectors: u16,
+    /// Wavefronts a shared access takes through the banks; 0 for any other instruction.
+    pub wavefronts: u8,
+    /// Wavefronts it would take without bank conflicts.
+    pub conflict_free_wavefronts: u8,
+}
+
+/// The distinct sectors a run of warps touched: loaded ones as themselves, stored ones with
+/// [`STORED`] set (a sector both loaded and stored moves both ways); and the sectors of
+/// accesses whose addresses are unknown.
+#[derive(Debug, Default)]
+pub struct Touched {
+    sectors: HashSet<u64>,
+    unknown: u64,
+}
+
+/// Tells a stored sector from a loaded one in [`Touched`] (sectors are addresses / 32).
+const STORED: u64 = 1 << 63;
+
+/// What one access moves: the fields of [`Issued`] beyond the instruction and its lanes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Traffic {
+    sectors: u64,
+    coalesced_sectors: u64,
+    missed_sectors: u64,
+    wavefronts: u64,
+    conflict_free_wavefronts: u64,
 }
 
 /// What each instruction adds to the counts.
@@ -60,7 +90,8 @@ struct Cost {
     cuda_core: bool,
     /// Issues on its own: not the first of a dual-issued pair (as `counts::static_counts`).
     issues: bool,
-    global: bool,
+    /// A global load: its sectors may hit what its block loaded before.
+    global_load: bool,
 }
 
 /// A stack entry: lanes running from `block` until they reach `join`, where the entry below
@@ -94,6 +125,11 @@ pub struct Program<'a> {
     max_instructions: u64,
     /// The running warp's stream, when asked for.
     trace: Option<Vec<Issued>>,
+    /// Sectors the running warp's block has loaded, when its loads are to be told apart into
+    /// hits and misses.
+    block_loads: Option<HashSet<u64>>,
+    /// Every sector global accesses have touched, when asked for (see [`Program::touched`]).
+    touched: Option<Touched>,
 }
 
 impl<'a> Program<'a> {
@@ -122,7 +158,7 @@ impl<'a> Program<'a> {
                     pipe: Pipe::ALL.iter().position(|&x| x == p).unwrap_or(0),
                     cuda_core: p.uses_cuda_cores(),
                     issues: !(ins.dual_issue_with_next && arch.has_dual_issue()),
-                    global: memory_space(ins, arch) == Some(Space::Global),
+                    global_load: p == Pipe::GlobalLoad,
                 }
             })
             .collect();
@@ -149,6 +185,8 @@ impl<'a> Program<'a> {
             unresolved: BTreeMap::new(),
             max_instructions,
             trace: None,
+            block_loads: None,
+            touched: None,
         }
     }
 
@@ -268,30 +306,54 @@ impl<'a> Program<'a> {
         tally.active_thread_executed += u64::from(mask.count_ones());
         tally.thread_executed += u64::from((step.exec | step.unsure).count_ones());
         let lanes = step.exec | step.unsure;
-        let mut sectors = (0, 0);
-        if let (true, Kind::Global(access)) = (cost.global, &d.kind) {
-            // Addresses before the access writes: a load may overwrite its own address.
-            let coalesced = coalesced_bytes(lanes.count_ones(), access.bytes);
-            let bytes = match warp.addresses(access, lanes) {
-                Some(addresses) => sector_bytes(&addresses, access.bytes),
-                None => {
-                    tally.unknown_address_accesses += 1;
-                    coalesced
-                }
-            };
-            tally.gmem_bytes += bytes;
-            sectors = (bytes / SECTOR, coalesced / SECTOR);
-        }
+        let traffic = match &d.kind {
+            Kind::Memory(access) => {
+                let loads = self.block_loads.as_mut().filter(|_| cost.global_load);
+                let touched = self.touched.as_mut().map(|t| (t, cost.global_load));
+                traffic(warp, access, lanes, loads, touched, tally)
+            }
+            _ => Traffic::default(),
+        };
         if let Some(trace) = &mut self.trace {
+            let narrow = |x: u64| u16::try_from(x).unwrap_or(u16::MAX);
             trace.push(Issued {
                 instruction: i as u32,
                 lanes: lanes.count_ones() as u8,
-                sectors: u16::try_from(sectors.0).unwrap_or(u16::MAX),
-                coalesced_sectors: u16::try_from(sectors.1).unwrap_or(u16::MAX),
+                sectors: narrow(traffic.sectors),
+                coalesced_sectors: narrow(traffic.coalesced_sectors),
+                missed_sectors: narrow(traffic.missed_sectors),
+                wavefronts: u8::try_from(traffic.wavefronts).unwrap_or(u8::MAX),
+                conflict_free_wavefronts: u8::try_from(traffic.conflict_free_wavefronts).unwrap_or(u8::MAX),
             });
         }
         warp.execute(d, i as u32, step);
         Ok(step)
+    }
+
+    /// Starts counting the distinct sectors global accesses touch from now on.
+    pub fn count_touched(&mut self) {
+        self.touched = Some(Touched::default());
+    }
+
+    /// The distinct sectors loaded plus the distinct sectors stored since
+    /// [`Program::count_touched`]; an access whose addresses are unknown counts its sectors as
+    /// distinct.
+    pub fn touched(&self) -> u64 {
+        self.touched
+            .as_ref()
+            .map_or(0, |t| t.sectors.len() as u64 + t.unknown)
+    }
+
+    /// Starts a new block for the hit/miss split of global loads: from now on, a load's sectors
+    /// that an earlier load since this call touched are L1 hits. Within a block the warps run
+    /// nearly in step, so whichever warp loads a sector first misses and the rest hit, however
+    /// far apart they run here; blocks resident together on an SM are far apart in the grid
+    /// and share little, so nothing carries over from block to block.
+    pub fn start_block(&mut self) {
+        match &mut self.block_loads {
+            Some(loads) => loads.clear(),
+            None => self.block_loads = Some(HashSet::new()),
+        }
     }
 
     /// Lanes taking the branch that ends block `b`: where the guard holds, and where it is
@@ -373,7 +435,7 @@ impl<'a> Program<'a> {
         let i = origin as usize;
         let ins = &self.kernel.instructions[i];
         let what = match (&self.decoded[i].kind, memory_space(ins, self.arch)) {
-            (Kind::Global(_), _) => "loads it from global memory",
+            (Kind::Memory(a), _) if a.space == Space::Global => "loads it from global memory",
             (_, Some(Space::Shared)) => "loads it from shared memory",
             (_, Some(Space::Local)) => "loads it from local memory",
             (_, Some(Space::Constant)) => "reads a constant the launch does not fill",
@@ -453,6 +515,62 @@ impl<'a> Program<'a> {
         let l = critical.finish();
         self.latencies.insert(path.to_vec(), l);
         l
+    }
+}
+
+/// What the access at `access` moves for `lanes`, addresses taken before it writes (a load
+/// may overwrite its own address), split into hits and misses against `block_loads` where
+/// given. Unknown addresses count as coalesced, conflict-free and
+/// missing.
+fn traffic(
+    warp: &Warp,
+    access: &Access,
+    lanes: u32,
+    block_loads: Option<&mut HashSet<u64>>,
+    touched: Option<(&mut Touched, bool)>,
+    tally: &mut Profile,
+) -> Traffic {
+    let addresses = warp.addresses(access, lanes);
+    let count = lanes.count_ones();
+    if access.space == Space::Shared {
+        let ideal = conflict_free_wavefronts(count, access.bytes, u64::MAX);
+        let wavefronts = addresses.map_or(ideal, |a| bank_wavefronts(&a, access.bytes));
+        return Traffic {
+            wavefronts,
+            conflict_free_wavefronts: conflict_free_wavefronts(count, access.bytes, wavefronts),
+            ..Traffic::default()
+        };
+    }
+    let coalesced = coalesced_bytes(count, access.bytes) / SECTOR;
+    let Some(addresses) = addresses else {
+        tally.unknown_address_accesses += 1;
+        if let Some((all, _)) = touched {
+            all.unknown += coalesced;
+        }
+        tally.gmem_bytes += coalesced * SECTOR;
+        return Traffic {
+            sectors: coalesced,
+            coalesced_sectors: coalesced,
+            missed_sectors: coalesced,
+            ..Traffic::default()
+        };
+    };
+    let list = sectors(&addresses, access.bytes);
+    let n = list.len() as u64;
+    tally.gmem_bytes += n * SECTOR;
+    if let Some((all, load)) = touched {
+        let tag = if load { 0 } else { STORED };
+        all.sectors.extend(list.iter().map(|s| s | tag));
+    }
+    let missed = match block_loads {
+        Some(loads) => list.into_iter().filter(|&s| loads.insert(s)).count() as u64,
+        None => n,
+    };
+    Traffic {
+        sectors: n,
+        coalesced_sectors: coalesced,
+        missed_sectors: missed,
+        ..Traffic::default()
     }
 }
 

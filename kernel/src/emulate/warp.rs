@@ -254,7 +254,7 @@ impl<'a> Warp<'a> {
                 }
             }
             Kind::R2p { shift } => self.r2p(d, *shift, index, lanes, unsure, guard_origin),
-            Kind::Global(_) | Kind::Unmodeled | Kind::Call => {
+            Kind::Memory(_) | Kind::Unmodeled | Kind::Call => {
                 for &reg in &d.clobbers {
                     self.clobber(reg, lanes | unsure, index);
                 }
@@ -374,7 +374,7 @@ impl<'a> Warp<'a> {
         }
     }
 
-    /// The byte addresses of a global access in each of `lanes`, or `None` if any is unknown.
+    /// The byte addresses of a memory access in each of `lanes`, or `None` if any is unknown.
     pub fn addresses(&self, access: &Access, lanes: u32) -> Option<Vec<u64>> {
         let wide = |pair: Option<(Reg, Option<Reg>)>, lane: usize| -> Option<u64> {
             let Some((lo, hi)) = pair else { return Some(0) };

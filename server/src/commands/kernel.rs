@@ -52,8 +52,8 @@ fn simulate_command(args: KernelSimulateArgs) -> Result<()> {
     Ok(())
 }
 
-/// What TEG's "what if" list lacks, said rather than shown as zero.
-const NOT_MODELLED: &str = "shared-memory bank conflicts: the emulator does not follow shared-memory addresses, so their cost is not known";
+/// What TEG leaves out, said rather than silently taken as free.
+const NOT_MODELLED: &str = "static __shared__ arrays (a SASS listing does not give their size: pass it with --dynamic-shared for the occupancy), L1 capacity within a block, TLB misses, the L2 bandwidth";
 
 fn simulation_table(
     kernel: &str,
@@ -217,7 +217,12 @@ fn launch(args: &KernelAnalyzeArgs) -> Result<Option<Launch>> {
 }
 
 /// A launch from the command line's `--grid`, `--block`, `--args` and `--dynamic-shared`.
-fn launch_of(grid: &str, block: &str, values: Option<&str>, dynamic_shared: u32) -> Result<Launch> {
+pub(crate) fn launch_of(
+    grid: &str,
+    block: &str,
+    values: Option<&str>,
+    dynamic_shared: u32,
+) -> Result<Launch> {
     let values = values.unwrap_or("");
     let args_list = values
         .split(',')
