@@ -94,7 +94,11 @@ impl fmt::Display for ParamError {
             None => String::new(),
         };
         match self {
-            ParamError::Missing { key, hint: h } => write!(f, "missing key `{key}`{}", hint(h)),
+            // The hint is a key the input has: the user wrote it, and meant `key`.
+            ParamError::Missing { key, hint: Some(h) } => {
+                write!(f, "missing key `{key}`; found `{h}`: did you mean `{key}`?")
+            }
+            ParamError::Missing { key, hint: None } => write!(f, "missing key `{key}`"),
             ParamError::Unknown { key, hint: h } => write!(f, "unknown key `{key}`{}", hint(h)),
             ParamError::Invalid { key, expected, got } => {
                 write!(f, "key `{key}`: expected {expected}, got {got}")
@@ -253,7 +257,10 @@ mod tests {
     fn missing_key_suggests_the_typo() {
         let mut r = ParamReader::new(params(&[("SM", 13.0.into())]));
         let err = r.positive("SMs").unwrap_err();
-        assert_eq!(err.to_string(), "missing key `SMs`; did you mean `SM`?");
+        assert_eq!(
+            err.to_string(),
+            "missing key `SMs`; found `SM`: did you mean `SMs`?"
+        );
     }
 
     #[test]

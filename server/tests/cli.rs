@@ -111,7 +111,7 @@ fn bad_input_names_the_key_or_the_place() {
         Some(r#"{"size": 1, "bandwith": 2}"#),
     );
     assert!(
-        err.contains("missing key `bandwidth`; did you mean `bandwith`?"),
+        err.contains("missing key `bandwidth`; found `bandwith`: did you mean `bandwidth`?"),
         "{err}"
     );
     let err = failure(
@@ -617,4 +617,22 @@ fn kernel_simulate_times_a_launch_with_teg_and_its_bottlenecks() {
     let bad: Vec<&str> = args.iter().copied().chain(["--gpu", "H1000"]).collect();
     let e = failure(&bad, None);
     assert!(e.contains("--gpu H1000") && e.contains("H100 SXM5 80GB"), "{e}");
+}
+
+#[test]
+fn a_closed_pipe_ends_the_command_without_a_panic() {
+    // `hetsim components | true`: the reader is gone before hetsim writes (it starts 0.3 s
+    // late), so every write meets a broken pipe.
+    let script = format!(
+        "(sleep 0.3; '{}' components; echo \"status $?\" >&2) | true",
+        env!("CARGO_BIN_EXE_hetsim")
+    );
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(repo())
+        .output()
+        .expect("bash runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("status 141"), "ends as SIGPIPE would: {stderr}");
 }
