@@ -18,8 +18,8 @@ pub mod sim;
 pub mod system;
 
 pub use run::{
-    check_app, check_labels, check_process_count, default_labels, run, RunOptions, RunReport, Variable,
-    RESERVED_NAMES,
+    check_app, check_labels, check_process_count, default_labels, labels_over_defaults, run, RunOptions,
+    RunReport, Variable, RESERVED_NAMES,
 };
 pub use sandbox::{CancelFlag, Limits, CANCELLED};
 pub use system::{load as load_system, System, SystemFile};

@@ -129,6 +129,14 @@ pub fn default_labels(system: &System) -> BTreeMap<String, u64> {
     labels
 }
 
+/// The run's labels: `given` counts, and the system's (see [`default_labels`]) for every
+/// label not given, so that `--label Worker=4` changes the workers and keeps the master.
+pub fn labels_over_defaults(system: &System, given: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    let mut labels = default_labels(system);
+    labels.extend(given.iter().map(|(k, &v)| (k.clone(), v)));
+    labels
+}
+
 /// The engine application scripts run on: the sandbox, the model functions, the system's
 /// kernels and `sim`.
 fn app_engine(limits: &Limits, clock: &SliceClock, kernels: Rc<KernelLibrary>) -> rhai::Engine {

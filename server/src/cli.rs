@@ -22,7 +22,8 @@ pub enum Command {
     #[command(after_help = "Example (the thesis scenario, seed 004 Figure 5.23):\n  \
 hetsim run --app examples/gajger/app.rhai --system examples/gajger/gtx970.toml \\\n    \
 --var occupancy=64 --var computeIntensity=128 --var blockSize=256 --var numElements=400000000\n\n\
-Without --label, every label of the system runs at its capacity (count × multiplicity).\n\
+Every label of the system runs at its capacity (count × multiplicity) unless --label gives\n\
+its count; labels not given keep the system's.\n\
 A variable's type is inferred: integer, else float, else true/false, else string.")]
     Run(RunArgs),
     /// Evaluate one analytic model and show its intermediate values.

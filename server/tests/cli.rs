@@ -636,3 +636,21 @@ fn a_closed_pipe_ends_the_command_without_a_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.contains("status 141"), "ends as SIGPIPE would: {stderr}");
 }
+
+#[test]
+fn a_label_given_changes_its_count_and_keeps_the_systems_others() {
+    // The README's tour: `--label Worker=4` on the master-worker system keeps its Master.
+    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
+    let tour = "hetsim run --app examples/master-worker/app.rhai --system examples/master-worker/system.toml --label Worker=4";
+    assert!(readme.contains(tour), "the README still shows the command");
+    let args: Vec<&str> = tour.split(' ').skip(1).chain(["--json"]).collect();
+    let v = ok_json(&args);
+    let processes = v["processes"].as_array().expect("processes");
+    let count = |label: &str| {
+        processes
+            .iter()
+            .filter(|p| p["label"].as_str() == Some(label))
+            .count()
+    };
+    assert_eq!((count("Master"), count("Worker")), (1, 4), "{v}");
+}

@@ -62,6 +62,10 @@ fn main() {
         let launches = h100::launches(held_out);
         let plans = h100::plans(&prepared, &gpu, &launches);
         let (mape, worst) = h100::mape(&h100::errors(&prepared, &gpu, &launches, &plans));
-        println!("held out {held_out}: MAPE {:.2} %, worst {:.1} %", 100.0 * mape, 100.0 * worst);
+        println!(
+            "held out {held_out}: MAPE {:.2} %, worst {:.1} %",
+            100.0 * mape,
+            100.0 * worst
+        );
     }
 }

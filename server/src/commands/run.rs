@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::rc::Rc;
 
 use anyhow::{anyhow, bail, Context, Result};
-use hetsim_scripting::{default_labels, load_system, RunOptions, RunReport, Variable};
+use hetsim_scripting::{labels_over_defaults, load_system, RunOptions, RunReport, Variable};
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{timeline, Options, Progress, ProgressFn, Results, SpanKind};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -13,10 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::cli::RunArgs;
 use crate::input::{pair, read_text};
 
-fn labels(args: &[String]) -> Result<Option<BTreeMap<String, u64>>> {
-    if args.is_empty() {
-        return Ok(None);
-    }
+fn labels(args: &[String]) -> Result<BTreeMap<String, u64>> {
     let mut labels = BTreeMap::new();
     for text in args {
         let (name, count) = pair(text, "--label")?;
@@ -25,7 +22,7 @@ fn labels(args: &[String]) -> Result<Option<BTreeMap<String, u64>>> {
             .map_err(|_| anyhow!("--label {text:?}: the count must be a whole number >= 0"))?;
         labels.insert(name.to_owned(), count);
     }
-    Ok(Some(labels))
+    Ok(labels)
 }
 
 fn variables(args: &[String]) -> Result<BTreeMap<String, Variable>> {
@@ -40,7 +37,7 @@ fn variables(args: &[String]) -> Result<BTreeMap<String, Variable>> {
 pub fn run(args: RunArgs) -> Result<()> {
     let app = read_text(&args.app)?;
     let system = load_system(&args.system).map_err(|e| anyhow!(e))?;
-    let labels = labels(&args.labels)?.unwrap_or_else(|| default_labels(&system));
+    let labels = labels_over_defaults(&system, &labels(&args.labels)?);
     let variables = variables(&args.vars)?;
     let Some(algorithm) = Algorithm::parse(&args.algorithm) else {
         bail!("--algorithm {:?}: expected binomial or flat", args.algorithm);

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use hetsim_scripting::{
-    check_app, check_labels, default_labels, System, SystemFile, Variable, RESERVED_NAMES,
+    check_app, check_labels, labels_over_defaults, System, SystemFile, Variable, RESERVED_NAMES,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -150,11 +150,7 @@ impl RunSpec {
         let (system_json, system) = system(store, &sub).await?;
         let labels = combinations(&label_axes)
             .map(|labels| {
-                let labels = if labels.is_empty() {
-                    default_labels(&system)
-                } else {
-                    labels
-                };
+                let labels = labels_over_defaults(&system, &labels);
                 check_labels(&system, &labels, limits.max_processes)
                     .map(|()| labels)
                     .map_err(|e| SpecError::invalid("labels", e))
