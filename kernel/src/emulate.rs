@@ -166,9 +166,7 @@ fn emulate_within(
     launch: &Launch,
     limits: Limits,
 ) -> Result<Emulation> {
-    let geometry = Geometry::new(launch)?;
-    let bank = ConstBank::new(arch, launch)?;
-    check_parameters(kernel, &bank, launch)?;
+    let (geometry, bank) = checked_launch(kernel, arch, launch)?;
     let mut program = Program::new(kernel, cfg, arch, table, &bank, limits.instructions);
     let mut behaviours: Vec<Profile> = Vec::new();
     let mut ids: HashMap<Profile, usize> = HashMap::new();
@@ -230,30 +228,37 @@ pub fn block_streams(
     launch: &Launch,
     blocks: &[u64],
 ) -> Result<Vec<Vec<Arc<[Issued]>>>> {
-    let geometry = Geometry::new(launch)?;
-    let bank = ConstBank::new(arch, launch)?;
-    check_parameters(kernel, &bank, launch)?;
+    let (geometry, bank) = checked_launch(kernel, arch, launch)?;
     let mut program = Program::new(kernel, cfg, arch, table, &bank, LIMITS.instructions);
     let mut distinct: HashSet<Arc<[Issued]>> = HashSet::new();
-    let per_block = u64::from(geometry.warps_per_block);
     blocks
         .iter()
         .map(|&b| {
-            program.start_block();
-            (b * per_block..(b + 1) * per_block)
-                .map(|w| {
-                    let (_, trace) = program.run_traced(w, geometry.warp(w))?;
+            let traces = run_block(&mut program, &geometry, b)?;
+            Ok(traces
+                .into_iter()
+                .map(|trace| {
                     let trace: Arc<[Issued]> = trace.into();
-                    Ok(match distinct.get(&trace) {
+                    match distinct.get(&trace) {
                         Some(same) => same.clone(),
                         None => {
                             distinct.insert(trace.clone());
                             trace
                         }
-                    })
+                    }
                 })
-                .collect()
+                .collect())
         })
+        .collect()
+}
+
+/// The streams of block `b`'s warps, the block's loads split into hits and misses from its
+/// start ([`Program::start_block`]).
+fn run_block(program: &mut Program, geometry: &Geometry, b: u64) -> Result<Vec<Vec<Issued>>> {
+    program.start_block();
+    let per_block = u64::from(geometry.warps_per_block);
+    (b * per_block..(b + 1) * per_block)
+        .map(|w| Ok(program.run_traced(w, geometry.warp(w))?.1))
         .collect()
 }
 
@@ -267,8 +272,6 @@ pub struct Reuse {
     pub dram_fraction: f64,
     /// Sectors one block misses in L1, on average over the blocks emulated.
     pub missed_sectors_per_block: f64,
-    /// Blocks emulated to find it.
-    pub emulated_blocks: u64,
 }
 
 /// Warps [`reuse`] emulates at most.
@@ -282,9 +285,7 @@ const REUSE_WARPS: u64 = 512;
 /// stencil's halo leaves it flat), so it is extrapolated from the two tiles to the whole grid
 /// as that power law, its exponent clamped to [−1, 0].
 pub fn reuse(kernel: &Kernel, cfg: &Cfg, arch: Arch, table: &LatencyTable, launch: &Launch) -> Result<Reuse> {
-    let geometry = Geometry::new(launch)?;
-    let bank = ConstBank::new(arch, launch)?;
-    check_parameters(kernel, &bank, launch)?;
+    let (geometry, bank) = checked_launch(kernel, arch, launch)?;
     let per_block = u64::from(geometry.warps_per_block);
     let [gx, gy, _] = geometry.grid.map(u64::from);
     let budget = (REUSE_WARPS / per_block).max(4);
@@ -312,9 +313,7 @@ pub fn reuse(kernel: &Kernel, cfg: &Cfg, arch: Arch, table: &LatencyTable, launc
     let mut missed = [0.0; 2];
     let mut distinct = [0.0; 2];
     for (k, &b) in order.iter().enumerate() {
-        program.start_block();
-        for w in b * per_block..(b + 1) * per_block {
-            let (_, trace) = program.run_traced(w, geometry.warp(w))?;
+        for trace in run_block(&mut program, &geometry, b)? {
             missed[1] += trace.iter().map(|i| u64::from(i.missed_sectors)).sum::<u64>() as f64;
         }
         if k + 1 == n_small {
@@ -339,7 +338,6 @@ pub fn reuse(kernel: &Kernel, cfg: &Cfg, arch: Arch, table: &LatencyTable, launc
     Ok(Reuse {
         dram_fraction: (fraction(1) * (blocks / n[1]).powf(exponent)).min(1.0),
         missed_sectors_per_block: missed[1] / n[1].max(1.0),
-        emulated_blocks: order.len() as u64,
     })
 }
 
@@ -384,6 +382,15 @@ fn average(cfg: &Cfg, behaviours: &[Profile], weights: &HashMap<usize, f64>) -> 
 }
 
 /// Refuses a launch whose arguments end before a parameter the kernel reads.
+/// The launch's geometry and constant bank, its parameters checked against what the kernel
+/// reads.
+fn checked_launch(kernel: &Kernel, arch: Arch, launch: &Launch) -> Result<(Geometry, ConstBank)> {
+    let geometry = Geometry::new(launch)?;
+    let bank = ConstBank::new(arch, launch)?;
+    check_parameters(kernel, &bank, launch)?;
+    Ok((geometry, bank))
+}
+
 fn check_parameters(kernel: &Kernel, bank: &ConstBank, launch: &Launch) -> Result<()> {
     let params = bank.params();
     for ins in &kernel.instructions {

@@ -16,8 +16,8 @@
 //! GPU, so one SM receives a block no more often than every `active SMs × clock /
 //! launch_rate` cycles. DRAM sustains `efficiency ×` eq. 4.7's bandwidth: it sets each SM's
 //! `C_mem = efficiency × bandwidth × global latency / (SMs × 32 B × clock)` (seed 002, section
-//! 3.2.4, in 32-byte sectors) and bounds the launch from below by its bytes over that
-//! bandwidth. Time = launch overhead + cycles / clock.
+//! 3.2.4, in 32-byte sectors) and bounds the launch from below by its DRAM bytes (L1 and L2
+//! hits left out, see [`dram_fraction`]) over that bandwidth. Time = launch overhead + cycles / clock.
 
 use crate::arch::ArchParams;
 use crate::engine::{self, Block, SmConfig, SmRun};
@@ -227,8 +227,7 @@ pub fn simulate(p: &Prepared, launch: &Launch, gpu: &Gpu, options: &Options) -> 
 pub fn run(p: &Prepared, plan: &Plan, gpu: &Gpu, what_if: WhatIf) -> Simulation {
     let resident = plan.resident_blocks;
     let on_busiest = plan.blocks_on_busiest_sm;
-    let mut config = sm_config(&p.params, gpu, plan.active_sms, resident as usize, what_if);
-    config.dram_fraction = plan.dram_fraction;
+    let config = sm_config(&p.params, gpu, plan, what_if);
     let ops = ops(p.kernel, p.arch, &p.params);
     let run = engine::run(&ops, &config, &plan.streams);
     let sm_cycles = scaled_cycles(&run, on_busiest, resident as usize);
@@ -371,19 +370,19 @@ fn resident_blocks(
 }
 
 /// The SM's parameters in whole cycles.
-fn sm_config(params: &ArchParams, gpu: &Gpu, active_sms: u32, resident: usize, what_if: WhatIf) -> SmConfig {
+fn sm_config(params: &ArchParams, gpu: &Gpu, plan: &Plan, what_if: WhatIf) -> SmConfig {
     let cycles = |x: f64| x.round().max(0.0) as u64;
     let b = &params.blocks;
     let free = what_if.free_block_launch;
     SmConfig {
         schedulers: params.schedulers as usize,
-        resident_blocks: resident,
+        resident_blocks: plan.resident_blocks as usize,
         taken_branch: cycles(params.taken_branch),
         replacement: if free { 0 } else { cycles(b.replacement) },
         dispatch_interval: if free {
             0
         } else {
-            cycles(f64::from(active_sms) * gpu.clock_hz / b.launch_rate)
+            cycles(f64::from(plan.active_sms) * gpu.clock_hz / b.launch_rate)
         },
         memory_slots: (!what_if.infinite_memory_concurrency).then(|| gpu.memory_slots(params)),
         memory_queue_cycles: params.memory.queue_cycles,
@@ -392,7 +391,7 @@ fn sm_config(params: &ArchParams, gpu: &Gpu, active_sms: u32, resident: usize, w
         conflict_free_shared: what_if.no_bank_conflicts,
         l1_latency: cycles(params.memory.l1).max(1),
         l2_latency: cycles(params.memory.l2).max(1),
-        dram_fraction: None,
+        dram_fraction: plan.dram_fraction,
         barrier: cycles(b.barrier),
     }
 }

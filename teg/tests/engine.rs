@@ -54,20 +54,32 @@ fn config(schedulers: usize, resident_blocks: usize, memory_slots: Option<usize>
     }
 }
 
-/// A warp running instructions `0..n` in order, `sectors` per access.
+/// Instruction `instruction` on 32 lanes, moving nothing.
+fn issued(instruction: u32) -> Issued {
+    Issued {
+        instruction,
+        lanes: 32,
+        sectors: 0,
+        coalesced_sectors: 0,
+        missed_sectors: 0,
+        wavefronts: 0,
+        conflict_free_wavefronts: 0,
+    }
+}
+
+/// A warp running `entries` in order.
+fn warp(entries: impl IntoIterator<Item = Issued>) -> Arc<[Issued]> {
+    entries.into_iter().collect::<Vec<_>>().into()
+}
+
+/// A warp running instructions `0..n` in order, `sectors` per access, all missing in L1.
 fn stream(n: u32, sectors: u16) -> Arc<[Issued]> {
-    (0..n)
-        .map(|i| Issued {
-            instruction: i,
-            lanes: 32,
-            sectors,
-            coalesced_sectors: sectors,
-            missed_sectors: sectors,
-            wavefronts: 0,
-            conflict_free_wavefronts: 0,
-        })
-        .collect::<Vec<_>>()
-        .into()
+    warp((0..n).map(|i| Issued {
+        sectors,
+        coalesced_sectors: sectors,
+        missed_sectors: sectors,
+        ..issued(i)
+    }))
 }
 
 #[test]
@@ -146,19 +158,7 @@ fn blocks_wait_for_a_free_slot() {
 
 /// A warp running `instructions`, in that order, with no memory traffic.
 fn running(instructions: impl IntoIterator<Item = u32>) -> Arc<[Issued]> {
-    instructions
-        .into_iter()
-        .map(|i| Issued {
-            instruction: i,
-            lanes: 32,
-            sectors: 0,
-            coalesced_sectors: 0,
-            missed_sectors: 0,
-            wavefronts: 0,
-            conflict_free_wavefronts: 0,
-        })
-        .collect::<Vec<_>>()
-        .into()
+    warp(instructions.into_iter().map(issued))
 }
 
 #[test]
@@ -208,19 +208,12 @@ fn bank_conflicts_replay_through_the_pipe() {
             ..op(&p, Pipe::Shared, &[], &[i])
         })
         .collect();
-    let accesses = |wavefronts| -> Arc<[Issued]> {
-        (0..4)
-            .map(|i| Issued {
-                instruction: i,
-                lanes: 32,
-                sectors: 0,
-                coalesced_sectors: 0,
-                missed_sectors: 0,
-                wavefronts,
-                conflict_free_wavefronts: 1,
-            })
-            .collect::<Vec<_>>()
-            .into()
+    let accesses = |wavefronts| {
+        warp((0..4).map(|i| Issued {
+            wavefronts,
+            conflict_free_wavefronts: 1,
+            ..issued(i)
+        }))
     };
     let interval = p.pipe(Pipe::Shared).interval as u64;
     let clean = run(&ops, &config(1, 1, None), &[vec![accesses(1)]]);
@@ -239,17 +232,13 @@ fn loads_come_back_from_the_level_that_holds_them() {
     // One load of 4 sectors: all L1 hits; all missing with L2 holding every one; all DRAM.
     let p = gt200();
     let ops = vec![op(&p, Pipe::GlobalLoad, &[], &[2])];
-    let load = |missed| -> Arc<[Issued]> {
-        vec![Issued {
-            instruction: 0,
-            lanes: 32,
+    let load = |missed| {
+        warp([Issued {
             sectors: 4,
             coalesced_sectors: 4,
             missed_sectors: missed,
-            wavefronts: 0,
-            conflict_free_wavefronts: 0,
-        }]
-        .into()
+            ..issued(0)
+        }])
     };
     let cached = |f| SmConfig {
         dram_fraction: Some(f),

@@ -2,9 +2,7 @@
 //! (kernel/tests/sass, compiled for sm_90) and on hand-written listings.
 
 use hetsim_kernel::arch::Arch;
-use hetsim_kernel::cfg::Cfg;
 use hetsim_kernel::emulate::{block_streams, reuse, Arg, Issued, Launch, Reuse};
-use hetsim_kernel::latency::LatencyTable;
 use hetsim_kernel::sass::{parse, Kernel, Listing};
 use hetsim_teg::{simulate_with_bottlenecks, Gpu, Options, Prepared};
 
@@ -31,20 +29,30 @@ fn launch(grid: [u32; 2], block: [u32; 2], args: &[Option<i64>]) -> Launch {
     }
 }
 
+fn hopper(kernel: &Kernel) -> Prepared<'_> {
+    Prepared::new(kernel, Arch::HOPPER).expect("prepares")
+}
+
 fn streams(kernel: &Kernel, launch: &Launch, blocks: &[u64]) -> Vec<Vec<std::sync::Arc<[Issued]>>> {
-    let cfg = Cfg::build(kernel).expect("cfg");
-    let table = LatencyTable::for_arch(Arch::HOPPER).expect("table");
-    block_streams(kernel, &cfg, Arch::HOPPER, &table, launch, blocks).expect("emulates")
+    let p = hopper(kernel);
+    block_streams(kernel, &p.cfg, p.arch, &p.table, launch, blocks).expect("emulates")
 }
 
 fn reuse_of(kernel: &Kernel, launch: &Launch) -> Reuse {
-    let cfg = Cfg::build(kernel).expect("cfg");
-    let table = LatencyTable::for_arch(Arch::HOPPER).expect("table");
-    reuse(kernel, &cfg, Arch::HOPPER, &table, launch).expect("emulates")
+    let p = hopper(kernel);
+    reuse(kernel, &p.cfg, p.arch, &p.table, launch).expect("emulates")
 }
 
-fn h100() -> Gpu {
-    Gpu::from_catalog("H100 SXM5 80GB").expect("in the catalog")
+/// The launch's time on the H100 and the share of it that bank conflicts cost.
+fn bank_conflict_share(kernel: &Kernel, launch: &Launch) -> (f64, f64) {
+    let gpu = Gpu::from_catalog("H100 SXM5 80GB").expect("in the catalog");
+    let (sim, bottlenecks) =
+        simulate_with_bottlenecks(&hopper(kernel), launch, &gpu, &Options::default()).expect("simulates");
+    let conflicts = bottlenecks
+        .iter()
+        .find(|b| b.what == "shared-memory bank conflicts")
+        .unwrap_or_else(|| panic!("reported: {bottlenecks:?}"));
+    (sim.seconds, conflicts.share)
 }
 
 /// Each lane loads the shared word at `tid.x × stride` bytes, 16 times.
@@ -74,16 +82,9 @@ fn bank_conflicts_come_from_the_lanes_addresses() {
     }
     // The what-if removes exactly the replays: 32-way conflicts cost most of the time.
     let listing = strided_shared(7);
-    let kernel = &listing.kernels[0];
-    let prepared = Prepared::new(kernel, Arch::HOPPER).expect("prepares");
     let many = launch([132 * 8, 1], [256, 1], &[]);
-    let (_, bottlenecks) =
-        simulate_with_bottlenecks(&prepared, &many, &h100(), &Options::default()).expect("simulates");
-    let conflicts = bottlenecks
-        .iter()
-        .find(|b| b.what.contains("bank"))
-        .expect("reported");
-    assert!(conflicts.share > 0.5, "{bottlenecks:?}");
+    let (_, share) = bank_conflict_share(&listing.kernels[0], &many);
+    assert!(share > 0.5, "{share}");
 }
 
 #[test]
@@ -109,15 +110,9 @@ fn tiled_sgemm_is_conflict_free_and_waits_at_its_barriers() {
         "{:?}",
         shared.iter().find(|i| i.wavefronts != i.conflict_free_wavefronts)
     );
-    let prepared = Prepared::new(kernel, Arch::HOPPER).expect("prepares");
-    let (sim, bottlenecks) =
-        simulate_with_bottlenecks(&prepared, &l, &h100(), &Options::default()).expect("simulates");
-    let conflicts = bottlenecks
-        .iter()
-        .find(|b| b.what.contains("bank"))
-        .expect("reported");
-    assert_eq!(conflicts.share, 0.0);
-    assert!(sim.seconds > 0.0);
+    let (seconds, share) = bank_conflict_share(kernel, &l);
+    assert_eq!(share, 0.0);
+    assert!(seconds > 0.0);
 }
 
 #[test]
@@ -132,9 +127,8 @@ fn a_block_loads_each_sector_once_from_beyond_l1() {
     let total =
         |f: fn(&Issued) -> u16| -> u64 { s[0].iter().flat_map(|w| w.iter()).map(|i| u64::from(f(i))).sum() };
     let (touched, missed) = (total(|i| i.sectors), total(|i| i.missed_sectors));
-    // Misses: the block's 16 rows of A and 16 columns of B (n floats each, 2 sectors per row
-    // of 16 columns' 64 bytes... A: 16 rows × n/8 sectors; B: n rows × 2 sectors), plus the
-    // stores of C: 16 rows × 2 sectors.
+    // Misses: A's 16 rows of the block, n floats each (n/8 sectors); B's n rows, each 16
+    // columns of 64 bytes (2 sectors); and C's stores, 16 rows × 2 sectors.
     let expected = 16 * n / 8 + n * 2 + 16 * 2;
     assert_eq!(missed, expected as u64, "touched {touched}");
     assert!(touched > 4 * missed);

@@ -163,10 +163,7 @@ fn kernel_points(sim: &Simulator, m: &Measurements, file: &str) -> Result<Vec<(K
                     warps_per_sm: f64::from(blocks) * warps_per_block,
                 },
                 Point {
-                    what: format!(
-                        "{} line {}: a={} block={} smem={}",
-                        r.file, r.line, r.intensity, r.block, r.dynamic_shared
-                    ),
+                    what: run_label(r),
                     measured: r.seconds,
                     predicted: report.results.overall_time,
                     interval: report.results.overall_time_interval,
@@ -176,10 +173,10 @@ fn kernel_points(sim: &Simulator, m: &Measurements, file: &str) -> Result<Vec<(K
         .collect()
 }
 
-/// The launches of `file` predicted by TEG (`hetsim-teg`, the `gpu-teg` model) from the
-/// folder's saxpy2 SASS and the catalog's H100, with teg/data's parameters: no per-kernel
-/// constant, nothing fitted here.
-fn teg_points(m: &Measurements, file: &str) -> Result<Vec<Point>> {
+/// The saxpy2 launches of sweep.csv and occupancy_block256.csv predicted by TEG
+/// (`hetsim-teg`, the `gpu-teg` model) from the folder's saxpy2 SASS and the catalog's H100,
+/// with teg/data's parameters: no per-kernel constant, nothing fitted here. One check per file.
+fn teg_checks(m: &Measurements) -> Result<Vec<Check>> {
     let Some(sass) = &m.sass else {
         return Ok(Vec::new());
     };
@@ -191,27 +188,46 @@ fn teg_points(m: &Measurements, file: &str) -> Result<Vec<Point>> {
     let arch = kernel.arch.unwrap_or(hetsim_kernel::Arch::HOPPER);
     let prepared = hetsim_teg::Prepared::new(kernel, arch).map_err(|e| anyhow!("saxpy2 SASS: {e}"))?;
     let gpu = hetsim_teg::Gpu::from_catalog(TEG_GPU).map_err(|e| anyhow!("{TEG_GPU}: {e}"))?;
-    m.kernel_runs()
-        .filter(|r| r.file == file)
-        .map(|r| {
-            let launch = saxpy2::launch(r)?;
-            let simulation = hetsim_teg::simulate(&prepared, &launch, &gpu, &hetsim_teg::Options::default())
-                .map_err(|e| anyhow!("{} line {}: TEG: {e}", r.file, r.line))?;
-            Ok(Point {
-                what: format!(
-                    "{} line {}: a={} block={} smem={}",
-                    r.file, r.line, r.intensity, r.block, r.dynamic_shared
-                ),
-                measured: r.seconds,
-                predicted: simulation.seconds,
-                interval: [simulation.seconds; 2],
+    let points = |file: &str| -> Result<Vec<Point>> {
+        m.kernel_runs()
+            .filter(|r| r.file == file)
+            .map(|r| {
+                let launch = saxpy2::launch(r)?;
+                let simulation =
+                    hetsim_teg::simulate(&prepared, &launch, &gpu, &hetsim_teg::Options::default())
+                        .map_err(|e| anyhow!("{} line {}: TEG: {e}", r.file, r.line))?;
+                Ok(Point {
+                    what: run_label(r),
+                    measured: r.seconds,
+                    predicted: simulation.seconds,
+                    interval: [simulation.seconds; 2],
+                })
             })
-        })
-        .collect()
+            .collect()
+    };
+    let mut checks = Vec::new();
+    for (file, name) in [
+        ("sweep", "sweep.csv (kernel, TEG)"),
+        ("occupancy", "occupancy_block256.csv (kernel, TEG)"),
+    ] {
+        let teg = points(file)?;
+        if !teg.is_empty() {
+            checks.push(check(name, &teg, 0.08, 0.25));
+        }
+    }
+    Ok(checks)
+}
+
+/// Where a kernel run is in its file, and its configuration.
+fn run_label(r: &KernelRun) -> String {
+    format!(
+        "{} line {}: a={} block={} smem={}",
+        r.file, r.line, r.intensity, r.block, r.dynamic_shared
+    )
 }
 
 /// The held-out kernels of `heldout_times.csv` predicted by TEG from the SASS they ran
-/// (`heldout_sm<XY>.sass`), as `teg_points` does saxpy2: no kernel's constant, nothing fitted
+/// (`heldout_sm<XY>.sass`), as `teg_checks` does saxpy2: no kernel's constant, nothing fitted
 /// to them.
 fn heldout_points(m: &Measurements) -> Result<Vec<Point>> {
     let (Some(sass), false) = (&m.heldout_sass, m.heldout.is_empty()) else {
@@ -386,15 +402,7 @@ pub fn validate(args: &ValidateArgs) -> Result<Validation> {
         check("sweep.csv (kernel)", &points(&sweep), 0.08, 0.25),
         check("occupancy_block256.csv (kernel)", &points(&occupancy), 0.08, 0.25),
     ];
-    for (file, name) in [
-        ("sweep", "sweep.csv (kernel, TEG)"),
-        ("occupancy", "occupancy_block256.csv (kernel, TEG)"),
-    ] {
-        let teg = teg_points(&m, file)?;
-        if !teg.is_empty() {
-            checks.push(check(name, &teg, 0.08, 0.25));
-        }
-    }
+    checks.extend(teg_checks(&m)?);
     let heldout = heldout_points(&m)?;
     if !heldout.is_empty() {
         checks.push(check(
