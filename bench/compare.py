@@ -8,8 +8,8 @@ uses SimPy 4.1.2 (pip), then times, as whole processes, the median of --runs run
   ping-pong: 2 processes, 100,000 round trips of 1000-byte messages over one link
              (hetsim scripted in Rhai; SimGrid S4U C++; SimPy);
   master-worker: 1 master, W workers each on its own node, 10 rounds of one task per worker
-             (hetsim scripted in Rhai, W = 10,000, against SimGrid; W = 1,000,000 with native
-             engine processes, as SimGrid is not run at that size).
+             (hetsim scripted in Rhai, W = 10,000, against SimGrid; W = 1,000,000 scripted, from
+             examples/master-worker/million.toml, as SimGrid is not run at that size).
 Prints a Markdown table with wall times, peak memory and the ratios, for docs/PERFORMANCE.md.
 """
 import argparse
@@ -44,19 +44,12 @@ def median(cmd, runs):
 
 def build(tmp):
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "hetsim-server"], cwd=ROOT, check=True)
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "hetsim-simulator", "--benches"], cwd=ROOT, check=True)
     simgrid = os.path.join(tmp, "simgrid")
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "simgrid"], capture_output=True, text=True,
                            check=True).stdout.split()
     subprocess.run(["g++", "-O2", "-std=c++17", "-o", simgrid, os.path.join(ROOT, "bench/peers/simgrid.cpp")] + flags,
                    check=True)
-    native = subprocess.run(
-        ["cargo", "bench", "-p", "hetsim-simulator", "--bench", "master_worker", "--no-run", "--message-format=json"],
-        cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    import json
-    exe = [json.loads(l)["executable"] for l in native.splitlines()
-           if '"executable"' in l and json.loads(l).get("executable") and "master_worker" in json.loads(l)["executable"]]
-    return simgrid, exe[-1]
+    return simgrid
 
 
 def main():
@@ -69,7 +62,7 @@ def main():
     big = 10_000 if args.quick else 1_000_000
     sg_log = "--log=root.thres:critical"
     with tempfile.TemporaryDirectory() as tmp:
-        simgrid, native = build(tmp)
+        simgrid = build(tmp)
         system = os.path.join(tmp, f"mw{workers}.toml")
         with open(system, "w") as f:
             subprocess.run([sys.executable, os.path.join(ROOT, "examples/master-worker/generate.py"), str(workers)],
@@ -86,8 +79,13 @@ def main():
         mw_s = median([simgrid, "masterworker", str(workers), "10", sg_log], args.runs)
         rows.append((f"master-worker W={workers:,}, 10 rounds", "hetsim (Rhai)", mw_h, None))
         rows.append(("", "SimGrid 3.32 (S4U C++)", mw_s, mw_h[0] / mw_s[0]))
-        mw_big = median([native, str(big)], 1)
-        rows.append((f"master-worker W={big:,}, 10 rounds", "hetsim (native processes)", mw_big, None))
+        big_system = "examples/master-worker/million.toml"
+        if args.quick:
+            big_system = os.path.join(tmp, "big.toml")
+            with open("examples/master-worker/million.toml") as src, open(big_system, "w") as dst:
+                dst.write(src.read().replace("count = 1000000", f"count = {big}"))
+        mw_big = median([HETSIM, "run", "--app", "examples/master-worker/app.rhai", "--system", big_system], 1)
+        rows.append((f"master-worker W={big:,}, 10 rounds", "hetsim (Rhai)", mw_big, None))
     print("| workload | simulator | wall [s] (median) | peak RSS [MiB] | hetsim / peer |")
     print("|---|---|---|---|---|")
     for workload, sim, (wall, rss), ratio in rows:

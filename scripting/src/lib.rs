@@ -4,6 +4,7 @@
 //! - [`computational`]: `compute_time` / `transfer_time` models with attributes as constants;
 //! - [`process`] and [`sim`]: an application script as an engine process, and its `sim` API;
 //! - [`kernels`]: analysed GPU kernels in system models, and the `kernel_params` function;
+//! - [`stack`]: the one coroutine stack the processes of a run take turns on;
 //! - [`sandbox`]: the limits every script runs under;
 //! - [`run`]: one simulation run, end to end.
 
@@ -15,6 +16,7 @@ pub mod process;
 pub mod run;
 pub mod sandbox;
 pub mod sim;
+pub mod stack;
 pub mod system;
 
 pub use run::{

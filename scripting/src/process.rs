@@ -1,20 +1,21 @@
 //! A Rhai application script as an engine [`Process`].
 //!
-//! Rhai cannot yield by itself, so each process's script runs on its own stackful coroutine
+//! Rhai cannot yield by itself, so each process's script runs on a stackful coroutine
 //! (corosensei): a `sim.*` primitive suspends the coroutine with a [`Request`] for the engine,
 //! and the engine resumes it with the outcome. All processes share one compiled AST; each has
-//! its own scope.
+//! its own scope. The coroutines of a run take turns on one [`SharedStack`]: a suspended
+//! process keeps only the used part of its stack (see [`crate::stack`]).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use hetsim_simulator::{Process, Request, Resume};
 use rhai::{Engine, Scope, AST};
 
 use crate::errors::located;
 use crate::sandbox::{SliceClock, CANCELLED};
+use crate::stack::{Frames, OnSharedStack, SharedStack};
 
 /// The run log: bounded, with the count of lines dropped.
 #[derive(Debug, Default)]
@@ -42,6 +43,8 @@ impl RunLog {
 /// What the `sim` handle of one process shares with its coroutine.
 pub struct Channel {
     yielder: Cell<*const Yielder<Resume, Request>>,
+    /// The process's frames on the shared stack.
+    frames: Rc<Frames>,
     pub now: Cell<f64>,
 }
 
@@ -50,16 +53,32 @@ impl Channel {
     pub fn request(&self, request: Request) -> Resume {
         let yielder = self.yielder.get();
         assert!(!yielder.is_null(), "sim.* called outside the process's coroutine");
+        let marker = 0u8;
+        self.frames
+            .mark(std::hint::black_box(&marker) as *const u8 as usize);
         // SAFETY: the pointer is set at the start of the coroutine's body, which owns the
         // yielder for its whole run, and the script (hence this call) only runs inside it.
         unsafe { (*yielder).suspend(request) }
     }
 }
 
-type ScriptCoroutine = Coroutine<Resume, Request, Request, DefaultStack>;
+type ScriptCoroutine = Coroutine<Resume, Request, Request, OnSharedStack>;
+
+/// The script's body, run once the coroutine first resumes.
+type Body = Box<dyn FnOnce(&Yielder<Resume, Request>) -> Request>;
+
+enum Life {
+    /// Not started: the coroutine is made at the first resume, since making it writes to
+    /// the shared stack.
+    Ready(Body),
+    /// Started, and suspended (its frames on the stack or saved, see [`SharedStack`]).
+    Suspended(ScriptCoroutine),
+    Ended,
+}
 
 pub struct ScriptProcess {
-    coroutine: ScriptCoroutine,
+    life: Life,
+    stack: Rc<SharedStack>,
     channel: Rc<Channel>,
     clock: SliceClock,
 }
@@ -71,32 +90,51 @@ impl ScriptProcess {
         engine: Rc<Engine>,
         ast: Rc<AST>,
         origin: Rc<str>,
-        stack_size: usize,
+        stack: Rc<SharedStack>,
         clock: SliceClock,
         scope_for: impl FnOnce(Rc<Channel>) -> Scope<'static> + 'static,
-    ) -> std::io::Result<Self> {
+    ) -> Self {
         let channel = Rc::new(Channel {
             yielder: Cell::new(std::ptr::null()),
+            frames: Rc::new(Frames::default()),
             now: Cell::new(0.0),
         });
         let inner = channel.clone();
-        let stack = DefaultStack::new(stack_size)?;
-        let coroutine = Coroutine::with_stack(
+        let body: Body = Box::new(move |yielder| {
+            inner.yielder.set(yielder);
+            let mut scope = scope_for(inner.clone());
+            match engine.run_ast_with_scope(&mut scope, &ast) {
+                Ok(()) => Request::Finish,
+                Err(e) => Request::Fail(located(&origin, *e)),
+            }
+        });
+        ScriptProcess {
+            life: Life::Ready(body),
             stack,
-            move |yielder: &Yielder<Resume, Request>, _start: Resume| {
-                inner.yielder.set(yielder);
-                let mut scope = scope_for(inner.clone());
-                match engine.run_ast_with_scope(&mut scope, &ast) {
-                    Ok(()) => Request::Finish,
-                    Err(e) => Request::Fail(located(&origin, *e)),
-                }
-            },
-        );
-        Ok(ScriptProcess {
-            coroutine,
             channel,
             clock,
-        })
+        }
+    }
+
+    fn run_until_it_suspends(&mut self, input: Resume) -> Request {
+        let frames = &self.channel.frames;
+        self.stack.enter(frames);
+        let mut coroutine = match std::mem::replace(&mut self.life, Life::Ended) {
+            Life::Ready(body) => {
+                let stack = OnSharedStack(self.stack.clone());
+                Coroutine::with_stack(stack, move |yielder, _start: Resume| body(yielder))
+            }
+            Life::Suspended(coroutine) => coroutine,
+            Life::Ended => return Request::Fail("resumed after it ended".to_owned()),
+        };
+        match coroutine.resume(input) {
+            CoroutineResult::Yield(request) => {
+                self.stack.leave(frames);
+                self.life = Life::Suspended(coroutine);
+                request
+            }
+            CoroutineResult::Return(request) => request,
+        }
     }
 }
 
@@ -107,8 +145,17 @@ impl Process for ScriptProcess {
         }
         self.channel.now.set(now);
         self.clock.restart();
-        match self.coroutine.resume(input) {
-            CoroutineResult::Yield(request) | CoroutineResult::Return(request) => request,
+        self.run_until_it_suspends(input)
+    }
+}
+
+impl Drop for ScriptProcess {
+    /// A process dropped while suspended (its run failed, or deadlocked) unwinds its script's
+    /// frames, on its own stack: put it back first.
+    fn drop(&mut self) {
+        if let Life::Suspended(coroutine) = std::mem::replace(&mut self.life, Life::Ended) {
+            self.stack.enter(&self.channel.frames);
+            drop(coroutine);
         }
     }
 }

@@ -17,6 +17,7 @@ use crate::kernels::{self, KernelLibrary};
 use crate::process::{RunLog, ScriptProcess};
 use crate::sandbox::{self, CancelFlag, Limits, SliceClock};
 use crate::sim::{self, RunContext, Sim};
+use crate::stack::SharedStack;
 use crate::system::System;
 
 /// A run variable, typed as the application sees it. In JSON: a number without a fraction
@@ -240,6 +241,8 @@ pub fn run(
         .collect();
     let variables = Rc::new(variables);
     let origin: Rc<str> = Rc::from(app_origin);
+    let stack = SharedStack::new(options.limits.stack_size)
+        .map_err(|e| format!("cannot allocate the scripts' stack: {e}"))?;
     let mut processes = Vec::with_capacity(placements.len());
     for (pid, p) in placements.iter().enumerate() {
         let (context, counts, variables) = (context.clone(), counts.clone(), variables.clone());
@@ -248,7 +251,7 @@ pub fn run(
             engine.clone(),
             ast.clone(),
             origin.clone(),
-            options.limits.stack_size,
+            stack.clone(),
             clock.clone(),
             move |channel| {
                 let mut scope = Scope::new();
@@ -269,14 +272,7 @@ pub fn run(
                 );
                 scope
             },
-        )
-        .map_err(|e| {
-            format!(
-                "cannot allocate the stack of process {pid}: {e} (each scripted process has its own \
-                 coroutine stack, two memory mappings: the kernel's vm.max_map_count, often 65530, \
-                 allows about 32,000 scripted processes)"
-            )
-        })?;
+        );
         processes.push(process);
     }
     let mut timing = Timing(models);

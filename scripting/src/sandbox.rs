@@ -35,9 +35,10 @@ pub struct Limits {
     /// Processes a run may place (the labels' counts summed): placing allocates per process,
     /// so a count of 4·10⁹ must be refused before, not discovered by the allocator.
     pub max_processes: u64,
-    /// Stack of each process's coroutine [bytes]: reserved address space, of which only the
-    /// pages a script touches become resident. 8 MiB holds `max_call_levels` = 64 of Rhai
-    /// recursion even in a debug build (which needs 1–4 MiB; a release build far less).
+    /// Stack a script may use [bytes]: the one stack the run's processes take turns on
+    /// (`crate::stack`), reserved address space of which only touched pages become resident.
+    /// 8 MiB holds `max_call_levels` = 64 of Rhai recursion even in a debug build (which
+    /// needs 1–4 MiB; a release build far less).
     pub stack_size: usize,
 }
 
