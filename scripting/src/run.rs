@@ -96,6 +96,12 @@ pub fn platform(system: &System) -> Result<Platform, String> {
             id: n.spec.id.clone(),
             kind: n.component.kind,
             count: n.spec.count,
+            cores: n
+                .component
+                .attributes
+                .get("cores")
+                .and_then(|v| v.as_number())
+                .map(|c| c.clamp(1.0, f64::from(u32::MAX)) as u32),
             labels: n.spec.labels.clone(),
             power_load: number_attribute(&n.component, "powerConsumptionLoad"),
             power_idle: number_attribute(&n.component, "powerConsumptionIdle"),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use hetsim_models::params::closest;
 use hetsim_simulator::collectives::{self, Algorithm, Collective, Step};
-use hetsim_simulator::{Direction, HostMemory, Placement, Request, Resume, Source};
+use hetsim_simulator::{Direction, Handle, HostMemory, Message, Placement, Request, Resume, Source};
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
 use crate::computational::{Models, Timed};
@@ -148,30 +148,69 @@ impl Sim {
         self.done(resume, "sim.sleep")
     }
 
-    fn send(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<()> {
-        let resume = self.channel.request(Request::Send {
+    fn send_request(&mut self, bytes: f64, to: usize, options: SendOptions, tracked: bool) -> Resume {
+        self.channel.request(Request::Send {
             to,
             bytes,
             direction: options.direction,
             host_memory: options.host_memory,
-        });
+            tracked,
+        })
+    }
+
+    fn send(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<()> {
+        let resume = self.send_request(bytes, to, options, false);
         self.done(resume, "sim.send")
+    }
+
+    fn isend(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<Handle> {
+        match self.send_request(bytes, to, options, true) {
+            Resume::Handle(h) => Ok(h),
+            other => Err(format!("sim.isend: the engine answered {other:?}").into()),
+        }
+    }
+
+    fn received(&self, m: Message) -> Received {
+        let sender = &self.context.placements[m.from];
+        Received {
+            from: m.from as i64,
+            from_label: sender.label.clone(),
+            from_rank: sender.rank as i64,
+            bytes: m.bytes,
+            sent: m.sent,
+            arrived: m.arrived,
+        }
     }
 
     fn receive(&mut self, from: Source) -> Fallible<Received> {
         match self.channel.request(Request::Receive { from }) {
-            Resume::Message(m) => {
-                let sender = &self.context.placements[m.from];
-                Ok(Received {
-                    from: m.from as i64,
-                    from_label: sender.label.clone(),
-                    from_rank: sender.rank as i64,
-                    bytes: m.bytes,
-                    sent: m.sent,
-                    arrived: m.arrived,
-                })
-            }
+            Resume::Message(m) => Ok(self.received(m)),
             other => Err(format!("sim.receive: the engine answered {other:?}").into()),
+        }
+    }
+
+    fn irecv(&mut self, from: Source) -> Fallible<Handle> {
+        match self.channel.request(Request::Post { from }) {
+            Resume::Handle(h) => Ok(h),
+            other => Err(format!("sim.irecv: the engine answered {other:?}").into()),
+        }
+    }
+
+    /// Waits for `handles`: per handle, a receive's message, or () for a send.
+    fn wait_all(&mut self, handles: Vec<Handle>, call: &str) -> Fallible<Vec<Dynamic>> {
+        match self.channel.request(Request::Wait { handles }) {
+            Resume::Completed(messages) => Ok(messages
+                .into_iter()
+                .map(|m| m.map_or(Dynamic::UNIT, |m| Dynamic::from(self.received(m))))
+                .collect()),
+            other => Err(format!("{call}: the engine answered {other:?}").into()),
+        }
+    }
+
+    fn test(&mut self, handle: Handle) -> Fallible<bool> {
+        match self.channel.request(Request::Test { handle }) {
+            Resume::Tested(done) => Ok(done),
+            other => Err(format!("sim.test: the engine answered {other:?}").into()),
         }
     }
 
@@ -303,6 +342,65 @@ impl std::fmt::Display for Received {
     }
 }
 
+/// The handles in `items`, or which element is not one.
+fn handles(items: rhai::Array, call: &str) -> Fallible<Vec<Handle>> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let type_name = item.type_name();
+            item.try_cast::<Handle>().ok_or_else(|| {
+                format!("{call}: element {i}: expected a handle from sim.isend or sim.irecv, got {type_name}")
+                    .into()
+            })
+        })
+        .collect()
+}
+
+/// `"any"`, or a process target (pid, label, [label, rank]).
+fn source(s: &Sim, source: &Dynamic, call: &str) -> Fallible<Source> {
+    if source
+        .clone()
+        .try_cast::<rhai::ImmutableString>()
+        .is_some_and(|t| t == "any")
+    {
+        Ok(Source::Any)
+    } else {
+        Ok(Source::Pid(s.context.target(source, call)?))
+    }
+}
+
+fn register_nonblocking(engine: &mut Engine) {
+    engine.register_type_with_name::<Handle>("Handle");
+    engine.register_fn("isend", |s: &mut Sim, bytes: Dynamic, target: Dynamic| {
+        let bytes = number(&bytes, "sim.isend: bytes")?;
+        let to = s.context.target(&target, "sim.isend")?;
+        s.isend(bytes, to, SendOptions::default())
+    });
+    engine.register_fn(
+        "isend",
+        |s: &mut Sim, bytes: Dynamic, target: Dynamic, options: Map| {
+            let bytes = number(&bytes, "sim.isend: bytes")?;
+            let to = s.context.target(&target, "sim.isend")?;
+            let options = SendOptions::default().read(&options)?;
+            s.isend(bytes, to, options)
+        },
+    );
+    engine.register_fn("irecv", |s: &mut Sim, from: Dynamic| {
+        let from = source(s, &from, "sim.irecv")?;
+        s.irecv(from)
+    });
+    engine.register_fn("wait", |s: &mut Sim, handle: Handle| {
+        let mut got = s.wait_all(vec![handle], "sim.wait")?;
+        Ok::<_, Box<rhai::EvalAltResult>>(got.pop().unwrap_or(Dynamic::UNIT))
+    });
+    engine.register_fn("wait_all", |s: &mut Sim, items: rhai::Array| {
+        let handles = handles(items, "sim.wait_all")?;
+        s.wait_all(handles, "sim.wait_all")
+    });
+    engine.register_fn("test", |s: &mut Sim, handle: Handle| s.test(handle));
+}
+
 fn register_received(engine: &mut Engine) {
     engine.register_type_with_name::<Received>("Message");
     engine.register_get("from", |m: &mut Received| m.from);
@@ -318,6 +416,7 @@ fn register_received(engine: &mut Engine) {
 /// Registers the type `Sim` and its methods on the application engine.
 pub fn register(engine: &mut Engine) {
     register_received(engine);
+    register_nonblocking(engine);
     engine.register_type_with_name::<Sim>("Sim");
     engine.register_fn("now", |s: &mut Sim| s.now());
     engine.register_fn("compute", |s: &mut Sim, params: Map| s.compute(params));
@@ -369,16 +468,8 @@ pub fn register(engine: &mut Engine) {
             s.send(bytes, to, options)
         },
     );
-    engine.register_fn("receive", |s: &mut Sim, source: Dynamic| {
-        let from = if source
-            .clone()
-            .try_cast::<rhai::ImmutableString>()
-            .is_some_and(|t| t == "any")
-        {
-            Source::Any
-        } else {
-            Source::Pid(s.context.target(&source, "sim.receive")?)
-        };
+    engine.register_fn("receive", |s: &mut Sim, from: Dynamic| {
+        let from = source(s, &from, "sim.receive")?;
         s.receive(from)
     });
     engine.register_fn("log", |s: &mut Sim, value: Dynamic| {

@@ -29,6 +29,7 @@ fn cpu(id: String, label: &str) -> Node {
         id,
         kind: ComponentKind::Cpu,
         count: 1,
+        cores: None,
         labels: BTreeMap::from([(label.to_owned(), 1)]),
         power_load: 88.0,
         power_idle: 0.0,
@@ -98,6 +99,7 @@ impl Process for PingPong {
             bytes: 1000.0,
             direction: None,
             host_memory: HostMemory::Pageable,
+            tracked: false,
         };
         let receive = Request::Receive {
             from: Source::Pid(self.peer),
@@ -124,6 +126,7 @@ impl Process for PingPong {
                     receive
                 }
             }
+            (_, other) => Request::Fail(format!("ping-pong: unexpected {other:?}")),
         }
     }
 }
@@ -190,6 +193,7 @@ impl Process for MasterWorker {
                         bytes: 1e6,
                         direction: None,
                         host_memory: HostMemory::Pageable,
+                        tracked: false,
                     }
                 } else {
                     Request::Receive { from: Source::Any }
@@ -217,6 +221,7 @@ impl Process for MasterWorker {
                         bytes: 1e3,
                         direction: None,
                         host_memory: HostMemory::Pageable,
+                        tracked: false,
                     }
                 }
                 Resume::Done => {
@@ -227,6 +232,7 @@ impl Process for MasterWorker {
                         Request::Receive { from: Source::Pid(0) }
                     }
                 }
+                other => Request::Fail(format!("worker: unexpected {other:?}")),
             },
         }
     }

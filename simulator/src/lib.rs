@@ -7,24 +7,33 @@
 //!
 //! Semantics (DESIGN.md, "Application primitives"): time is `f64` seconds; events at equal
 //! times run in the order they were scheduled, so the same inputs give identical results. A
-//! send costs the sender nothing; a link carries `channels` transfers at once per direction
-//! and queues the rest FIFO; messages within a node and zero-byte messages arrive at once;
-//! messages between unlinked nodes are stored and forwarded along the fewest links.
+//! send costs the sender nothing; after its startup, a message shares its link direction's
+//! bandwidth max-min fairly with the others on it (`channels` of them run at full rate); the
+//! processes computing on a node share its count × cores cores the same way; messages within
+//! a node and zero-byte messages arrive at once; messages between unlinked nodes are stored
+//! and forwarded along the fewest links.
+//!
+//! Modules: [`events`] (the event kernel: time, queue, cancellation), [`sharing`] (a resource
+//! shared by its activities), `engine` (the loop, activities and transfers), `process` (what
+//! a process and the engine say to each other), `platform`, `results`, [`collectives`].
 
 pub mod collectives;
 mod engine;
+mod error;
+pub mod events;
 mod platform;
+mod process;
 mod results;
+pub mod sharing;
 pub mod timeline;
 mod uncertainty;
 
-pub use engine::{
-    simulate, LinkTiming, Message, Options, Process, Progress, ProgressFn, Request, Resume, SimError, Source,
-    PROGRESS_EVERY,
-};
+pub use engine::{simulate, LinkTiming, Options, Progress, ProgressFn, PROGRESS_EVERY};
+pub use error::SimError;
 pub use platform::{
     place, Direction, Hop, HostMemory, Link, LinkId, Node, NodeId, Placement, Platform, PlatformError,
 };
+pub use process::{Handle, Message, Process, Request, Resume, Source};
 pub use results::{NodeResult, ProcessResult, Results, Span, SpanKind};
 pub use uncertainty::{Estimate, Spread};
 

@@ -19,6 +19,9 @@ pub struct Node {
     pub id: String,
     pub kind: ComponentKind,
     pub count: u32,
+    /// Cores per unit, where stated: the processes computing on the node then share count ×
+    /// cores of them. Unstated, each process computes as if alone.
+    pub cores: Option<u32>,
     /// Label → processes of that label one unit can host.
     pub labels: BTreeMap<String, u32>,
     /// W per unit while computing.

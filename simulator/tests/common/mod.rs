@@ -12,6 +12,7 @@ pub fn node(id: &str, kind: ComponentKind, label: &str, multiplicity: u32) -> No
         id: id.into(),
         kind,
         count: 1,
+        cores: None,
         labels: BTreeMap::from([(label.to_owned(), multiplicity)]),
         power_load: 100.0,
         power_idle: 10.0,

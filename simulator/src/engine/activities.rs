@@ -1,0 +1,277 @@
+//! What a process does with its time: compute (on its node's shared cores), sleep, receive,
+//! wait for and test its non-blocking sends and receives.
+
+use super::{Blocked, Engine, EventKind, HandleState, ProcessState};
+use crate::error::SimError;
+use crate::process::{Handle, Message, Process, Request, Resume, Source};
+use crate::results::SpanKind;
+use crate::uncertainty::Spread;
+use crate::Pid;
+
+/// A finite, non-negative number, or what the request got wrong.
+fn checked(value: f64, what: &str) -> Result<f64, String> {
+    if value >= 0.0 && value.is_finite() {
+        Ok(value)
+    } else {
+        Err(format!("{what} must be a finite number >= 0, got {value}"))
+    }
+}
+
+impl<P: Process> Engine<'_, P> {
+    fn invalid(&self, pid: Pid, message: String) -> SimError {
+        SimError::InvalidRequest {
+            who: self.who(pid),
+            message,
+        }
+    }
+
+    /// Resumes `pid` and serves its requests until it blocks, computes, sleeps or ends.
+    pub(super) fn step(&mut self, pid: Pid, mut input: Resume) -> Result<(), SimError> {
+        loop {
+            let now = self.now();
+            input = match self.processes[pid].resume(now, input) {
+                Request::Compute {
+                    seconds,
+                    power,
+                    uncertainty,
+                } => {
+                    self.compute(pid, seconds, power, uncertainty)?;
+                    return Ok(());
+                }
+                Request::Sleep { seconds } => {
+                    let seconds = checked(seconds, "a duration [s]").map_err(|e| self.invalid(pid, e))?;
+                    let during = [self.now(), self.now() + seconds];
+                    self.span(pid, SpanKind::Sleep, during, 0.0, String::new);
+                    self.events
+                        .schedule(self.now() + seconds, EventKind::Resume(pid, Resume::Done));
+                    return Ok(());
+                }
+                Request::Send {
+                    to,
+                    bytes,
+                    direction,
+                    host_memory,
+                    tracked,
+                } => {
+                    let handle = tracked.then(|| self.new_handle(pid));
+                    self.send(pid, to, bytes, direction, host_memory, handle)?;
+                    handle.map_or(Resume::Done, Resume::Handle)
+                }
+                Request::Receive { from } => match self.take_from_mailbox(pid, from) {
+                    Some(message) => Resume::Message(message),
+                    None => {
+                        self.block(pid, Blocked::Receive(from));
+                        return Ok(());
+                    }
+                },
+                Request::Post { from } => Resume::Handle(self.post(pid, from)),
+                Request::Wait { handles } => {
+                    self.check_handles(pid, &handles)?;
+                    if handles.iter().all(|h| self.handles[h.0].done) {
+                        Resume::Completed(self.hand_over(&handles))
+                    } else {
+                        self.block(pid, Blocked::Wait(handles));
+                        return Ok(());
+                    }
+                }
+                Request::Test { handle } => {
+                    self.check_handles(pid, &[handle])?;
+                    Resume::Tested(self.handles[handle.0].done)
+                }
+                Request::Finish => {
+                    self.finished += 1;
+                    let now = self.now();
+                    let state = &mut self.states[pid];
+                    state.finished = true;
+                    state.finish_time = now;
+                    return Ok(());
+                }
+                Request::Fail(message) => {
+                    return Err(SimError::Process {
+                        who: self.who(pid),
+                        time: self.now(),
+                        message,
+                    })
+                }
+            };
+        }
+    }
+
+    /// Starts a compute of `work` seconds (with a core to itself) on the process's node.
+    fn compute(&mut self, pid: Pid, work: f64, power: Option<f64>, uncertainty: f64) -> Result<(), SimError> {
+        let work = checked(work, "a duration [s]").map_err(|e| self.invalid(pid, e))?;
+        let uncertainty =
+            checked(uncertainty, "a compute's uncertainty [s]").map_err(|e| self.invalid(pid, e))?;
+        if let Some(watts) = power {
+            checked(watts, "a compute's power [W]").map_err(|e| self.invalid(pid, e))?;
+        }
+        let now = self.now();
+        let state = &mut self.states[pid];
+        state.work += work;
+        if let Some(watts) = power {
+            state.powered_work += work;
+            state.powered_energy += work * watts;
+        }
+        state.computing = Some((now, uncertainty));
+        let node = self.placements[pid].node;
+        match &mut self.cores[node] {
+            Some(cores) => {
+                cores.shared.join(now, work, pid);
+                self.reschedule_cores(node);
+            }
+            None => {
+                self.events.schedule(now + work, EventKind::Computed(pid));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn cores_finish(&mut self, node: usize) -> Result<(), SimError> {
+        let now = self.now();
+        let Some(cores) = &mut self.cores[node] else {
+            return Ok(());
+        };
+        cores.finish = None;
+        let done = cores.shared.finish_due(now);
+        self.reschedule_cores(node);
+        for pid in done {
+            self.computed(pid)?;
+        }
+        Ok(())
+    }
+
+    fn reschedule_cores(&mut self, node: usize) {
+        if let Some(cores) = &mut self.cores[node] {
+            cores.reschedule(&mut self.events, EventKind::CoresFinish(node));
+        }
+    }
+
+    pub(super) fn computed(&mut self, pid: Pid) -> Result<(), SimError> {
+        let now = self.now();
+        let state = &mut self.states[pid];
+        let Some((start, uncertainty)) = state.computing.take() else {
+            return Ok(());
+        };
+        state.compute_time += now - start;
+        state.spread = state.spread.widened(uncertainty);
+        self.span(pid, SpanKind::Compute, [start, now], uncertainty, String::new);
+        self.step(pid, Resume::Done)
+    }
+
+    fn block(&mut self, pid: Pid, blocked: Blocked) {
+        let now = self.now();
+        let state = &mut self.states[pid];
+        state.blocked = Some(blocked);
+        state.blocked_since = now;
+    }
+
+    /// Ends `pid`'s block at now, with `message`'s arrival joining its clock's error bar.
+    fn unblock(&mut self, pid: Pid, message_spread: Option<(f64, Spread)>, detail: impl FnOnce() -> String) {
+        let now = self.now();
+        let state = &mut self.states[pid];
+        state.blocked = None;
+        let since = state.blocked_since;
+        state.spread = match message_spread {
+            Some(arrival) => Spread::of_later((since, state.spread), arrival),
+            None => state.spread,
+        };
+        state.wait_time += now - since;
+        self.span(pid, SpanKind::Wait, [since, now], 0.0, detail);
+    }
+
+    fn take_from_mailbox(&mut self, pid: Pid, from: Source) -> Option<Message> {
+        let now = self.now();
+        let state = &mut self.states[pid];
+        let i = state.mailbox.iter().position(|m| from.accepts(m))?;
+        let message = state.mailbox.remove(i)?;
+        state.spread = Spread::of_later((now, state.spread), (message.arrived, message.spread));
+        Some(message)
+    }
+
+    fn new_handle(&mut self, owner: Pid) -> Handle {
+        self.handles.push(HandleState {
+            owner,
+            done: false,
+            message: None,
+        });
+        Handle(self.handles.len() - 1)
+    }
+
+    fn post(&mut self, pid: Pid, from: Source) -> Handle {
+        let handle = self.new_handle(pid);
+        match self.take_from_mailbox(pid, from) {
+            Some(message) => {
+                let state = &mut self.handles[handle.0];
+                state.done = true;
+                state.message = Some(message);
+            }
+            None => self.states[pid].posted.push_back((handle, from)),
+        }
+        handle
+    }
+
+    fn check_handles(&self, pid: Pid, handles: &[Handle]) -> Result<(), SimError> {
+        match handles
+            .iter()
+            .find(|h| self.handles.get(h.0).is_none_or(|s| s.owner != pid))
+        {
+            Some(h) => Err(self.invalid(pid, format!("handle {} is not one of this process's", h.0))),
+            None => Ok(()),
+        }
+    }
+
+    fn hand_over(&mut self, handles: &[Handle]) -> Vec<Option<Message>> {
+        handles.iter().map(|h| self.handles[h.0].message.take()).collect()
+    }
+
+    /// Completes `handle`, with a receive's message, and resumes its owner if it waits for
+    /// it and the rest of what it waits for.
+    pub(super) fn complete(&mut self, handle: Handle, message: Option<Message>) -> Result<(), SimError> {
+        let state = &mut self.handles[handle.0];
+        state.done = true;
+        state.message = message;
+        let owner = state.owner;
+        let ready = match &self.states[owner].blocked {
+            Some(Blocked::Wait(handles)) => handles.iter().all(|h| self.handles[h.0].done),
+            _ => false,
+        };
+        if !ready {
+            return Ok(());
+        }
+        let Some(Blocked::Wait(handles)) = self.states[owner].blocked.take() else {
+            return Ok(());
+        };
+        let messages = self.hand_over(&handles);
+        let latest = messages
+            .iter()
+            .flatten()
+            .map(|m| (m.arrived, m.spread))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        self.unblock(owner, latest, || "for its sends and receives".to_owned());
+        self.step(owner, Resume::Completed(messages))
+    }
+
+    /// Hands an arrived message to its receiver: a posted receive that accepts it, else the
+    /// blocking receive it waits in, else its mailbox.
+    pub(super) fn arrive(&mut self, message: Message) -> Result<(), SimError> {
+        let to = message.to;
+        let state: &mut ProcessState = &mut self.states[to];
+        if let Some(i) = state.posted.iter().position(|(_, from)| from.accepts(&message)) {
+            let (handle, _) = state.posted.remove(i).expect("position is in range");
+            return self.complete(handle, Some(message));
+        }
+        match state.blocked {
+            Some(Blocked::Receive(from)) if from.accepts(&message) => {
+                let from_pid = message.from;
+                self.unblock(to, Some((message.arrived, message.spread)), || {
+                    format!("from pid {from_pid}")
+                });
+                self.step(to, Resume::Message(message))
+            }
+            _ => {
+                state.mailbox.push_back(message);
+                Ok(())
+            }
+        }
+    }
+}
