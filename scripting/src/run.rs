@@ -193,6 +193,11 @@ pub fn check_process_count(labels: &BTreeMap<String, u64>, max_processes: u64) -
     }
 }
 
+/// Processes up to which each has a stack of its own (`crate::stack`): such a run copies no
+/// frames. A larger run puts all its processes on one stack, which stays in the CPU's
+/// caches (spread over several stacks, the copies ran 40 % slower at 10⁵ processes).
+const OWN_STACKS_UP_TO: usize = 64;
+
 /// Runs `app` (Rhai source named `app_origin`) on `system`.
 pub fn run(
     app: &str,
@@ -247,8 +252,15 @@ pub fn run(
         .collect();
     let variables = Rc::new(variables);
     let origin: Rc<str> = Rc::from(app_origin);
-    let stack = SharedStack::new(options.limits.stack_size)
-        .map_err(|e| format!("cannot allocate the scripts' stack: {e}"))?;
+    let stack_count = if placements.len() <= OWN_STACKS_UP_TO {
+        placements.len()
+    } else {
+        1
+    };
+    let stacks = (0..stack_count)
+        .map(|_| SharedStack::new(options.limits.stack_size))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("cannot allocate the scripts' stacks: {e}"))?;
     let mut processes = Vec::with_capacity(placements.len());
     for (pid, p) in placements.iter().enumerate() {
         let (context, counts, variables) = (context.clone(), counts.clone(), variables.clone());
@@ -257,7 +269,7 @@ pub fn run(
             engine.clone(),
             ast.clone(),
             origin.clone(),
-            stack.clone(),
+            stacks[pid % stacks.len()].clone(),
             clock.clone(),
             move |channel| {
                 let mut scope = Scope::new();

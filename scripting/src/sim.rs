@@ -215,7 +215,8 @@ impl Sim {
     }
 
     /// Runs this process's part of `collective`; options: `label` (default: own label;
-    /// "all" for every process), `root` (rank, default 0), `algorithm` (flat or binomial).
+    /// "all" for every process), `root` (rank, default 0), `algorithm` (flat, binomial or
+    /// ring).
     fn collective(&mut self, collective: Collective, bytes: f64, options: &Map) -> Fallible<f64> {
         let call = format!("sim.{collective}");
         let start = self.now();
@@ -256,7 +257,7 @@ impl Sim {
             Some(a) => {
                 let name = text(a, &format!("{call}: option `algorithm`"))?;
                 Algorithm::parse(&name)
-                    .ok_or_else(|| format!("{call}: algorithm `{name}` is not flat or binomial"))?
+                    .ok_or_else(|| format!("{call}: algorithm `{name}` is not flat, binomial or ring"))?
             }
             None => self.context.algorithm,
         };
@@ -481,6 +482,9 @@ pub fn register(engine: &mut Engine) {
         ("scatter", Collective::Scatter),
         ("gather", Collective::Gather),
         ("reduce", Collective::Reduce),
+        ("allreduce", Collective::Allreduce),
+        ("allgather", Collective::Allgather),
+        ("alltoall", Collective::Alltoall),
     ] {
         engine.register_fn(name, move |s: &mut Sim, bytes: Dynamic| {
             let bytes = number(&bytes, &format!("sim.{name}: bytes"))?;

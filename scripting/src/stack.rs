@@ -45,8 +45,6 @@ pub struct SharedStack {
     occupant: RefCell<Option<Rc<Frames>>>,
     /// Per frame length in words, the reference frames.
     references: RefCell<HashMap<usize, Rc<[u64]>>>,
-    /// Scratch for packing.
-    changed: RefCell<Vec<u64>>,
 }
 
 /// A process's frames while it is suspended.
@@ -54,7 +52,10 @@ pub struct SharedStack {
 pub struct Frames {
     /// An address in the innermost frame of the suspension: where the live stack ends.
     marker: Cell<usize>,
-    saved: RefCell<Option<Packed>>,
+    saved: RefCell<Packed>,
+    /// Whether `saved` holds the frames (else they are on the stack, or the process has not
+    /// started). The buffer is kept across turns: a process saved again reuses it.
+    is_saved: Cell<bool>,
 }
 
 impl Frames {
@@ -65,10 +66,11 @@ impl Frames {
 
 /// Saved frames: `words` long, as the words that differ from `reference` (a bitmap of which
 /// words differ, then those words), or whole where there is no reference.
+#[derive(Default)]
 struct Packed {
     words: usize,
     reference: Option<Rc<[u64]>>,
-    packed: Box<[u64]>,
+    packed: Vec<u64>,
 }
 
 impl SharedStack {
@@ -79,7 +81,6 @@ impl SharedStack {
             size,
             occupant: RefCell::new(None),
             references: RefCell::new(HashMap::new()),
-            changed: RefCell::new(Vec::new()),
         }))
     }
 
@@ -98,8 +99,8 @@ impl SharedStack {
             }
             self.save(&occupant);
         }
-        if let Some(packed) = frames.saved.borrow_mut().take() {
-            self.restore(&packed);
+        if frames.is_saved.replace(false) {
+            self.restore(&frames.saved.borrow());
         }
     }
 
@@ -126,15 +127,17 @@ impl SharedStack {
         // context switch.
         let frames_now = unsafe { std::slice::from_raw_parts(from as *const u64, words) };
         let reference = self.reference(frames_now);
-        let packed = match &reference {
-            Some(reference) => pack(frames_now, reference, &mut self.changed.borrow_mut()),
-            None => frames_now.into(),
-        };
-        *frames.saved.borrow_mut() = Some(Packed {
-            words,
-            reference,
-            packed,
-        });
+        let mut saved = frames.saved.borrow_mut();
+        match &reference {
+            Some(reference) => pack(frames_now, reference, &mut saved.packed),
+            None => {
+                saved.packed.clear();
+                saved.packed.extend_from_slice(frames_now);
+            }
+        }
+        saved.words = words;
+        saved.reference = reference;
+        frames.is_saved.set(true);
     }
 
     /// The reference for `frames`: the first frames of their length saved (these, if none
@@ -162,9 +165,9 @@ impl SharedStack {
     }
 }
 
-/// `frames` as a bitmap of the words that differ from `reference` (of the same length), then
-/// those words; `changed` is scratch.
-fn pack(frames: &[u64], reference: &[u64], changed: &mut Vec<u64>) -> Box<[u64]> {
+/// Writes into `changed` `frames` as a bitmap of the words that differ from `reference` (of
+/// the same length), then those words.
+fn pack(frames: &[u64], reference: &[u64], changed: &mut Vec<u64>) {
     changed.clear();
     changed.resize(frames.len().div_ceil(64), 0);
     // Most groups of 8 words are unchanged: find those with one XOR-OR pass that the compiler
@@ -189,7 +192,6 @@ fn pack(frames: &[u64], reference: &[u64], changed: &mut Vec<u64>) -> Box<[u64]>
             bits &= bits - 1;
         }
     }
-    changed.as_slice().into()
 }
 
 fn unpack(to: *mut u64, saved: &Packed) {
@@ -251,9 +253,11 @@ mod tests {
                 frames[at % n] = word;
             }
             let reference: Rc<[u64]> = reference.into();
+            let mut changed = Vec::new();
+            pack(&frames, &reference, &mut changed);
             let packed = Packed {
                 words: frames.len(),
-                packed: pack(&frames, &reference, &mut Vec::new()),
+                packed: changed,
                 reference: Some(reference.clone()),
             };
             let differing = frames.iter().zip(reference.iter()).filter(|(a, b)| a != b).count();

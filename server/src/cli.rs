@@ -201,7 +201,8 @@ pub struct RunArgs {
     /// A run variable, e.g. `--var blockSize=256` (repeatable).
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
-    /// Algorithm of collectives that name none: binomial (default) or flat.
+    /// Algorithm of collectives that name none: binomial (default), flat or ring (ring for
+    /// allreduce, allgather and alltoall; binomial for the rest).
     #[arg(long, default_value = "binomial")]
     pub algorithm: String,
     /// Print the results as one JSON object.

@@ -7,6 +7,17 @@
 //!   receives from its parent, then sends to its children from the farthest to the nearest.
 //!   Scatter and gather messages carry the data of the receiver's whole subtree.
 //!
+//! - **ring** (allreduce, allgather, alltoall): the bandwidth-optimal rings of MPICH and
+//!   NCCL. Allreduce is a reduce-scatter then an allgather around the ring, 2(n − 1) steps
+//!   each moving bytes / n to the right neighbour; allgather is n − 1 steps moving one
+//!   member's share; alltoall is the pairwise exchange, n − 1 steps, step k sending to
+//!   rank + k and receiving from rank − k.
+//!
+//! The all-to-all collectives under flat and binomial are built from the rooted ones at
+//! member 0: allreduce is a reduce then a broadcast of the value, allgather a gather then a
+//! broadcast of all n shares; alltoall is the pairwise exchange under binomial too (a tree
+//! does not shorten it) and, flat, every member sending to every other then receiving.
+//!
 //! Barrier is a zero-byte gather followed by a zero-byte broadcast; zero-byte messages take
 //! no link time, so a barrier costs only the waiting. Reduce moves `bytes` on every edge
 //! (the combined value) and models no combining time: add a `compute` for that.
@@ -20,6 +31,8 @@ pub enum Algorithm {
     Flat,
     #[default]
     Binomial,
+    /// For allreduce, allgather and alltoall; the rooted collectives take it as binomial.
+    Ring,
 }
 
 impl Algorithm {
@@ -27,6 +40,7 @@ impl Algorithm {
         match text.to_ascii_lowercase().as_str() {
             "flat" => Some(Algorithm::Flat),
             "binomial" | "tree" => Some(Algorithm::Binomial),
+            "ring" => Some(Algorithm::Ring),
             _ => None,
         }
     }
@@ -39,6 +53,9 @@ pub enum Collective {
     Gather,
     Reduce,
     Barrier,
+    Allreduce,
+    Allgather,
+    Alltoall,
 }
 
 impl fmt::Display for Collective {
@@ -49,6 +66,9 @@ impl fmt::Display for Collective {
             Collective::Gather => "gather",
             Collective::Reduce => "reduce",
             Collective::Barrier => "barrier",
+            Collective::Allreduce => "allreduce",
+            Collective::Allgather => "allgather",
+            Collective::Alltoall => "alltoall",
         })
     }
 }
@@ -61,8 +81,9 @@ pub enum Step {
 }
 
 /// The steps of member `me` (an index into `members`, which are in rank order) in
-/// `collective` rooted at member `root`; `bytes` is the size per member (broadcast and
-/// reduce: the whole value; scatter and gather: one member's share).
+/// `collective` rooted at member `root` (the all-to-all collectives have none); `bytes` is
+/// the size per member (broadcast, reduce and allreduce: the whole value; scatter, gather and
+/// allgather: one member's share; alltoall: what each member sends each other one).
 pub fn plan(
     collective: Collective,
     algorithm: Algorithm,
@@ -81,7 +102,62 @@ pub fn plan(
             steps.extend(down(algorithm, members, root, me, |_| 0.0));
             steps
         }
+        Collective::Allreduce if algorithm == Algorithm::Ring => {
+            ring(members, me, 2 * (members.len() - 1), bytes / members.len() as f64)
+        }
+        Collective::Allgather if algorithm == Algorithm::Ring => ring(members, me, members.len() - 1, bytes),
+        Collective::Allreduce => {
+            let mut steps = up(algorithm, members, 0, me, |_| bytes);
+            steps.extend(down(algorithm, members, 0, me, |_| bytes));
+            steps
+        }
+        Collective::Allgather => {
+            let mut steps = up(algorithm, members, 0, me, |subtree| bytes * subtree as f64);
+            steps.extend(down(algorithm, members, 0, me, |_| bytes * members.len() as f64));
+            steps
+        }
+        Collective::Alltoall if algorithm == Algorithm::Flat => {
+            let others = (0..members.len()).filter(|&i| i != me);
+            let mut steps: Vec<Step> = others
+                .clone()
+                .map(|i| Step::Send {
+                    to: members[i],
+                    bytes,
+                })
+                .collect();
+            steps.extend(others.map(|i| Step::Receive { from: members[i] }));
+            steps
+        }
+        Collective::Alltoall => pairwise(members, me, bytes),
     }
+}
+
+/// `rounds` steps around the ring: send `bytes` to the right neighbour, then receive from
+/// the left one.
+fn ring(members: &[Pid], me: usize, rounds: usize, bytes: f64) -> Vec<Step> {
+    let n = members.len();
+    let (right, left) = (members[(me + 1) % n], members[(me + n - 1) % n]);
+    (0..if n > 1 { rounds } else { 0 })
+        .flat_map(|_| [Step::Send { to: right, bytes }, Step::Receive { from: left }])
+        .collect()
+}
+
+/// The pairwise exchange: step k sends to rank + k and receives from rank − k.
+fn pairwise(members: &[Pid], me: usize, bytes: f64) -> Vec<Step> {
+    let n = members.len();
+    (1..n)
+        .flat_map(|k| {
+            [
+                Step::Send {
+                    to: members[(me + k) % n],
+                    bytes,
+                },
+                Step::Receive {
+                    from: members[(me + n - k) % n],
+                },
+            ]
+        })
+        .collect()
 }
 
 /// Rank relative to the root.
@@ -134,7 +210,7 @@ fn down(
             })
             .collect(),
         Algorithm::Flat => vec![Step::Receive { from: members[root] }],
-        Algorithm::Binomial => {
+        Algorithm::Binomial | Algorithm::Ring => {
             let rel = relative(me, root, n);
             let mut steps = Vec::new();
             if rel != 0 {
@@ -170,7 +246,7 @@ fn up(
             to: members[root],
             bytes: size(1),
         }],
-        Algorithm::Binomial => {
+        Algorithm::Binomial | Algorithm::Ring => {
             let rel = relative(me, root, n);
             let subtree = span_of(rel, n).min(n - rel);
             let mut steps: Vec<Step> = children(rel, n)
@@ -255,6 +331,50 @@ mod tests {
             mid,
             [Step::Receive { from: 5 }, Step::Send { to: 0, bytes: 20.0 }]
         );
+    }
+
+    /// Bytes each member sends and receives in `collective` over `n` members.
+    fn traffic(collective: Collective, algorithm: Algorithm, n: usize, bytes: f64) -> (Vec<f64>, Vec<f64>) {
+        let members: Vec<Pid> = (0..n).collect();
+        let (mut sent, mut received) = (vec![0.0; n], vec![0.0; n]);
+        for (me, sent_by_me) in sent.iter_mut().enumerate() {
+            for (to, b) in sends(&plan(collective, algorithm, &members, 0, me, bytes)) {
+                *sent_by_me += b;
+                received[to] += b;
+            }
+        }
+        (sent, received)
+    }
+
+    #[test]
+    fn a_ring_allreduce_moves_two_n_minus_one_nths_of_the_value_per_member() {
+        // 2 (n − 1) / n × bytes each way per member: the bandwidth-optimal volume.
+        let (sent, received) = traffic(Collective::Allreduce, Algorithm::Ring, 4, 8.0);
+        assert_eq!(sent, [12.0; 4]);
+        assert_eq!(received, [12.0; 4]);
+        let steps = plan(Collective::Allreduce, Algorithm::Ring, &[5, 6, 7, 8], 0, 1, 8.0);
+        assert_eq!(steps.len(), 12);
+        assert_eq!(
+            steps[..2],
+            [Step::Send { to: 7, bytes: 2.0 }, Step::Receive { from: 5 }]
+        );
+        assert!(plan(Collective::Allreduce, Algorithm::Ring, &[5], 0, 0, 8.0).is_empty());
+    }
+
+    #[test]
+    fn allgather_and_alltoall_deliver_every_share_once() {
+        let n = 5;
+        let (sent, received) = traffic(Collective::Allgather, Algorithm::Ring, n, 3.0);
+        assert_eq!(sent, [12.0; 5]);
+        assert_eq!(received, [12.0; 5]);
+        for algorithm in [Algorithm::Ring, Algorithm::Binomial, Algorithm::Flat] {
+            let (sent, received) = traffic(Collective::Alltoall, algorithm, n, 2.0);
+            assert_eq!(sent, [8.0; 5], "{algorithm:?}");
+            assert_eq!(received, [8.0; 5], "{algorithm:?}");
+        }
+        // The tree allreduce is a reduce then a broadcast of the whole value: 2 (n − 1) edges.
+        let (sent, _) = traffic(Collective::Allreduce, Algorithm::Binomial, n, 1.0);
+        assert_eq!(sent.iter().sum::<f64>(), 2.0 * (n - 1) as f64);
     }
 
     #[test]

@@ -1,46 +1,53 @@
 //! The event kernel: simulated time and the pending events, which can be cancelled.
 //!
 //! Events at equal times fire in the order they were scheduled, so the same inputs give
-//! identical runs. A cancelled event stays in the queue and is dropped when it comes up
-//! (cancelling is O(1); the shared resources cancel their finish event at every change).
+//! identical runs. The queue orders small keys (time, sequence, slot) and the events
+//! themselves wait in a slab of slots, so that a run with a million pending events moves 24
+//! bytes per heap step, not the event; cancelling empties the event's slot (O(1)), and the
+//! key is dropped when it comes up.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::BinaryHeap;
 
 /// A scheduled event, to cancel it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct EventId(u64);
+pub struct EventId {
+    slot: usize,
+    seq: u64,
+}
 
 /// Pending events of kind `K`, and the time of the last one fired.
 pub struct Events<K> {
-    queue: BinaryHeap<Entry<K>>,
+    queue: BinaryHeap<Key>,
+    /// Per slot, the pending event and its sequence number; none once cancelled.
+    slots: Vec<Option<(u64, K)>>,
+    free: Vec<usize>,
     scheduled: u64,
-    cancelled: HashSet<u64>,
     now: f64,
     fired: u64,
 }
 
-struct Entry<K> {
+struct Key {
     time: f64,
     seq: u64,
-    kind: K,
+    slot: usize,
 }
 
-impl<K> PartialEq for Entry<K> {
+impl PartialEq for Key {
     fn eq(&self, other: &Self) -> bool {
         self.cmp(other) == Ordering::Equal
     }
 }
 
-impl<K> Eq for Entry<K> {}
+impl Eq for Key {}
 
-impl<K> PartialOrd for Entry<K> {
+impl PartialOrd for Key {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl<K> Ord for Entry<K> {
+impl Ord for Key {
     /// Reversed, so that the max-heap pops the earliest (time, sequence) first.
     fn cmp(&self, other: &Self) -> Ordering {
         other
@@ -54,8 +61,9 @@ impl<K> Default for Events<K> {
     fn default() -> Self {
         Events {
             queue: BinaryHeap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
             scheduled: 0,
-            cancelled: HashSet::new(),
             now: 0.0,
             fired: 0,
         }
@@ -76,29 +84,44 @@ impl<K> Events<K> {
     /// Schedules `kind` at `time`; a time before now fires at once, at now.
     pub fn schedule(&mut self, time: f64, kind: K) -> EventId {
         self.scheduled += 1;
-        self.queue.push(Entry {
+        let seq = self.scheduled;
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot] = Some((seq, kind));
+                slot
+            }
+            None => {
+                self.slots.push(Some((seq, kind)));
+                self.slots.len() - 1
+            }
+        };
+        self.queue.push(Key {
             time: time.max(self.now),
-            seq: self.scheduled,
-            kind,
+            seq,
+            slot,
         });
-        EventId(self.scheduled)
+        EventId { slot, seq }
     }
 
-    /// Makes a pending event not fire. Only pending events may be cancelled: the id of one
-    /// that fired would be kept until the run ends.
+    /// Makes a pending event not fire; an event that fired or was cancelled is left alone.
     pub fn cancel(&mut self, id: EventId) {
-        self.cancelled.insert(id.0);
+        if let Some(slot) = self.slots.get_mut(id.slot) {
+            if slot.as_ref().is_some_and(|(seq, _)| *seq == id.seq) {
+                *slot = None;
+            }
+        }
     }
 
     /// Fires the next event: advances now to its time and hands it out.
     pub fn fire_next(&mut self) -> Option<K> {
-        while let Some(entry) = self.queue.pop() {
-            if !self.cancelled.is_empty() && self.cancelled.remove(&entry.seq) {
-                continue;
+        while let Some(key) = self.queue.pop() {
+            let event = self.slots[key.slot].take();
+            self.free.push(key.slot);
+            if let Some((_, kind)) = event {
+                self.now = key.time;
+                self.fired += 1;
+                return Some(kind);
             }
-            self.now = entry.time;
-            self.fired += 1;
-            return Some(entry.kind);
         }
         None
     }
@@ -140,5 +163,15 @@ mod tests {
         events.cancel(only);
         assert_eq!(events.fire_next(), None);
         assert_eq!(events.fired(), 0);
+    }
+
+    #[test]
+    fn cancelling_an_event_that_fired_leaves_the_one_now_in_its_slot() {
+        let mut events = Events::default();
+        let first = events.schedule(1.0, "first");
+        assert_eq!(events.fire_next(), Some("first"));
+        events.schedule(2.0, "second");
+        events.cancel(first);
+        assert_eq!(drain(&mut events), [(2.0, "second")]);
     }
 }

@@ -15,6 +15,9 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// Relative rounding under which an activity counts as due.
+const DUE: f64 = 1e-12;
+
 /// Activities `T` sharing a resource of `capacity` units.
 #[derive(Debug)]
 pub struct Shared<T> {
@@ -107,18 +110,19 @@ impl<T> Shared<T> {
         Some(self.updated + (first.finish - self.progress).max(0.0) / self.rate())
     }
 
-    /// Ends, at `now` (the time [`Self::next_finish`] gave), the activity due then and any
-    /// due at the same point, in the order they joined.
+    /// Ends the activities due at `now`, in the order of their finish, then of joining; none
+    /// if `now` is before [`Self::next_finish`].
     pub fn finish_due(&mut self, now: f64) -> Vec<T> {
         self.bring_up_to(now);
         let mut done = Vec::new();
-        if let Some(first) = self.active.pop() {
-            // The clock reaches the finish up to rounding: set it there, so that activities
-            // due at the same point end together and none is left a rounding error short.
+        while let Some(first) = self.active.peek() {
+            // At the time next_finish gave, the clock reaches the finish up to rounding: set
+            // it there, so that activities due at the same point end together and none is
+            // left a rounding error short.
+            if first.finish > self.progress + DUE * first.finish.abs().max(1.0) {
+                break;
+            }
             self.progress = self.progress.max(first.finish);
-            done.push(first.item);
-        }
-        while self.active.peek().is_some_and(|a| a.finish <= self.progress) {
             if let Some(a) = self.active.pop() {
                 done.push(a.item);
             }

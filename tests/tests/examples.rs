@@ -73,6 +73,39 @@ fn multi_gpu_steps_run_collectives_over_pcie_and_nvlink() {
 }
 
 #[test]
+fn eight_gpus_train_with_a_ring_allreduce_over_nvlink() {
+    let ring = run_example("training-8gpu", &[("steps", "1")], None).results;
+    let gpu = &ring.processes[0];
+    // Ring all-reduce of 400 MB over 8 GPUs: 2 × 7 steps of 50 MB each over one NVLink 4
+    // direction (450 GB/s, no startup stated), after the kernels (the same on every GPU).
+    let allreduce = 14.0 * (4e8 / 8.0) / 450e9;
+    let expected = gpu.compute_time + allreduce;
+    assert!(
+        ((ring.overall_time - expected) / expected).abs() < 1e-9,
+        "{} vs {expected}",
+        ring.overall_time
+    );
+    let trace = ring.trace.unwrap();
+    assert!(trace.iter().any(|s| s.detail.starts_with("50000000 bytes")));
+    // A reduce to GPU[0] then a broadcast moves the whole 400 MB over 3 + 3 levels of the
+    // binomial tree, each child on its own link: 6 × 400 MB / 450 GB/s, 3.4 × the ring's.
+    let tree = run_example(
+        "training-8gpu",
+        &[("steps", "1"), ("algorithm", "binomial")],
+        None,
+    )
+    .results;
+    let expected = gpu.compute_time + 6.0 * 4e8 / 450e9;
+    assert!(
+        ((tree.overall_time - expected) / expected).abs() < 1e-9,
+        "{} vs {expected}",
+        tree.overall_time
+    );
+    let three = run_example("training-8gpu", &[], None).results;
+    assert!(((three.overall_time - 3.0 * ring.overall_time) / three.overall_time).abs() < 1e-9);
+}
+
+#[test]
 fn gajger_testbeds_run_with_default_labels() {
     for system in ["gtx970.toml", "titanx.toml"] {
         let app = std::fs::read_to_string(example("gajger").join("app.rhai")).unwrap();

@@ -73,10 +73,10 @@ enum EventKind {
     /// The next compute due on a node's shared cores is done.
     CoresFinish(usize),
     /// A message's startup on its current hop is over: its bytes join the link.
-    Started(InFlight),
+    Started(Box<InFlight>),
     /// The next transfer due on a link direction is done.
     LinkFinish(LinkId, usize),
-    Deliver(InFlight),
+    Deliver(Box<InFlight>),
 }
 
 /// What a process is blocked in.
@@ -116,10 +116,10 @@ struct HandleState {
     message: Option<Message>,
 }
 
-/// A shared resource and its pending finish event.
+/// A shared resource and its pending finish event, with the event's time.
 struct Resource<T> {
     shared: Shared<T>,
-    finish: Option<EventId>,
+    finish: Option<(EventId, f64)>,
 }
 
 impl<T> Resource<T> {
@@ -130,14 +130,22 @@ impl<T> Resource<T> {
         }
     }
 
-    /// Moves the finish event to the next finish at the current shares (a join or a finish
-    /// changes them).
+    /// Keeps a finish event at or before the next finish at the current shares (a join or a
+    /// finish changes them). A join only delays the next finish: the pending event stays,
+    /// and if it comes before anything is due it finds nothing and is scheduled again, so a
+    /// burst of joins costs one event, not one per join. A finish speeds the others up: the
+    /// pending event is cancelled for an earlier one.
     fn reschedule(&mut self, events: &mut Events<EventKind>, finish: EventKind) {
-        if let Some(event) = self.finish.take() {
-            events.cancel(event);
-        }
-        if let Some(time) = self.shared.next_finish() {
-            self.finish = Some(events.schedule(time, finish));
+        let Some(next) = self.shared.next_finish() else {
+            return;
+        };
+        match self.finish {
+            Some((_, pending)) if pending <= next => {}
+            Some((event, _)) => {
+                events.cancel(event);
+                self.finish = Some((events.schedule(next, finish), next));
+            }
+            None => self.finish = Some((events.schedule(next, finish), next)),
         }
     }
 }
@@ -151,7 +159,7 @@ struct Engine<'a, P> {
     timing: &'a mut dyn LinkTiming,
     events: Events<EventKind>,
     /// Per link, per direction (forward, backward): the transfers crossing it.
-    links: Vec<[Resource<InFlight>; 2]>,
+    links: Vec<[Resource<Box<InFlight>>; 2]>,
     /// Per node, its cores, shared by the processes computing on it; none where they cannot
     /// outnumber them.
     cores: Vec<Option<Resource<Pid>>>,
@@ -274,7 +282,7 @@ impl<P: Process> Engine<'_, P> {
                 EventKind::CoresFinish(node) => self.cores_finish(node)?,
                 EventKind::Started(transfer) => self.join_link(transfer),
                 EventKind::LinkFinish(link, direction) => self.link_finish(link, direction)?,
-                EventKind::Deliver(transfer) => self.deliver(transfer)?,
+                EventKind::Deliver(transfer) => self.deliver(*transfer)?,
             }
         }
         self.deadlock_check()

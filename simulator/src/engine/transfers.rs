@@ -16,7 +16,7 @@ use crate::results::SpanKind;
 use crate::uncertainty::Estimate;
 use crate::Pid;
 
-/// A message on its way.
+/// A message on its way (boxed in the event and link queues, which move their entries).
 pub(crate) struct InFlight {
     message: Message,
     /// The isend's handle, completed at delivery.
@@ -75,7 +75,7 @@ impl<P: Process> Engine<'_, P> {
         };
         let (a, b) = (self.placements[from].node, self.placements[to].node);
         let kinds = (self.platform.nodes[a].kind, self.platform.nodes[b].kind);
-        let mut transfer = InFlight {
+        let mut transfer = Box::new(InFlight {
             message,
             handle,
             route: Rc::from([]),
@@ -84,7 +84,7 @@ impl<P: Process> Engine<'_, P> {
             host_memory,
             hop_started: now,
             work: 0.0,
-        };
+        });
         // Same node, or a pure synchronization (thesis Table 5.1): no link time.
         if a == b || bytes == 0.0 {
             self.events.schedule(now, EventKind::Deliver(transfer));
@@ -134,7 +134,7 @@ impl<P: Process> Engine<'_, P> {
     }
 
     /// Puts `transfer` on its hop now: its startup, then its bytes join the link.
-    fn start_hop(&mut self, mut transfer: InFlight) -> Result<(), SimError> {
+    fn start_hop(&mut self, mut transfer: Box<InFlight>) -> Result<(), SimError> {
         let whole = self.link_time(&transfer, transfer.message.bytes)?;
         let startup = self.link_time(&transfer, 0.0)?.seconds.min(whole.seconds);
         transfer.message.spread = transfer.message.spread.widened(whole.uncertainty);
@@ -149,7 +149,7 @@ impl<P: Process> Engine<'_, P> {
         Ok(())
     }
 
-    pub(super) fn join_link(&mut self, transfer: InFlight) {
+    pub(super) fn join_link(&mut self, transfer: Box<InFlight>) {
         let (link, direction) = transfer.link();
         let now = self.now();
         let resource = &mut self.links[link][direction];
@@ -170,7 +170,7 @@ impl<P: Process> Engine<'_, P> {
     }
 
     /// Store and forward: the next hop starts when the previous one ends.
-    fn hop_done(&mut self, mut transfer: InFlight) -> Result<(), SimError> {
+    fn hop_done(&mut self, mut transfer: Box<InFlight>) -> Result<(), SimError> {
         if self.trace.is_some() {
             let (link, _) = transfer.link();
             let m = &transfer.message;
@@ -180,7 +180,7 @@ impl<P: Process> Engine<'_, P> {
         }
         transfer.hop += 1;
         if transfer.hop == transfer.route.len() {
-            return self.deliver(transfer);
+            return self.deliver(*transfer);
         }
         self.start_hop(transfer)
     }
