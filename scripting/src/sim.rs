@@ -164,10 +164,8 @@ impl Sim {
     }
 
     fn isend(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<Handle> {
-        match self.send_request(bytes, to, options, true) {
-            Resume::Handle(h) => Ok(h),
-            other => Err(format!("sim.isend: the engine answered {other:?}").into()),
-        }
+        let resume = self.send_request(bytes, to, options, true);
+        handle_of(resume, "sim.isend")
     }
 
     fn received(&self, m: Message) -> Received {
@@ -190,10 +188,8 @@ impl Sim {
     }
 
     fn irecv(&mut self, from: Source) -> Fallible<Handle> {
-        match self.channel.request(Request::Post { from }) {
-            Resume::Handle(h) => Ok(h),
-            other => Err(format!("sim.irecv: the engine answered {other:?}").into()),
-        }
+        let resume = self.channel.request(Request::Post { from });
+        handle_of(resume, "sim.irecv")
     }
 
     /// Waits for `handles`: per handle, a receive's message, or () for a send.
@@ -343,6 +339,21 @@ impl std::fmt::Display for Received {
     }
 }
 
+fn handle_of(resume: Resume, call: &str) -> Fallible<Handle> {
+    match resume {
+        Resume::Handle(h) => Ok(h),
+        other => Err(format!("{call}: the engine answered {other:?}").into()),
+    }
+}
+
+/// A message's size and its receiver's pid, from the arguments of `call`.
+fn message_to(s: &Sim, bytes: &Dynamic, target: &Dynamic, call: &str) -> Fallible<(f64, usize)> {
+    Ok((
+        number(bytes, &format!("{call}: bytes"))?,
+        s.context.target(target, call)?,
+    ))
+}
+
 /// The handles in `items`, or which element is not one.
 fn handles(items: rhai::Array, call: &str) -> Fallible<Vec<Handle>> {
     items
@@ -374,15 +385,13 @@ fn source(s: &Sim, source: &Dynamic, call: &str) -> Fallible<Source> {
 fn register_nonblocking(engine: &mut Engine) {
     engine.register_type_with_name::<Handle>("Handle");
     engine.register_fn("isend", |s: &mut Sim, bytes: Dynamic, target: Dynamic| {
-        let bytes = number(&bytes, "sim.isend: bytes")?;
-        let to = s.context.target(&target, "sim.isend")?;
+        let (bytes, to) = message_to(s, &bytes, &target, "sim.isend")?;
         s.isend(bytes, to, SendOptions::default())
     });
     engine.register_fn(
         "isend",
         |s: &mut Sim, bytes: Dynamic, target: Dynamic, options: Map| {
-            let bytes = number(&bytes, "sim.isend: bytes")?;
-            let to = s.context.target(&target, "sim.isend")?;
+            let (bytes, to) = message_to(s, &bytes, &target, "sim.isend")?;
             let options = SendOptions::default().read(&options)?;
             s.isend(bytes, to, options)
         },
@@ -430,16 +439,14 @@ pub fn register(engine: &mut Engine) {
         s.sleep(seconds)
     });
     engine.register_fn("send", |s: &mut Sim, bytes: Dynamic, target: Dynamic| {
-        let bytes = number(&bytes, "sim.send: bytes")?;
-        let to = s.context.target(&target, "sim.send")?;
+        let (bytes, to) = message_to(s, &bytes, &target, "sim.send")?;
         s.send(bytes, to, SendOptions::default())
     });
     // The third argument is a direction or an options map.
     engine.register_fn(
         "send",
         |s: &mut Sim, bytes: Dynamic, target: Dynamic, third: Dynamic| {
-            let bytes = number(&bytes, "sim.send: bytes")?;
-            let to = s.context.target(&target, "sim.send")?;
+            let (bytes, to) = message_to(s, &bytes, &target, "sim.send")?;
             let options = match third.read_lock::<Map>() {
                 Some(map) => SendOptions::default().read(&map)?,
                 None => SendOptions {
@@ -453,8 +460,7 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn(
         "send",
         |s: &mut Sim, bytes: Dynamic, target: Dynamic, way: Dynamic, options: Dynamic| {
-            let bytes = number(&bytes, "sim.send: bytes")?;
-            let to = s.context.target(&target, "sim.send")?;
+            let (bytes, to) = message_to(s, &bytes, &target, "sim.send")?;
             let map = options.read_lock::<Map>().ok_or_else(|| {
                 format!(
                     "sim.send: options: expected a map such as #{{ hostMemory: \"pinned\" }}, got {}",

@@ -5,12 +5,12 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::labels;
-use hetsim_scripting::{run, RunOptions, RunReport, SystemFile};
+use common::{labels, system_from};
+use hetsim_scripting::{run, RunOptions, RunReport};
 
 /// One node entry standing for `count` machines, each with one `W` process.
 fn run_on_many(app: &str, count: u64) -> Result<RunReport, String> {
-    let system = SystemFile::parse(
+    let system = system_from(
         &format!(
             r#"
             [[component]]
@@ -26,10 +26,7 @@ fn run_on_many(app: &str, count: u64) -> Result<RunReport, String> {
             "#
         ),
         "many.toml",
-    )
-    .unwrap()
-    .resolve("many.toml", None)
-    .unwrap();
+    );
     run(
         app,
         "test.rhai",

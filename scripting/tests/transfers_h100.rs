@@ -9,13 +9,13 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::{labels, vars};
-use hetsim_scripting::{run, RunOptions, RunReport, System, SystemFile};
+use common::{labels, system_from, vars};
+use hetsim_scripting::{run, RunOptions, RunReport, System};
 
 const MIB: f64 = 1048576.0;
 
 fn system(link: &str, model: &str) -> System {
-    SystemFile::parse(
+    system_from(
         &format!(
             r#"
             [[component]]
@@ -44,9 +44,6 @@ fn system(link: &str, model: &str) -> System {
         ),
         "h100.toml",
     )
-    .unwrap()
-    .resolve("h100.toml", None)
-    .unwrap()
 }
 
 fn h100() -> System {

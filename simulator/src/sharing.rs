@@ -82,10 +82,6 @@ impl<T> Shared<T> {
         }
     }
 
-    pub fn active(&self) -> usize {
-        self.active.len()
-    }
-
     fn bring_up_to(&mut self, now: f64) {
         if now > self.updated {
             self.progress += self.rate() * (now - self.updated);

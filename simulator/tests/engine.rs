@@ -9,8 +9,8 @@ mod common;
 use common::node;
 use hetsim_models::catalog::ComponentKind;
 use hetsim_simulator::{
-    place, simulate, Direction, Estimate, Handle, HostMemory, Link, LinkId, LinkTiming, Options, Platform,
-    Process, Request, Results, Resume, SimError, Source, SpanKind,
+    place, simulate, Direction, Estimate, Handle, HostMemory, Link, LinkId, LinkTiming, Message, Options,
+    Platform, Process, Request, Results, Resume, SimError, Source, SpanKind,
 };
 
 /// What a process resumed with: (pid, time, outcome).
@@ -613,6 +613,19 @@ fn wait(handles: &[usize]) -> Request {
     }
 }
 
+/// Per wait that returned: the waiting pid and `field` of each handle's message (none for a
+/// send's).
+fn completions(seen: &[Resumed], field: impl Fn(&Message) -> f64) -> Vec<(usize, Vec<Option<f64>>)> {
+    seen.iter()
+        .filter_map(|(pid, _, r)| match r {
+            Resume::Completed(messages) => {
+                Some((*pid, messages.iter().map(|m| m.as_ref().map(&field)).collect()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn an_isend_completes_at_delivery_and_a_posted_receive_takes_its_message() {
     // 1000 B from a to b: 1 + 1 = 2 ms. A0 waits for its isend: 2 ms. B0 posts a receive,
@@ -646,16 +659,7 @@ fn an_isend_completes_at_delivery_and_a_posted_receive_takes_its_message() {
         })
         .collect();
     assert_eq!(tested, [false]);
-    let completed: Vec<(usize, Vec<Option<f64>>)> = seen
-        .iter()
-        .filter_map(|(pid, _, r)| match r {
-            Resume::Completed(messages) => Some((
-                *pid,
-                messages.iter().map(|m| m.as_ref().map(|m| m.arrived)).collect(),
-            )),
-            _ => None,
-        })
-        .collect();
+    let completed = completions(&seen, |m| m.arrived);
     assert_eq!(completed.len(), 3);
     assert!(completed.contains(&(0, vec![None])), "{completed:?}");
     assert!(completed
@@ -680,16 +684,8 @@ fn posted_receives_take_messages_before_a_blocking_receive_and_in_posting_order(
     // 1000 B: 1 ms of bytes, 3000 B: 3 ms; shared from 1 ms: the small one ends at 3 ms, the
     // large one has 2 ms left, alone: 5 ms.
     assert!(close(results.processes[1].finish_time, 5e-3));
-    let sizes: Vec<Vec<Option<f64>>> = seen
-        .iter()
-        .filter_map(|(_, _, r)| match r {
-            Resume::Completed(messages) => {
-                Some(messages.iter().map(|m| m.as_ref().map(|m| m.bytes)).collect())
-            }
-            _ => None,
-        })
-        .collect();
-    assert_eq!(sizes, [vec![Some(3000.0), Some(1000.0)]]);
+    let sizes = completions(&seen, |m| m.bytes);
+    assert_eq!(sizes, [(1, vec![Some(3000.0), Some(1000.0)])]);
 }
 
 #[test]

@@ -18,9 +18,18 @@ pub fn labels(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
+/// A system model from TOML text, resolved against the built-in catalog and models; `name`
+/// names it in messages.
+pub fn system_from(toml: &str, name: &str) -> System {
+    SystemFile::parse(toml, name)
+        .unwrap()
+        .resolve(name, None)
+        .unwrap()
+}
+
 /// Two CPU nodes (labels `P` and `Q`, 4 each) joined by a link of 1 ms + 1 µs per byte.
 pub fn small_system() -> System {
-    SystemFile::parse(
+    system_from(
         r#"
         [[component]]
         name = "cpu"
@@ -46,7 +55,4 @@ pub fn small_system() -> System {
         "#,
         "small.toml",
     )
-    .unwrap()
-    .resolve("small.toml", None)
-    .unwrap()
 }

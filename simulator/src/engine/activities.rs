@@ -8,23 +8,7 @@ use crate::results::SpanKind;
 use crate::uncertainty::Spread;
 use crate::Pid;
 
-/// A finite, non-negative number, or what the request got wrong.
-fn checked(value: f64, what: &str) -> Result<f64, String> {
-    if value >= 0.0 && value.is_finite() {
-        Ok(value)
-    } else {
-        Err(format!("{what} must be a finite number >= 0, got {value}"))
-    }
-}
-
 impl<P: Process> Engine<'_, P> {
-    fn invalid(&self, pid: Pid, message: String) -> SimError {
-        SimError::InvalidRequest {
-            who: self.who(pid),
-            message,
-        }
-    }
-
     /// Resumes `pid` and serves its requests until it blocks, computes, sleeps or ends.
     pub(super) fn step(&mut self, pid: Pid, mut input: Resume) -> Result<(), SimError> {
         loop {
@@ -39,7 +23,7 @@ impl<P: Process> Engine<'_, P> {
                     return Ok(());
                 }
                 Request::Sleep { seconds } => {
-                    let seconds = checked(seconds, "a duration [s]").map_err(|e| self.invalid(pid, e))?;
+                    let seconds = self.checked_request(pid, seconds, "a duration [s]")?;
                     let during = [self.now(), self.now() + seconds];
                     self.span(pid, SpanKind::Sleep, during, 0.0, String::new);
                     self.events
@@ -99,11 +83,10 @@ impl<P: Process> Engine<'_, P> {
 
     /// Starts a compute of `work` seconds (with a core to itself) on the process's node.
     fn compute(&mut self, pid: Pid, work: f64, power: Option<f64>, uncertainty: f64) -> Result<(), SimError> {
-        let work = checked(work, "a duration [s]").map_err(|e| self.invalid(pid, e))?;
-        let uncertainty =
-            checked(uncertainty, "a compute's uncertainty [s]").map_err(|e| self.invalid(pid, e))?;
+        let work = self.checked_request(pid, work, "a duration [s]")?;
+        let uncertainty = self.checked_request(pid, uncertainty, "a compute's uncertainty [s]")?;
         if let Some(watts) = power {
-            checked(watts, "a compute's power [W]").map_err(|e| self.invalid(pid, e))?;
+            self.checked_request(pid, watts, "a compute's power [W]")?;
         }
         let now = self.now();
         let state = &mut self.states[pid];
@@ -231,15 +214,12 @@ impl<P: Process> Engine<'_, P> {
         state.done = true;
         state.message = message;
         let owner = state.owner;
-        let ready = match &self.states[owner].blocked {
-            Some(Blocked::Wait(handles)) => handles.iter().all(|h| self.handles[h.0].done),
-            _ => false,
-        };
-        if !ready {
-            return Ok(());
-        }
-        let Some(Blocked::Wait(handles)) = self.states[owner].blocked.take() else {
-            return Ok(());
+        let handles = match self.states[owner].blocked.take() {
+            Some(Blocked::Wait(handles)) if handles.iter().all(|h| self.handles[h.0].done) => handles,
+            blocked => {
+                self.states[owner].blocked = blocked;
+                return Ok(());
+            }
         };
         let messages = self.hand_over(&handles);
         let latest = messages

@@ -205,6 +205,15 @@ pub fn simulate<P: Process>(
     Ok(engine.results())
 }
 
+/// A finite, non-negative number, or what it is instead.
+fn finite_non_negative(value: f64, what: &str) -> Result<f64, String> {
+    if value >= 0.0 && value.is_finite() {
+        Ok(value)
+    } else {
+        Err(format!("{what} must be a finite number >= 0, got {value}"))
+    }
+}
+
 /// Spans by start, then pid (a span is recorded when it ends, a compute's end being known
 /// only then on shared cores).
 fn in_start_order(mut spans: Vec<Span>) -> Vec<Span> {
@@ -233,6 +242,18 @@ fn shared_cores(platform: &Platform, placements: &[Placement]) -> Vec<Option<Res
 impl<P: Process> Engine<'_, P> {
     fn now(&self) -> f64 {
         self.events.now()
+    }
+
+    fn invalid(&self, pid: Pid, message: String) -> SimError {
+        SimError::InvalidRequest {
+            who: self.who(pid),
+            message,
+        }
+    }
+
+    /// `value` of `pid`'s request, if a finite number >= 0.
+    fn checked_request(&self, pid: Pid, value: f64, what: &str) -> Result<f64, SimError> {
+        finite_non_negative(value, what).map_err(|e| self.invalid(pid, e))
     }
 
     fn who(&self, pid: Pid) -> String {

@@ -8,7 +8,7 @@
 
 use std::rc::Rc;
 
-use super::{Engine, EventKind};
+use super::{finite_non_negative, Engine, EventKind};
 use crate::error::SimError;
 use crate::platform::{Direction, Hop, HostMemory, LinkId};
 use crate::process::{Handle, Message, Process};
@@ -50,7 +50,7 @@ impl<P: Process> Engine<'_, P> {
         handle: Option<Handle>,
     ) -> Result<(), SimError> {
         if to >= self.placements.len() {
-            return Err(self.invalid_send(
+            return Err(self.invalid(
                 from,
                 format!(
                     "send to pid {to}, but the run has pids 0 to {}",
@@ -58,12 +58,7 @@ impl<P: Process> Engine<'_, P> {
                 ),
             ));
         }
-        if !(bytes >= 0.0 && bytes.is_finite()) {
-            return Err(self.invalid_send(
-                from,
-                format!("a message size must be a finite number of bytes >= 0, got {bytes}"),
-            ));
-        }
+        let bytes = self.checked_request(from, bytes, "a message size [bytes]")?;
         let now = self.now();
         let message = Message {
             from,
@@ -74,31 +69,29 @@ impl<P: Process> Engine<'_, P> {
             spread: self.states[from].spread,
         };
         let (a, b) = (self.placements[from].node, self.placements[to].node);
+        // Same node, or a pure synchronization (thesis Table 5.1): no link time.
+        let instant = a == b || bytes == 0.0;
+        let route = if instant {
+            Rc::from([])
+        } else {
+            self.platform.route(a, b)?
+        };
         let kinds = (self.platform.nodes[a].kind, self.platform.nodes[b].kind);
-        let mut transfer = Box::new(InFlight {
+        let transfer = Box::new(InFlight {
             message,
             handle,
-            route: Rc::from([]),
+            route,
             hop: 0,
             direction: direction.unwrap_or_else(|| Direction::between(kinds.0, kinds.1)),
             host_memory,
             hop_started: now,
             work: 0.0,
         });
-        // Same node, or a pure synchronization (thesis Table 5.1): no link time.
-        if a == b || bytes == 0.0 {
+        if instant {
             self.events.schedule(now, EventKind::Deliver(transfer));
             return Ok(());
         }
-        transfer.route = self.platform.route(a, b)?;
         self.start_hop(transfer)
-    }
-
-    fn invalid_send(&self, from: Pid, message: String) -> SimError {
-        SimError::InvalidRequest {
-            who: self.who(from),
-            message,
-        }
     }
 
     /// The link model's time for `transfer` on its hop, checked.
@@ -108,20 +101,9 @@ impl<P: Process> Engine<'_, P> {
             .timing
             .transfer_time(link, bytes, transfer.direction, transfer.host_memory)
             .map_err(|e| self.link_error(link, e))?;
-        if !(estimate.seconds >= 0.0 && estimate.seconds.is_finite()) {
-            let e = format!(
-                "transfer_time must be a finite number of seconds >= 0, got {}",
-                estimate.seconds
-            );
-            return Err(self.link_error(link, e));
-        }
-        if !(estimate.uncertainty >= 0.0 && estimate.uncertainty.is_finite()) {
-            let e = format!(
-                "transfer_time's uncertainty must be a finite number of seconds >= 0, got {}",
-                estimate.uncertainty
-            );
-            return Err(self.link_error(link, e));
-        }
+        finite_non_negative(estimate.seconds, "transfer_time [s]")
+            .and_then(|_| finite_non_negative(estimate.uncertainty, "transfer_time's uncertainty [s]"))
+            .map_err(|e| self.link_error(link, e))?;
         Ok(estimate)
     }
 
