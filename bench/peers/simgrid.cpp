@@ -1,11 +1,14 @@
 // SimGrid 3.32 S4U peers of hetsim's benchmarks (bench/compare.py builds and runs them).
 //   simgrid pingpong N          2 actors, N round trips of 1000-byte messages over one link
 //   simgrid masterworker W R    1 master, W workers on their own hosts, R rounds of one task
+//   simgrid dumbbell A          examples/dumbbell's flows; access links of A bytes/s, 1 us
+//                               (run with --cfg=network/model:CM02, bench/dumbbell.py)
 // The platform is a star: every host has its own 125 MB/s, 50 us link to the centre, except
 // the master (h0), whose link is a fat pipe, so that each master-worker path is one
 // worker's link, as in hetsim's system model.
 #include <simgrid/s4u.hpp>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -75,6 +78,47 @@ static void worker(int w, int rounds)
   }
 }
 
+// examples/dumbbell/system.toml: s1, s2 -> left -> right -> r1, r2, the middle link the
+// bottleneck; each route is the sender's access link, the bottleneck and the receiver's.
+static void dumbbell_platform(const std::string& access)
+{
+  auto* zone = sg4::create_full_zone("dumbbell");
+  auto* bottleneck = zone->create_link("bottleneck", "125MBps")->set_latency("50us");
+  std::map<std::string, std::pair<sg4::Host*, sg4::Link*>> ends;
+  for (const char* end : {"s1", "s2", "r1", "r2"})
+    ends[end] = {zone->create_host(end, "1Gf"),
+                 zone->create_link(std::string(end) + "_access", access)->set_latency("1us")};
+  for (const char* s : {"s1", "s2"})
+    for (const char* r : {"r1", "r2"})
+      zone->add_route(ends[s].first->get_netpoint(), ends[r].first->get_netpoint(), nullptr, nullptr,
+                      {sg4::LinkInRoute(ends[s].second), sg4::LinkInRoute(bottleneck), sg4::LinkInRoute(ends[r].second)},
+                      true);
+  zone->seal();
+}
+
+struct Flow {
+  const char* from;
+  const char* to;
+  double bytes;
+  double start;
+};
+
+// examples/dumbbell/app.rhai's flows.
+static const Flow flows[] = {{"s1", "r1", 10e6, 0.0}, {"s2", "r2", 5e6, 0.0}, {"s2", "r1", 2.5e6, 0.02}};
+
+static void flow_sender(Flow f)
+{
+  sg4::this_actor::sleep_until(f.start);
+  sg4::Mailbox::by_name(std::string(f.from) + "->" + f.to)->put_init(&payload, f.bytes)->detach();
+}
+
+// One receiver per flow, waiting from the start, so that every flow begins when it is sent.
+static void flow_receiver(Flow f)
+{
+  sg4::Mailbox::by_name(std::string(f.from) + "->" + f.to)->get<int>();
+  std::printf("flow %s->%s %.0f B arrived %.9f\n", f.from, f.to, f.bytes, sg4::Engine::get_clock());
+}
+
 int main(int argc, char** argv)
 {
   sg4::Engine e(&argc, argv);
@@ -84,6 +128,12 @@ int main(int argc, char** argv)
     star_platform(2);
     sg4::Actor::create("ping", e.host_by_name("h0"), ping, n);
     sg4::Actor::create("pong", e.host_by_name("h1"), pong, n);
+  } else if (scenario == "dumbbell") {
+    dumbbell_platform(argc > 2 ? argv[2] : "12.5GBps");
+    for (const Flow& f : flows) {
+      sg4::Actor::create("sender", e.host_by_name(f.from), flow_sender, f);
+      sg4::Actor::create("receiver", e.host_by_name(f.to), flow_receiver, f);
+    }
   } else {
     int workers = argc > 2 ? std::stoi(argv[2]) : 10000;
     int rounds  = argc > 3 ? std::stoi(argv[3]) : 10;

@@ -189,10 +189,18 @@ struct Link {
     /// Pageable host memory (HtD, DtH), where measured: `startupPageable<Dir>` and the knots
     /// of `pageable<Dir>` ([`crate::transfer::BandwidthCurve`]).
     pageable: Option<[Pageable; 2]>,
-    /// `channels`, copies carried at once per direction (copy engines), where measured.
-    channels: Option<f64>,
+    /// Copy engines (`channels`, `duplex`), where measured.
+    copy_engines: Option<CopyEngines>,
     /// `errorPinned` and `errorPageable`: relative error bars at 90 % coverage, where measured.
     error_bars: Option<[f64; 2]>,
+}
+
+/// What concurrent copies get.
+struct CopyEngines {
+    /// Copies carried at once per direction.
+    channels: f64,
+    /// The fraction of its rate each direction keeps while the other carries bytes too.
+    duplex: f64,
 }
 
 /// One direction's pageable copy: T = startup + n / B(n) (`crate::transfer::curve_seconds`).
@@ -232,8 +240,9 @@ impl Link {
             attributes.insert(format!("startupPageable{suffix}"), Scalar::Number(p.startup));
             attributes.insert(format!("pageable{suffix}"), Scalar::Text(format_knots(&knots)));
         }
-        if let Some(channels) = self.channels {
-            attributes.insert("channels".into(), Scalar::Number(channels));
+        if let Some(engines) = self.copy_engines {
+            attributes.insert("channels".into(), Scalar::Number(engines.channels));
+            attributes.insert("duplex".into(), Scalar::Number(engines.duplex));
         }
         if let Some([pinned, pageable]) = self.error_bars {
             attributes.insert("errorPinned".into(), Scalar::Number(pinned));
@@ -375,7 +384,7 @@ pub fn components() -> Vec<Component> {
             bandwidth: 15.8e9,
             measured: Some([3.96868e-6, 5.15692e-6, 0.689, 0.653]),
             pageable: None,
-            channels: None,
+            copy_engines: None,
             error_bars: None,
         },
         Link {
@@ -385,7 +394,7 @@ pub fn components() -> Vec<Component> {
             bandwidth: 2e9,
             measured: Some([7.3276e-6, 1.167905e-5, 0.8435, 0.8421]),
             pageable: None,
-            channels: None,
+            copy_engines: None,
             error_bars: None,
         },
         Link {
@@ -395,7 +404,7 @@ pub fn components() -> Vec<Component> {
             bandwidth: 31.5e9,
             measured: None,
             pageable: None,
-            channels: None,
+            copy_engines: None,
             error_bars: None,
         },
         Link {
@@ -405,13 +414,13 @@ pub fn components() -> Vec<Component> {
             bandwidth: 63.0e9,
             measured: None,
             pageable: None,
-            channels: None,
+            copy_engines: None,
             error_bars: None,
         },
         Link {
             name: "PCIe 5.0 x16 - H100 host",
             comment: "the H100 SXM test machine's host link (PCIe 5.0 x16, in a virtual machine): pinned copies by eq. 5.5 (startupHtD, lambdaHtD, ...), pageable copies by a bandwidth curve (startupPageableHtD, pageableHtD, ...); use the link-host-memory model",
-            source: "hetsim GPU measurements, H100 SXM 80GB, 2026-11-22: transfers.csv (cudaMemcpy, 3 trials per size; pinned: eq. 5.5 by least squares of relative residuals over the copies >= 1 MiB, against PCIe 5.0 x16's 63.0 GB/s; pageable: startup = median time at 4 B, knots at 1 KiB, 4 KiB, ..., 4 GiB from the medians per size) and copies_concurrent.csv (one copy engine per direction: channels = 1; an HtD and a DtH copy at once slow each other by about 17 %, not modelled); errorPinned and errorPageable: the conformal 90 % quantiles of the relative residuals over all non-empty copies of transfers.csv (`hetsim validate` prints them)",
+            source: "hetsim GPU measurements, H100 SXM 80GB, 2026-11-22: transfers.csv (cudaMemcpy, 3 trials per size; pinned: eq. 5.5 by least squares of relative residuals over the copies >= 1 MiB, against PCIe 5.0 x16's 63.0 GB/s; pageable: startup = median time at 4 B, knots at 1 KiB, 4 KiB, ..., 4 GiB from the medians per size) and copies_concurrent.csv (one copy engine per direction: channels = 1; an HtD copy with a DtH copy at once took 57.36 ms for 10 x 256 MiB against 48.82 ms alone: duplex = 48.82 / 57.36 = 0.851); errorPinned and errorPageable: the conformal 90 % quantiles of the relative residuals over all non-empty copies of transfers.csv (`hetsim validate` prints them)",
             bandwidth: 63.0e9,
             measured: Some([8.0636e-6, 7.9108e-6, 0.85846, 0.85796]),
             pageable: Some([
@@ -450,7 +459,10 @@ pub fn components() -> Vec<Component> {
                     ],
                 },
             ]),
-            channels: Some(1.0),
+            copy_engines: Some(CopyEngines {
+                channels: 1.0,
+                duplex: 0.851,
+            }),
             error_bars: Some([0.03652, 0.1051]),
         },
         Link {
@@ -460,7 +472,7 @@ pub fn components() -> Vec<Component> {
             bandwidth: 450e9,
             measured: None,
             pageable: None,
-            channels: None,
+            copy_engines: None,
             error_bars: None,
         },
     ];

@@ -119,6 +119,12 @@ pub fn platform(system: &System) -> Result<Platform, String> {
             Link {
                 between: *between,
                 channels,
+                duplex: l
+                    .component
+                    .attributes
+                    .get("duplex")
+                    .and_then(|v| v.as_number())
+                    .unwrap_or(1.0),
             }
         })
         .collect();

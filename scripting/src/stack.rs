@@ -34,6 +34,10 @@ const SWITCH_MARGIN: usize = 1024;
 /// Distinct frame lengths kept as references; frames of further lengths are saved whole.
 const MAX_REFERENCES: usize = 256;
 
+/// Pairs of frame lengths whose references' differences are kept (see
+/// [`SharedStack::bridge`]); frames restored over others of further pairs are copied whole.
+const MAX_BRIDGES: usize = 1024;
+
 const WORD: usize = std::mem::size_of::<u64>();
 
 /// The stack the processes of one run take turns on.
@@ -45,6 +49,8 @@ pub struct SharedStack {
     occupant: RefCell<Option<Rc<Frames>>>,
     /// Per frame length in words, the reference frames.
     references: RefCell<HashMap<usize, Rc<[u64]>>>,
+    /// Per pair of frame lengths (from, to), see [`SharedStack::bridge`].
+    bridges: RefCell<HashMap<(usize, usize), Rc<[(u32, u64)]>>>,
 }
 
 /// A process's frames while it is suspended.
@@ -81,6 +87,7 @@ impl SharedStack {
             size,
             occupant: RefCell::new(None),
             references: RefCell::new(HashMap::new()),
+            bridges: RefCell::new(HashMap::new()),
         }))
     }
 
@@ -98,6 +105,10 @@ impl SharedStack {
                 return;
             }
             self.save(&occupant);
+            if frames.is_saved.replace(false) {
+                self.restore_over(&frames.saved.borrow(), &occupant.saved.borrow());
+            }
+            return;
         }
         if frames.is_saved.replace(false) {
             self.restore(&frames.saved.borrow());
@@ -155,6 +166,38 @@ impl SharedStack {
         Some(reference)
     }
 
+    /// Restores `saved` over `on_stack`, the frames the stack holds (just saved). Both differ
+    /// from their references in a few words, and the references (of two suspension points of
+    /// one script) differ in a few more: only those words are written, not the whole frames.
+    fn restore_over(&self, saved: &Packed, on_stack: &Packed) {
+        let (Some(target), Some(_)) = (&saved.reference, &on_stack.reference) else {
+            return self.restore(saved);
+        };
+        let Some(bridge) = self.bridge(on_stack.words, saved.words) else {
+            return self.restore(saved);
+        };
+        let to = (self.base() - saved.words * WORD) as *mut u64;
+        // SAFETY: [to, to + saved.words) lies in the stack (saved from it), free of live
+        // frames, and holds `on_stack`'s frames at its end.
+        unsafe { unpack_over(to, saved, target, on_stack, &bridge) };
+    }
+
+    /// The [`bridge`] from the reference of frames of `from` words to that of `to` words,
+    /// worked out once per pair; none once [`MAX_BRIDGES`] pairs have one.
+    fn bridge(&self, from: usize, to: usize) -> Option<Rc<[(u32, u64)]>> {
+        let mut bridges = self.bridges.borrow_mut();
+        if let Some(bridge) = bridges.get(&(from, to)) {
+            return Some(bridge.clone());
+        }
+        if bridges.len() >= MAX_BRIDGES {
+            return None;
+        }
+        let references = self.references.borrow();
+        let made = bridge(references.get(&from)?, references.get(&to)?);
+        bridges.insert((from, to), made.clone());
+        Some(made)
+    }
+
     fn restore(&self, saved: &Packed) {
         assert!(
             saved.words * WORD <= self.size,
@@ -166,56 +209,120 @@ impl SharedStack {
 }
 
 /// Writes into `changed` `frames` as a bitmap of the words that differ from `reference` (of
-/// the same length), then those words.
+/// the same length), then those words in order.
 fn pack(frames: &[u64], reference: &[u64], changed: &mut Vec<u64>) {
     changed.clear();
     changed.resize(frames.len().div_ceil(64), 0);
-    // Most groups of 8 words are unchanged: find those with one XOR-OR pass that the compiler
-    // vectorises, and look at words one by one only in the others.
-    let groups = frames.chunks(8).zip(reference.chunks(8)).enumerate();
-    for (group, (words, expected)) in groups {
-        let differs = words.iter().zip(expected).fold(0, |acc, (a, b)| acc | (a ^ b));
-        if differs == 0 {
-            continue;
+    // Most groups of 8 words are unchanged: find those with one XOR-OR over the group, which
+    // the compiler vectorises, and look at words one by one only in the others.
+    let (groups, rest) = frames.as_chunks::<8>();
+    let (expected_groups, expected_rest) = reference.as_chunks::<8>();
+    for (group, (words, expected)) in groups.iter().zip(expected_groups).enumerate() {
+        let differs = (0..8).fold(0, |acc, k| acc | (words[k] ^ expected[k]));
+        if differs != 0 {
+            note_changes(changed, group * 8, words, expected);
         }
-        let bits = words
-            .iter()
-            .zip(expected)
-            .enumerate()
-            .fold(0u64, |bits, (k, (a, b))| bits | u64::from(a != b) << k);
-        changed[group / 8] |= bits << (group % 8 * 8);
     }
-    for block in 0..frames.len().div_ceil(64) {
-        let mut bits = changed[block];
-        while bits != 0 {
-            changed.push(frames[block * 64 + bits.trailing_zeros() as usize]);
-            bits &= bits - 1;
+    note_changes(changed, groups.len() * 8, rest, expected_rest);
+}
+
+/// Marks in the bitmap of `changed` the words of `words` (from index `first` of the frames)
+/// that differ from `expected`, and appends them.
+fn note_changes(changed: &mut Vec<u64>, first: usize, words: &[u64], expected: &[u64]) {
+    for (k, (&word, &was)) in words.iter().zip(expected).enumerate() {
+        if word != was {
+            let i = first + k;
+            changed[i / 64] |= 1 << (i % 64);
+            changed.push(word);
         }
     }
 }
 
+/// The bitmap of packed frames (see [`Packed`]).
+fn bitmap(saved: &Packed) -> &[u64] {
+    &saved.packed[..saved.words.div_ceil(64)]
+}
+
+/// The words of packed frames that differ from their reference, in order.
+fn changed_words(saved: &Packed) -> &[u64] {
+    &saved.packed[saved.words.div_ceil(64)..]
+}
+
+/// The indices of the set bits of `bitmap`, in order.
+fn set_bits(bitmap: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    bitmap.iter().enumerate().flat_map(|(block, &bits)| {
+        std::iter::successors(Some(bits).filter(|&b| b != 0), |&b| {
+            Some(b & (b - 1)).filter(|&b| b != 0)
+        })
+        .map(move |b| block * 64 + b.trailing_zeros() as usize)
+    })
+}
+
 fn unpack(to: *mut u64, saved: &Packed) {
-    let words = saved.words;
     // SAFETY: [to, to + words) lies within the stack's mapped, writable pages (checked by the
     // caller), and no live frame is there: the process that suspended there last was saved.
     unsafe {
         match &saved.reference {
-            None => std::ptr::copy_nonoverlapping(saved.packed.as_ptr(), to, words),
+            None => std::ptr::copy_nonoverlapping(saved.packed.as_ptr(), to, saved.words),
             Some(reference) => {
-                std::ptr::copy_nonoverlapping(reference.as_ptr(), to, words);
-                let (bitmap, mut changed) = saved.packed.split_at(words.div_ceil(64));
-                for (block, &bits) in bitmap.iter().enumerate() {
-                    let mut bits = bits;
-                    while bits != 0 {
-                        let i = block * 64 + bits.trailing_zeros() as usize;
-                        to.add(i).write(changed[0]);
-                        changed = &changed[1..];
-                        bits &= bits - 1;
-                    }
-                }
+                std::ptr::copy_nonoverlapping(reference.as_ptr(), to, saved.words);
+                write_changes(to, saved);
             }
         }
     }
+}
+
+/// Writes `saved`'s words that differ from its reference.
+///
+/// # Safety
+/// `to` is valid for writes of `saved.words` words.
+unsafe fn write_changes(to: *mut u64, saved: &Packed) {
+    for (i, &word) in set_bits(bitmap(saved)).zip(changed_words(saved)) {
+        unsafe { to.add(i).write(word) };
+    }
+}
+
+/// What turns frames `old` into frames `new` when both end at the same address: `new`'s
+/// words, by index, where the two differ or `old` has none.
+fn bridge(old: &[u64], new: &[u64]) -> Rc<[(u32, u64)]> {
+    let shift = new.len() as isize - old.len() as isize;
+    new.iter()
+        .enumerate()
+        .filter(|&(j, &word)| {
+            usize::try_from(j as isize - shift)
+                .ok()
+                .is_none_or(|i| old[i] != word)
+        })
+        .map(|(j, &word)| (j as u32, word))
+        .collect()
+}
+
+/// Turns `on_stack`, the frames ending where `to` + `saved.words` does, into `saved`, both
+/// packed against references joined by `bridge`: `on_stack`'s changed words go back to
+/// `target` (the reference of `saved`), the bridge turns the words where the two references
+/// differ, and `saved`'s changed words are written.
+///
+/// # Safety
+/// `to` is valid for writes of `saved.words` words; `bridge` was made from `on_stack`'s
+/// reference to `target`.
+unsafe fn unpack_over(
+    to: *mut u64,
+    saved: &Packed,
+    target: &[u64],
+    on_stack: &Packed,
+    bridge: &[(u32, u64)],
+) {
+    // A word at index i of `on_stack` is at index i + shift of `saved`.
+    let shift = saved.words as isize - on_stack.words as isize;
+    let reverted = set_bits(bitmap(on_stack)).filter_map(|i| usize::try_from(i as isize + shift).ok());
+    // SAFETY (both loops, and write_changes): every index is below saved.words.
+    for j in reverted {
+        unsafe { to.add(j).write(target[j]) };
+    }
+    for &(j, word) in bridge {
+        unsafe { to.add(j as usize).write(word) };
+    }
+    unsafe { write_changes(to, saved) };
 }
 
 /// A process's handle to its run's shared stack, which corosensei takes as the stack.
@@ -248,23 +355,62 @@ mod tests {
             changes in proptest::collection::vec((any::<usize>(), any::<u64>()), 0..80),
         ) {
             let mut frames = reference.clone();
-            for (at, word) in changes {
-                let n = frames.len();
-                frames[at % n] = word;
-            }
-            let reference: Rc<[u64]> = reference.into();
-            let mut changed = Vec::new();
-            pack(&frames, &reference, &mut changed);
-            let packed = Packed {
-                words: frames.len(),
-                packed: changed,
-                reference: Some(reference.clone()),
-            };
+            change(&mut frames, &changes);
+            let packed = packed(&frames, &reference);
             let differing = frames.iter().zip(reference.iter()).filter(|(a, b)| a != b).count();
             prop_assert_eq!(packed.packed.len(), frames.len().div_ceil(64) + differing);
             let mut out = vec![0u64; frames.len()];
             unpack(out.as_mut_ptr(), &packed);
             prop_assert_eq!(out, frames);
+        }
+
+        /// Frames restored over other frames (of another length and reference, ending at the
+        /// same address) through the bridge between their references come out whole.
+        #[test]
+        fn frames_restored_over_others_come_out_whole(
+            common in proptest::collection::vec(any::<u64>(), 1..200),
+            old_extra in proptest::collection::vec(any::<u64>(), 0..40),
+            new_extra in proptest::collection::vec(any::<u64>(), 0..40),
+            reference_changes in proptest::collection::vec((any::<usize>(), any::<u64>()), 0..20),
+            old_changes in proptest::collection::vec((any::<usize>(), any::<u64>()), 0..20),
+            new_changes in proptest::collection::vec((any::<usize>(), any::<u64>()), 0..20),
+        ) {
+            // Two references sharing their outer words (the end), differing in some of them.
+            let old_reference: Vec<u64> = old_extra.iter().chain(&common).copied().collect();
+            let mut new_reference: Vec<u64> = new_extra.iter().chain(&common).copied().collect();
+            change(&mut new_reference, &reference_changes);
+            let (mut old, mut new) = (old_reference.clone(), new_reference.clone());
+            change(&mut old, &old_changes);
+            change(&mut new, &new_changes);
+            let (old_packed, new_packed) = (packed(&old, &old_reference), packed(&new, &new_reference));
+            // The stack: garbage, then `old` at its end.
+            let size = old.len().max(new.len()) + 3;
+            let mut stack = vec![0xdead_beef_u64; size];
+            stack[size - old.len()..].copy_from_slice(&old);
+            let bridge = bridge(&old_reference, &new_reference);
+            let at = size - new.len();
+            // SAFETY: the stack holds new.len() words from `at`.
+            unsafe {
+                unpack_over(stack[at..].as_mut_ptr(), &new_packed, &new_reference, &old_packed, &bridge)
+            };
+            prop_assert_eq!(&stack[at..], &new[..]);
+        }
+    }
+
+    fn change(words: &mut [u64], changes: &[(usize, u64)]) {
+        let n = words.len();
+        for &(at, word) in changes {
+            words[at % n] = word;
+        }
+    }
+
+    fn packed(frames: &[u64], reference: &[u64]) -> Packed {
+        let mut changed = Vec::new();
+        pack(frames, reference, &mut changed);
+        Packed {
+            words: frames.len(),
+            packed: changed,
+            reference: Some(reference.into()),
         }
     }
 }

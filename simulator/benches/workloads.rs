@@ -46,6 +46,7 @@ pub fn star(n: usize, centre: &str, leaf: &str) -> (Platform, Vec<Placement>) {
         .map(|i| Link {
             between: [0, i],
             channels: 1,
+            duplex: 1.0,
         })
         .collect();
     let placements = std::iter::once(Placement {

@@ -37,6 +37,10 @@ pub struct Link {
     pub between: [NodeId; 2],
     /// Transfers carried at once per direction (copy engines, thesis 2.3.3).
     pub channels: u32,
+    /// The fraction of its rate each direction keeps while the other direction carries bytes
+    /// too, in (0, 1]: 1 for a full-duplex link; a PCIe link whose reads and writes share
+    /// packet overhead has less (the H100's: 0.851, docs/SIMULATION.md).
+    pub duplex: f64,
 }
 
 /// The kind of a transfer, from the kinds of its endpoints unless given.
@@ -121,6 +125,10 @@ pub enum PlatformError {
         asked: u64,
         capacity: u64,
     },
+    Duplex {
+        link: usize,
+        duplex: f64,
+    },
 }
 
 impl fmt::Display for PlatformError {
@@ -128,6 +136,12 @@ impl fmt::Display for PlatformError {
         match self {
             PlatformError::UnknownLinkEnd { link, node } => {
                 write!(f, "link {link} joins unknown node {node}")
+            }
+            PlatformError::Duplex { link, duplex } => {
+                write!(
+                    f,
+                    "link {link}: duplex is {duplex}, expected a fraction in (0, 1]"
+                )
             }
             PlatformError::NoRoute { from, to } => {
                 write!(f, "no route of links from node `{from}` to node `{to}`")
@@ -169,6 +183,12 @@ impl Platform {
         let mut adjacency = vec![Vec::new(); nodes.len()];
         let mut direct = HashMap::new();
         for (id, link) in links.iter().enumerate() {
+            if !(link.duplex > 0.0 && link.duplex <= 1.0) {
+                return Err(PlatformError::Duplex {
+                    link: id,
+                    duplex: link.duplex,
+                });
+            }
             let [a, b] = link.between;
             for node in [a, b] {
                 if node >= nodes.len() {

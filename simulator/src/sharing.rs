@@ -22,6 +22,9 @@ const DUE: f64 = 1e-12;
 #[derive(Debug)]
 pub struct Shared<T> {
     capacity: f64,
+    /// The fraction of a unit's speed a unit runs at (a link direction slowed by traffic the
+    /// other way).
+    speed: f64,
     /// Work done by each activity active since the resource started [s].
     progress: f64,
     /// When `progress` was last brought up to date [s].
@@ -67,6 +70,7 @@ impl<T> Shared<T> {
     pub fn new(capacity: f64) -> Self {
         Shared {
             capacity: capacity.max(1.0),
+            speed: 1.0,
             progress: 0.0,
             updated: 0.0,
             active: BinaryHeap::new(),
@@ -74,12 +78,28 @@ impl<T> Shared<T> {
         }
     }
 
-    /// The share of a unit each active activity gets.
+    /// The share of a unit each active activity gets, times the speed.
     pub fn rate(&self) -> f64 {
-        match self.active.len() {
+        let share = match self.active.len() {
             0 => 1.0,
             n => (self.capacity / n as f64).min(1.0),
+        };
+        share * self.speed
+    }
+
+    /// Whether an activity is active.
+    pub fn is_busy(&self) -> bool {
+        !self.active.is_empty()
+    }
+
+    /// Runs the units at `speed` from `now` on; says whether that changed it.
+    pub fn set_speed(&mut self, now: f64, speed: f64) -> bool {
+        if speed == self.speed {
+            return false;
         }
+        self.bring_up_to(now);
+        self.speed = speed;
+        true
     }
 
     fn bring_up_to(&mut self, now: f64) {

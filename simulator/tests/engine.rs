@@ -91,10 +91,12 @@ fn line() -> Platform {
             Link {
                 between: [0, 1],
                 channels: 1,
+                duplex: 1.0,
             },
             Link {
                 between: [1, 2],
                 channels: 1,
+                duplex: 1.0,
             },
         ],
     )
@@ -481,6 +483,11 @@ fn identical_inputs_give_identical_results() {
 /// Two CPU nodes, `a` (label A, 3 processes) and `b` (label B, 3), joined by one link of
 /// `channels`: 1 ms startup + 1 µs per byte at full rate.
 fn pair(channels: u32) -> Platform {
+    duplex_pair(channels, 1.0)
+}
+
+/// [`pair`] whose link keeps `duplex` of its rate per direction while both carry bytes.
+fn duplex_pair(channels: u32, duplex: f64) -> Platform {
     Platform::new(
         vec![
             node("a", ComponentKind::Cpu, "A", 3),
@@ -489,6 +496,7 @@ fn pair(channels: u32) -> Platform {
         vec![Link {
             between: [0, 1],
             channels,
+            duplex,
         }],
     )
     .unwrap()
@@ -550,6 +558,43 @@ fn three_flows_share_two_channels_max_min_fairly() {
     )
     .unwrap();
     assert_times(&finish_times(&r)[3..], &[4.25e-3, 2.25e-3, 3.75e-3]);
+}
+
+#[test]
+fn opposite_flows_slow_each_other_on_a_half_duplex_link() {
+    // Worked by hand, duplex 0.8. A0 sends 2000 B to B0 at 0: startup to 1 ms, then 2 ms of
+    // bytes. B1 sends 1000 B to A1 at 0.5 ms: startup to 1.5 ms, then 1 ms of bytes. From
+    // 1.5 ms both directions carry bytes, at 0.8: B1's ends at 1.5 + 1 / 0.8 = 2.75 ms; A0's
+    // has 1.5 ms left at 1.5 ms, 0.5 at 2.75 ms, then runs alone: 3.25 ms.
+    let programs = || {
+        vec![
+            vec![send(2, 2000.0)],
+            vec![receive(3)],
+            vec![receive(0)],
+            vec![sleep(0.5e-3), send(1, 1000.0)],
+        ]
+    };
+    let r = run(&duplex_pair(1, 0.8), &[("A", 2), ("B", 2)], programs()).unwrap();
+    assert_times(&finish_times(&r)[1..3], &[2.75e-3, 3.25e-3]);
+    // Full duplex: each direction at its own full rate.
+    let r = run(&pair(1), &[("A", 2), ("B", 2)], programs()).unwrap();
+    assert_times(&finish_times(&r)[1..3], &[2.5e-3, 3.0e-3]);
+    let err = Platform::new(
+        vec![
+            node("a", ComponentKind::Cpu, "A", 1),
+            node("b", ComponentKind::Cpu, "B", 1),
+        ],
+        vec![Link {
+            between: [0, 1],
+            channels: 1,
+            duplex: 1.5,
+        }],
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "link 0: duplex is 1.5, expected a fraction in (0, 1]"
+    );
 }
 
 #[test]

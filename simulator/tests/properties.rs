@@ -60,10 +60,12 @@ fn platform() -> Platform {
             Link {
                 between: [0, 1],
                 channels: 1,
+                duplex: 1.0,
             },
             Link {
                 between: [1, 2],
                 channels: 2,
+                duplex: 1.0,
             },
         ],
     )

@@ -105,6 +105,43 @@ fn eight_gpus_train_with_a_ring_allreduce_over_nvlink() {
     assert!(((three.overall_time - 3.0 * ring.overall_time) / three.overall_time).abs() < 1e-9);
 }
 
+/// The arrival time [s] that the dumbbell's receivers log for `flow` ("S1->R1").
+fn arrival(report: &RunReport, flow: &str) -> f64 {
+    let line = report
+        .log
+        .iter()
+        .find(|l| l.contains(&format!("flow {flow} ")))
+        .unwrap_or_else(|| panic!("no arrival of {flow} in {:?}", report.log));
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn dumbbell_flows_share_the_bottleneck_within_one_percent_of_simgrid() {
+    let r = run_example("dumbbell", &[], None);
+    // Worked by hand. An access hop takes 1 µs + b / 12.5 GB/s (S1->R1's 10 MB: 0.801 ms,
+    // S2->R2's 5 MB: 0.401 ms, S2->R1's 2.5 MB: 0.201 ms); the bottleneck 50 µs alone, then
+    // the bytes at 125 MB/s shared max-min. S2->R2 runs alone from 0.451 ms, with S1->R1
+    // from 0.851 ms (62.5 MB/s each), and with S2->R1 from 20.251 ms (41.67 MB/s each):
+    // S2->R1 leaves the bottleneck at 80.251 ms, S2->R2 at 100.051 ms, S1->R1, alone for its
+    // last 5.05 MB, at 140.451 ms; each then crosses its receiver's access link.
+    let hetsim = [
+        ("S2->R1", 80.452e-3),
+        ("S2->R2", 100.452e-3),
+        ("S1->R1", 141.252e-3),
+    ];
+    // SimGrid 3.32's flows (CM02: max-min without corrections) hold their whole route at
+    // once: `python3 bench/dumbbell.py` gave 80.052, 100.052 and 140.052 ms.
+    let simgrid = [80.052e-3, 100.052e-3, 140.052e-3];
+    for ((flow, expected), simgrid) in hetsim.into_iter().zip(simgrid) {
+        let got = arrival(&r, flow);
+        assert!((got - expected).abs() < 1e-9, "{flow}: {got} vs {expected}");
+        assert!(
+            (got - simgrid) / simgrid < 0.01,
+            "{flow}: {got} vs SimGrid's {simgrid}"
+        );
+    }
+}
+
 #[test]
 fn gajger_testbeds_run_with_default_labels() {
     for system in ["gtx970.toml", "titanx.toml"] {

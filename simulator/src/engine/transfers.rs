@@ -137,6 +137,25 @@ impl<P: Process> Engine<'_, P> {
         let resource = &mut self.links[link][direction];
         resource.shared.join(now, transfer.work, transfer);
         resource.reschedule(&mut self.events, EventKind::LinkFinish(link, direction));
+        self.slow_duplex(link);
+    }
+
+    /// Slows each direction of `link` to its `duplex` fraction while the other carries bytes
+    /// (and back to full speed when it stops).
+    fn slow_duplex(&mut self, link: LinkId) {
+        let duplex = self.platform.links[link].duplex;
+        if duplex == 1.0 {
+            return;
+        }
+        let now = self.now();
+        let busy = self.links[link].each_ref().map(|r| r.shared.is_busy());
+        for direction in 0..2 {
+            let speed = if busy[1 - direction] { duplex } else { 1.0 };
+            let resource = &mut self.links[link][direction];
+            if resource.shared.set_speed(now, speed) {
+                resource.reschedule(&mut self.events, EventKind::LinkFinish(link, direction));
+            }
+        }
     }
 
     pub(super) fn link_finish(&mut self, link: LinkId, direction: usize) -> Result<(), SimError> {
@@ -145,6 +164,7 @@ impl<P: Process> Engine<'_, P> {
         resource.finish = None;
         let done = resource.shared.finish_due(now);
         resource.reschedule(&mut self.events, EventKind::LinkFinish(link, direction));
+        self.slow_duplex(link);
         for transfer in done {
             self.hop_done(transfer)?;
         }
