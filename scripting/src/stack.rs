@@ -40,6 +40,9 @@ const MAX_BRIDGES: usize = 1024;
 
 const WORD: usize = std::mem::size_of::<u64>();
 
+/// Words by index (see [`bridge`]).
+type Bridge = Rc<[(u32, u64)]>;
+
 /// The stack the processes of one run take turns on.
 pub struct SharedStack {
     stack: DefaultStack,
@@ -50,7 +53,7 @@ pub struct SharedStack {
     /// Per frame length in words, the reference frames.
     references: RefCell<HashMap<usize, Rc<[u64]>>>,
     /// Per pair of frame lengths (from, to), see [`SharedStack::bridge`].
-    bridges: RefCell<HashMap<(usize, usize), Rc<[(u32, u64)]>>>,
+    bridges: RefCell<HashMap<(usize, usize), Bridge>>,
 }
 
 /// A process's frames while it is suspended.
@@ -184,7 +187,7 @@ impl SharedStack {
 
     /// The [`bridge`] from the reference of frames of `from` words to that of `to` words,
     /// worked out once per pair; none once [`MAX_BRIDGES`] pairs have one.
-    fn bridge(&self, from: usize, to: usize) -> Option<Rc<[(u32, u64)]>> {
+    fn bridge(&self, from: usize, to: usize) -> Option<Bridge> {
         let mut bridges = self.bridges.borrow_mut();
         if let Some(bridge) = bridges.get(&(from, to)) {
             return Some(bridge.clone());
@@ -215,15 +218,15 @@ fn pack(frames: &[u64], reference: &[u64], changed: &mut Vec<u64>) {
     changed.resize(frames.len().div_ceil(64), 0);
     // Most groups of 8 words are unchanged: find those with one XOR-OR over the group, which
     // the compiler vectorises, and look at words one by one only in the others.
-    let (groups, rest) = frames.as_chunks::<8>();
-    let (expected_groups, expected_rest) = reference.as_chunks::<8>();
-    for (group, (words, expected)) in groups.iter().zip(expected_groups).enumerate() {
-        let differs = (0..8).fold(0, |acc, k| acc | (words[k] ^ expected[k]));
+    let groups = frames.chunks_exact(8).zip(reference.chunks_exact(8));
+    for (group, (words, expected)) in groups.enumerate() {
+        let differs = words.iter().zip(expected).fold(0, |acc, (a, b)| acc | (a ^ b));
         if differs != 0 {
             note_changes(changed, group * 8, words, expected);
         }
     }
-    note_changes(changed, groups.len() * 8, rest, expected_rest);
+    let rest = frames.len() / 8 * 8;
+    note_changes(changed, rest, &frames[rest..], &reference[rest..]);
 }
 
 /// Marks in the bitmap of `changed` the words of `words` (from index `first` of the frames)
@@ -284,7 +287,7 @@ unsafe fn write_changes(to: *mut u64, saved: &Packed) {
 
 /// What turns frames `old` into frames `new` when both end at the same address: `new`'s
 /// words, by index, where the two differ or `old` has none.
-fn bridge(old: &[u64], new: &[u64]) -> Rc<[(u32, u64)]> {
+fn bridge(old: &[u64], new: &[u64]) -> Bridge {
     let shift = new.len() as isize - old.len() as isize;
     new.iter()
         .enumerate()

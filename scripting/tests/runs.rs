@@ -126,6 +126,51 @@ fn primitives_take_the_times_of_their_models() {
 }
 
 #[test]
+fn a_process_running_ahead_meets_the_others_at_its_own_time() {
+    // P's compute and Q's sleep do not suspend them (their clocks run ahead of the engine's);
+    // what they do next still happens at their own clocks. On the wire a message takes
+    // 1 ms startup + 1 ms per 1000 B.
+    let app = r#"
+        if tag == "P" {
+            let h = sim.isend(1000, "Q");   // leaves at 0, arrives at 0.002
+            sim.compute(2.0);
+            let done = sim.test(h);         // at 2: done
+            let m = sim.receive("Q");       // sent by Q at 1, arrived at 1.002
+            sim.log(`${sim.now()} ${done} ${m.arrived}`);
+            sim.send(1000, "Q");            // leaves at 2, arrives at 2.002
+        } else {
+            sim.sleep(1.0);
+            sim.send(1000, "P");
+            let first = sim.receive("P");
+            let second = sim.receive("P");
+            sim.log(`${sim.now()} ${first.arrived} ${second.arrived}`);
+        }
+    "#;
+    let r = run_small(app, &[("P", 1), ("Q", 1)], Limits::default()).unwrap();
+    let numbers = |line: &str| -> Vec<String> {
+        line.split(": ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .map(str::to_owned)
+            .collect()
+    };
+    let p = numbers(&r.log[0]);
+    assert_eq!(p[1], "true", "{}", r.log[0]);
+    let close = |text: &str, want: f64| (text.parse::<f64>().unwrap() - want).abs() < 1e-12;
+    assert!(close(&p[0], 2.0) && close(&p[2], 1.002), "{}", r.log[0]);
+    let q = numbers(&r.log[1]);
+    assert!(
+        close(&q[0], 2.002) && close(&q[1], 0.002) && close(&q[2], 2.002),
+        "{}",
+        r.log[1]
+    );
+    let (p, q) = (&r.results.processes[0], &r.results.processes[1]);
+    assert_eq!((p.finish_time, p.compute_time, p.wait_time), (2.0, 2.0, 0.0));
+    assert!((q.finish_time - 2.002).abs() < 1e-12 && (q.wait_time - 1.002).abs() < 1e-12);
+}
+
+#[test]
 fn nonblocking_sends_and_receives_overlap_with_computation() {
     // Two 1000-byte isends from P to Q on one channel: 1 ms startups, then 1 ms of bytes
     // each, shared: both arrive at 3 ms. P computes 1 ms meanwhile; its test then says not

@@ -1,7 +1,7 @@
 //! What a process does with its time: compute (on its node's shared cores), sleep, receive,
 //! wait for and test its non-blocking sends and receives.
 
-use super::{Blocked, Engine, EventKind, HandleState, ProcessState};
+use super::{Blocked, Departure, Engine, EventKind, HandleState, ProcessState};
 use crate::error::SimError;
 use crate::process::{Handle, Message, Process, Request, Resume, Source};
 use crate::results::SpanKind;
@@ -9,104 +9,183 @@ use crate::uncertainty::Spread;
 use crate::Pid;
 
 impl<P: Process> Engine<'_, P> {
-    /// Resumes `pid` and serves its requests until it blocks, computes, sleeps or ends.
+    /// Resumes `pid` and serves its requests until it blocks, ends, or must wait for the
+    /// engine's clock to reach its own.
     pub(super) fn step(&mut self, pid: Pid, mut input: Resume) -> Result<(), SimError> {
         loop {
-            let now = self.now();
-            input = match self.processes[pid].resume(now, input) {
-                Request::Compute {
-                    seconds,
-                    power,
-                    uncertainty,
-                } => {
-                    self.compute(pid, seconds, power, uncertainty)?;
-                    return Ok(());
-                }
-                Request::Sleep { seconds } => {
-                    let seconds = self.checked_request(pid, seconds, "a duration [s]")?;
-                    let during = [self.now(), self.now() + seconds];
-                    self.span(pid, SpanKind::Sleep, during, 0.0, String::new);
-                    self.events
-                        .schedule(self.now() + seconds, EventKind::Resume(pid, Resume::Done));
-                    return Ok(());
-                }
-                Request::Send {
+            let clock = self.clock(pid);
+            let request = self.processes[pid].resume(clock, input);
+            match self.serve(pid, request)? {
+                Some(answer) => input = answer,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Serves a request that waited for the engine's clock ([`EventKind::Request`]), then goes
+    /// on stepping the process.
+    pub(super) fn serve_later(&mut self, pid: Pid, request: Request) -> Result<(), SimError> {
+        match self.serve(pid, request)? {
+            Some(answer) => self.step(pid, answer),
+            None => Ok(()),
+        }
+    }
+
+    /// The process's clock: the engine's, or later while the process runs ahead.
+    fn clock(&self, pid: Pid) -> f64 {
+        self.states[pid].ahead.max(self.now())
+    }
+
+    /// Serves `request` of `pid`: the answer to resume it with, or none while it blocks or
+    /// waits for time to pass.
+    ///
+    /// A process runs ahead: a compute on cores nobody shares and a sleep depend on nothing
+    /// another process does, so the process goes on at once with its own clock moved past
+    /// them, and a send it makes then leaves at that clock (an [`EventKind::Departs`]). Any
+    /// other request waits until the engine's clock reaches the process's (an
+    /// [`EventKind::Request`]), so every interaction happens at the time it would have had.
+    /// A worker that computes, sends and receives thus suspends once, not twice.
+    fn serve(&mut self, pid: Pid, request: Request) -> Result<Option<Resume>, SimError> {
+        let clock = self.clock(pid);
+        let ahead = clock > self.now();
+        let shared_cores = self.cores[self.placements[pid].node].is_some();
+        Ok(Some(match request {
+            Request::Compute {
+                seconds,
+                power,
+                uncertainty,
+            } if !shared_cores => {
+                let seconds = self.account_compute(pid, seconds, power, uncertainty)?;
+                self.computed_alone(pid, [clock, clock + seconds], uncertainty);
+                Resume::Done
+            }
+            Request::Sleep { seconds } => {
+                let seconds = self.checked_request(pid, seconds, "a duration [s]")?;
+                self.span(pid, SpanKind::Sleep, [clock, clock + seconds], 0.0, String::new);
+                self.states[pid].ahead = clock + seconds;
+                Resume::Done
+            }
+            Request::Fail(message) => {
+                return Err(SimError::Process {
+                    who: self.who(pid),
+                    time: clock,
+                    message,
+                })
+            }
+            Request::Send {
+                to,
+                bytes,
+                direction,
+                host_memory,
+                tracked,
+            } => {
+                let handle = tracked.then(|| self.new_handle(pid));
+                let departure = Departure {
                     to,
                     bytes,
                     direction,
                     host_memory,
-                    tracked,
-                } => {
-                    let handle = tracked.then(|| self.new_handle(pid));
-                    self.send(pid, to, bytes, direction, host_memory, handle)?;
-                    handle.map_or(Resume::Done, Resume::Handle)
+                    handle,
+                };
+                if ahead {
+                    self.events.schedule(clock, EventKind::Departs(pid, departure));
+                } else {
+                    self.depart(pid, departure)?;
                 }
-                Request::Receive { from } => match self.take_from_mailbox(pid, from) {
-                    Some(message) => Resume::Message(message),
-                    None => {
-                        self.block(pid, Blocked::Receive(from));
-                        return Ok(());
-                    }
-                },
-                Request::Post { from } => Resume::Handle(self.post(pid, from)),
-                Request::Wait { handles } => {
-                    self.check_handles(pid, &handles)?;
-                    if handles.iter().all(|h| self.handles[h.0].done) {
-                        Resume::Completed(self.hand_over(&handles))
-                    } else {
-                        self.block(pid, Blocked::Wait(handles));
-                        return Ok(());
-                    }
+                handle.map_or(Resume::Done, Resume::Handle)
+            }
+            request if ahead => {
+                self.events.schedule(clock, EventKind::Request(pid, request));
+                return Ok(None);
+            }
+            Request::Compute {
+                seconds,
+                power,
+                uncertainty,
+            } => {
+                let work = self.account_compute(pid, seconds, power, uncertainty)?;
+                self.compute_shared(pid, work, uncertainty);
+                return Ok(None);
+            }
+            Request::Receive { from } => match self.take_from_mailbox(pid, from) {
+                Some(message) => Resume::Message(message),
+                None => {
+                    self.block(pid, Blocked::Receive(from));
+                    return Ok(None);
                 }
-                Request::Test { handle } => {
-                    self.check_handles(pid, &[handle])?;
-                    Resume::Tested(self.handles[handle.0].done)
+            },
+            Request::Post { from } => Resume::Handle(self.post(pid, from)),
+            Request::Wait { handles } => {
+                self.check_handles(pid, &handles)?;
+                if handles.iter().all(|h| self.handles[h.0].done) {
+                    Resume::Completed(self.hand_over(&handles))
+                } else {
+                    self.block(pid, Blocked::Wait(handles));
+                    return Ok(None);
                 }
-                Request::Finish => {
-                    self.finished += 1;
-                    let now = self.now();
-                    let state = &mut self.states[pid];
-                    state.finished = true;
-                    state.finish_time = now;
-                    return Ok(());
-                }
-                Request::Fail(message) => {
-                    return Err(SimError::Process {
-                        who: self.who(pid),
-                        time: self.now(),
-                        message,
-                    })
-                }
-            };
-        }
+            }
+            Request::Test { handle } => {
+                self.check_handles(pid, &[handle])?;
+                Resume::Tested(self.handles[handle.0].done)
+            }
+            Request::Finish => {
+                self.finished += 1;
+                let now = self.now();
+                let state = &mut self.states[pid];
+                state.finished = true;
+                state.finish_time = now;
+                return Ok(None);
+            }
+        }))
     }
 
-    /// Starts a compute of `work` seconds (with a core to itself) on the process's node.
-    fn compute(&mut self, pid: Pid, work: f64, power: Option<f64>, uncertainty: f64) -> Result<(), SimError> {
+    /// Sends what a process sent (now, or when its clock ran ahead, at that clock).
+    pub(super) fn depart(&mut self, pid: Pid, d: Departure) -> Result<(), SimError> {
+        self.send(pid, d.to, d.bytes, d.direction, d.host_memory, d.handle)
+    }
+
+    /// Checks a compute's numbers and counts its work (and energy, where its power is stated)
+    /// to the process; returns the work [s].
+    fn account_compute(
+        &mut self,
+        pid: Pid,
+        work: f64,
+        power: Option<f64>,
+        uncertainty: f64,
+    ) -> Result<f64, SimError> {
         let work = self.checked_request(pid, work, "a duration [s]")?;
-        let uncertainty = self.checked_request(pid, uncertainty, "a compute's uncertainty [s]")?;
+        self.checked_request(pid, uncertainty, "a compute's uncertainty [s]")?;
         if let Some(watts) = power {
             self.checked_request(pid, watts, "a compute's power [W]")?;
         }
-        let now = self.now();
         let state = &mut self.states[pid];
         state.work += work;
         if let Some(watts) = power {
             state.powered_work += work;
             state.powered_energy += work * watts;
         }
-        state.computing = Some((now, uncertainty));
+        Ok(work)
+    }
+
+    /// A compute on cores of its own, `during` [start, end): the process's clock moves to its
+    /// end.
+    fn computed_alone(&mut self, pid: Pid, during: [f64; 2], uncertainty: f64) {
+        let state = &mut self.states[pid];
+        state.compute_time += during[1] - during[0];
+        state.spread = state.spread.widened(uncertainty);
+        state.ahead = during[1];
+        self.span(pid, SpanKind::Compute, during, uncertainty, String::new);
+    }
+
+    /// Starts a compute of `work` seconds (with a core to itself) on the node's shared cores.
+    fn compute_shared(&mut self, pid: Pid, work: f64, uncertainty: f64) {
+        let now = self.now();
+        self.states[pid].computing = Some((now, uncertainty));
         let node = self.placements[pid].node;
-        match &mut self.cores[node] {
-            Some(cores) => {
-                cores.shared.join(now, work, pid);
-                self.reschedule_cores(node);
-            }
-            None => {
-                self.events.schedule(now + work, EventKind::Computed(pid));
-            }
+        if let Some(cores) = &mut self.cores[node] {
+            cores.shared.join(now, work, pid);
         }
-        Ok(())
+        self.reschedule_cores(node);
     }
 
     pub(super) fn cores_finish(&mut self, node: usize) -> Result<(), SimError> {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::error::SimError;
 use crate::events::{EventId, Events};
 use crate::platform::{Direction, HostMemory, LinkId, Placement, Platform};
-use crate::process::{Handle, Message, Process, Resume, Source};
+use crate::process::{Handle, Message, Process, Request, Resume, Source};
 use crate::results::{NodeResult, ProcessResult, Results, Span, SpanKind};
 use crate::sharing::Shared;
 use crate::uncertainty::{Estimate, Spread};
@@ -68,8 +68,10 @@ impl fmt::Debug for Options {
 
 enum EventKind {
     Resume(Pid, Resume),
-    /// A compute's work is done (its node's cores not shared).
-    Computed(Pid),
+    /// A request made while the process ran ahead, due at its clock (see `serve`).
+    Request(Pid, Request),
+    /// A send made while the process ran ahead, leaving at its clock.
+    Departs(Pid, Departure),
     /// The next compute due on a node's shared cores is done.
     CoresFinish(usize),
     /// A message's startup on its current hop is over: its bytes join the link.
@@ -77,6 +79,15 @@ enum EventKind {
     /// The next transfer due on a link direction is done.
     LinkFinish(LinkId, usize),
     Deliver(Box<InFlight>),
+}
+
+/// A send's arguments, and the handle of a tracked one.
+struct Departure {
+    to: Pid,
+    bytes: f64,
+    direction: Option<Direction>,
+    host_memory: HostMemory,
+    handle: Option<Handle>,
 }
 
 /// What a process is blocked in.
@@ -92,8 +103,10 @@ struct ProcessState {
     posted: VecDeque<(Handle, Source)>,
     blocked: Option<Blocked>,
     blocked_since: f64,
-    /// When the compute in progress started, and its error bar.
+    /// When the compute in progress on shared cores started, and its error bar.
     computing: Option<(f64, f64)>,
+    /// The process's clock where it runs ahead of the engine's (see `serve`).
+    ahead: f64,
     /// The error bar of the process's clock (once finished, of its finish time: a finished
     /// process's clock no longer moves).
     spread: Spread,
@@ -299,7 +312,8 @@ impl<P: Process> Engine<'_, P> {
             }
             match event {
                 EventKind::Resume(pid, input) => self.step(pid, input)?,
-                EventKind::Computed(pid) => self.computed(pid)?,
+                EventKind::Request(pid, request) => self.serve_later(pid, request)?,
+                EventKind::Departs(pid, departure) => self.depart(pid, departure)?,
                 EventKind::CoresFinish(node) => self.cores_finish(node)?,
                 EventKind::Started(transfer) => self.join_link(transfer),
                 EventKind::LinkFinish(link, direction) => self.link_finish(link, direction)?,
