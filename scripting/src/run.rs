@@ -79,12 +79,9 @@ pub struct RunReport {
     pub log_dropped: u64,
 }
 
-fn number_attribute(component: &hetsim_models::catalog::Component, key: &str) -> f64 {
-    component
-        .attributes
-        .get(key)
-        .and_then(|v| v.as_number())
-        .unwrap_or(0.0)
+/// A component's number attribute `key`, if it states one.
+fn number_attribute(component: &hetsim_models::catalog::Component, key: &str) -> Option<f64> {
+    component.attributes.get(key).and_then(|v| v.as_number())
 }
 
 /// The engine's platform of a resolved system.
@@ -96,16 +93,11 @@ pub fn platform(system: &System) -> Result<Platform, String> {
             id: n.spec.id.clone(),
             kind: n.component.kind,
             count: n.spec.count,
-            cores: n
-                .component
-                .attributes
-                .get("cores")
-                .and_then(|v| v.as_number())
-                .map(|c| c.clamp(1.0, f64::from(u32::MAX)) as u32),
+            cores: number_attribute(&n.component, "cores").map(|c| c.clamp(1.0, f64::from(u32::MAX)) as u32),
             labels: n.spec.labels.clone(),
-            power_load: number_attribute(&n.component, "powerConsumptionLoad"),
-            power_idle: number_attribute(&n.component, "powerConsumptionIdle"),
-            failure_rate: number_attribute(&n.component, "failureRate"),
+            power_load: number_attribute(&n.component, "powerConsumptionLoad").unwrap_or(0.0),
+            power_idle: number_attribute(&n.component, "powerConsumptionIdle").unwrap_or(0.0),
+            failure_rate: number_attribute(&n.component, "failureRate").unwrap_or(0.0),
         })
         .collect();
     let links = system
@@ -115,16 +107,11 @@ pub fn platform(system: &System) -> Result<Platform, String> {
             let channels = l
                 .spec
                 .channels
-                .unwrap_or_else(|| number_attribute(&l.component, "channels").max(1.0) as u32);
+                .unwrap_or_else(|| number_attribute(&l.component, "channels").unwrap_or(0.0).max(1.0) as u32);
             Link {
                 between: *between,
                 channels,
-                duplex: l
-                    .component
-                    .attributes
-                    .get("duplex")
-                    .and_then(|v| v.as_number())
-                    .unwrap_or(1.0),
+                duplex: number_attribute(&l.component, "duplex").unwrap_or(1.0),
             }
         })
         .collect();

@@ -170,10 +170,16 @@ impl<P: Process> Engine<'_, P> {
     /// A compute on cores of its own, `during` [start, end): the process's clock moves to its
     /// end.
     fn computed_alone(&mut self, pid: Pid, during: [f64; 2], uncertainty: f64) {
+        self.states[pid].ahead = during[1];
+        self.count_compute(pid, during, uncertainty);
+    }
+
+    /// Counts a compute that ran `during` [start, end) to the process's compute time, its
+    /// clock's error bar and its trace.
+    fn count_compute(&mut self, pid: Pid, during: [f64; 2], uncertainty: f64) {
         let state = &mut self.states[pid];
         state.compute_time += during[1] - during[0];
         state.spread = state.spread.widened(uncertainty);
-        state.ahead = during[1];
         self.span(pid, SpanKind::Compute, during, uncertainty, String::new);
     }
 
@@ -214,9 +220,7 @@ impl<P: Process> Engine<'_, P> {
         let Some((start, uncertainty)) = state.computing.take() else {
             return Ok(());
         };
-        state.compute_time += now - start;
-        state.spread = state.spread.widened(uncertainty);
-        self.span(pid, SpanKind::Compute, [start, now], uncertainty, String::new);
+        self.count_compute(pid, [start, now], uncertainty);
         self.step(pid, Resume::Done)
     }
 
