@@ -16,6 +16,7 @@ mod run;
 mod saxpy2;
 mod storage;
 mod table;
+mod ui;
 
 use clap::Parser;
 

@@ -1,4 +1,5 @@
-//! Plain-text tables for terminal output.
+//! Tables of results: aligned text for terminals, CSV for files (the CLI's and the web
+//! UI's downloads).
 
 use serde_json::Value;
 
@@ -27,3 +28,49 @@ pub fn scalar(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// Runs as the API lists them (`GET /api/runs`), as CSV: one row per run with its id,
+/// status, labels (`label:NAME`), variables, overall time, energy, failure chance and error.
+pub fn runs_csv(runs: &[Value]) -> String {
+    let keys = |field: &str| -> Vec<String> {
+        let mut keys: Vec<String> = runs
+            .iter()
+            .flat_map(|r| r[field].as_object().into_iter().flat_map(|o| o.keys().cloned()))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+    let (labels, variables) = (keys("labels"), keys("variables"));
+    let mut header: Vec<String> = vec!["id".into(), "status".into()];
+    header.extend(labels.iter().map(|l| format!("label:{l}")));
+    header.extend(variables.iter().cloned());
+    header.extend(["overall_time", "total_energy", "failure_chance", "error"].map(String::from));
+    let mut out = header.join(",") + "\n";
+    for r in runs {
+        let mut row: Vec<String> = vec![csv_cell(&r["id"]), csv_cell(&r["status"])];
+        row.extend(labels.iter().map(|l| csv_cell(&r["labels"][l])));
+        row.extend(variables.iter().map(|v| csv_cell(&r["variables"][v])));
+        for k in ["overall_time", "total_energy", "failure_chance"] {
+            row.push(csv_cell(&r["result"][k]));
+        }
+        row.push(csv_cell(&r["error"]));
+        out += &row.join(",");
+        out.push('\n');
+    }
+    out
+}
+
+pub fn csv_cell(v: &Value) -> String {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
+}
+

@@ -257,19 +257,6 @@ pub async fn submit(args: SubmitArgs, sweep: bool) -> Result<()> {
     Ok(())
 }
 
-fn csv_cell(v: &Value) -> String {
-    let text = match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    };
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text
-    }
-}
-
 pub async fn results(args: ResultsArgs) -> Result<()> {
     let client = Client::new(&args.server, args.token);
     let runs: Vec<Value> = match client.get(&format!("/api/runs/{}", args.id)).await? {
@@ -293,31 +280,7 @@ pub async fn results(args: ResultsArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let keys = |field: &str| -> Vec<String> {
-        let mut keys: Vec<String> = runs
-            .iter()
-            .flat_map(|r| r[field].as_object().into_iter().flat_map(|o| o.keys().cloned()))
-            .collect();
-        keys.sort();
-        keys.dedup();
-        keys
-    };
-    let (labels, variables) = (keys("labels"), keys("variables"));
-    let mut header: Vec<String> = vec!["id".into(), "status".into()];
-    header.extend(labels.iter().map(|l| format!("label:{l}")));
-    header.extend(variables.iter().cloned());
-    header.extend(["overall_time", "total_energy", "failure_chance", "error"].map(String::from));
-    println!("{}", header.join(","));
-    for r in &runs {
-        let mut row: Vec<String> = vec![csv_cell(&r["id"]), csv_cell(&r["status"])];
-        row.extend(labels.iter().map(|l| csv_cell(&r["labels"][l])));
-        row.extend(variables.iter().map(|v| csv_cell(&r["variables"][v])));
-        for k in ["overall_time", "total_energy", "failure_chance"] {
-            row.push(csv_cell(&r["result"][k]));
-        }
-        row.push(csv_cell(&r["error"]));
-        println!("{}", row.join(","));
-    }
+    print!("{}", crate::table::runs_csv(&runs));
     Ok(())
 }
 

@@ -92,14 +92,9 @@ async fn show(s: &AppState, library: Library, what: &'static str, id: &str) -> A
 
 /// Checks a named text before it is stored: Rhai sources compile, systems parse.
 fn check(library: Library, item: &Named) -> ApiResult<()> {
-    if item.name.trim().is_empty() {
-        return Err(ApiError::invalid("name", "a name is needed"));
-    }
-    match library {
-        Library::Apps | Library::Models => hetsim_scripting::check_app(&item.body, &item.name),
-        Library::Systems => hetsim_scripting::SystemFile::parse(&item.body, &item.name).map(|_| ()),
-    }
-    .map_err(|e| ApiError::invalid("body", e))
+    library
+        .check(item)
+        .map_err(|(field, message)| ApiError::invalid(field, message))
 }
 
 async fn create(s: &AppState, library: Library, item: Named) -> ApiResult<(StatusCode, Json<Named>)> {

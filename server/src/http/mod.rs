@@ -90,24 +90,25 @@ where
     }
 }
 
-/// Every route but `GET /api/health` needs `Authorization: Bearer <token>` when a token is
-/// configured.
+/// With a token configured, every route but the public ones (`GET /api/health`, the login
+/// page, the UI's assets) needs it, as `Authorization: Bearer <token>` or as the UI's login
+/// cookie. An API request without it gets 401; a page asks the browser to log in first.
 async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let Some(token) = &state.token else {
         return next.run(request).await;
     };
-    if request.uri().path() == "/api/health" {
+    let path = request.uri().path();
+    if crate::ui::is_public(path) || crate::ui::presented_token(request.headers()) == Some(token.as_str()) {
         return next.run(request).await;
     }
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    if presented == Some(token.as_str()) {
-        next.run(request).await
-    } else {
+    if path.starts_with("/api/") {
         ApiError::Unauthorized.into_response()
+    } else {
+        let wanted = request
+            .uri()
+            .path_and_query()
+            .map_or(path, |p| p.as_str());
+        crate::ui::see_other(&format!("/login?next={}", crate::ui::encode(wanted)))
     }
 }
 
@@ -218,6 +219,7 @@ pub fn router(state: AppState) -> Router {
                 .put(library::update_app)
                 .delete(library::delete_app),
         )
+        .merge(crate::ui::router())
         .fallback(no_route)
         .method_not_allowed_fallback(no_method)
         .layer(middleware::from_fn_with_state(state.clone(), authenticate))

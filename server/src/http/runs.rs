@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{ApiError, ApiResult, AppState, Body, Params, Path};
-use crate::run::{RunSpec, RunStatus, Submission};
+use crate::run::{enqueue, RunStatus, Submission};
 use crate::storage::{RunFilter, RunRecord, SweepSummary};
 
 /// 202 with the queued run.
@@ -15,13 +15,10 @@ pub async fn submit(
     State(s): State<AppState>,
     Body(sub): Body<Submission>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let spec = RunSpec::check(&s.store, &s.limits, sub, false).await?;
-    let runs = spec.runs();
-    s.store.insert_runs(&spec.queue, &spec.input, &runs, None).await?;
-    s.queue.submitted();
+    let queued = enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, false).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "id": runs[0].id, "status": RunStatus::Queued })),
+        Json(json!({ "id": queued.runs[0], "status": RunStatus::Queued })),
     ))
 }
 
@@ -30,15 +27,11 @@ pub async fn submit_sweep(
     State(s): State<AppState>,
     Body(sub): Body<Submission>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
-    let spec = RunSpec::check(&s.store, &s.limits, sub, true).await?;
-    let runs = spec.runs();
-    let id = crate::run::new_id();
-    s.store
-        .insert_runs(&spec.queue, &spec.input, &runs, Some(&id))
-        .await?;
-    s.queue.submitted();
-    let ids: Vec<&str> = runs.iter().map(|r| r.id.as_str()).collect();
-    Ok((StatusCode::ACCEPTED, Json(json!({ "id": id, "runs": ids }))))
+    let queued = enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, true).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "id": queued.sweep, "runs": queued.runs })),
+    ))
 }
 
 #[derive(Debug, Deserialize)]

@@ -51,6 +51,19 @@ impl Library {
         }
     }
 
+    /// Whether `item` may be stored: it has a name, and its text compiles (Rhai) or parses
+    /// (a system); the error names the line where the text tells one.
+    pub fn check(self, item: &Named) -> Result<(), (&'static str, String)> {
+        if item.name.trim().is_empty() {
+            return Err(("name", "a name is needed".to_owned()));
+        }
+        match self {
+            Library::Apps | Library::Models => hetsim_scripting::check_app(&item.body, &item.name),
+            Library::Systems => hetsim_scripting::SystemFile::parse(&item.body, &item.name).map(|_| ()),
+        }
+        .map_err(|e| ("body", e))
+    }
+
     fn column(self) -> &'static str {
         match self {
             Library::Models | Library::Apps => "source",

@@ -2,6 +2,7 @@
 //! embedded default, one set of queries for both (`$n` parameters, text timestamps and JSON).
 
 mod catalog;
+mod overview;
 mod runs;
 
 use anyhow::{Context, Result};

@@ -107,7 +107,7 @@ fn status(row: &AnyRow) -> Result<RunStatus> {
     RunStatus::parse(&text).ok_or_else(|| anyhow::anyhow!("unknown run status {text:?} in the database"))
 }
 
-fn record(row: &AnyRow) -> Result<RunRecord> {
+pub(super) fn record(row: &AnyRow) -> Result<RunRecord> {
     let result: Option<String> = row.try_get("result")?;
     Ok(RunRecord {
         id: row.try_get("id")?,
@@ -126,7 +126,7 @@ fn record(row: &AnyRow) -> Result<RunRecord> {
     })
 }
 
-const RUN_COLUMNS: &str = "r.id, r.status, r.queue, r.sweep_id, r.labels, r.variables, r.attempts, r.error, \
+pub(super) const RUN_COLUMNS: &str = "r.id, r.status, r.queue, r.sweep_id, r.labels, r.variables, r.attempts, r.error, \
      r.worker, r.created_at, r.started_at, r.finished_at, s.result";
 
 impl Store {
