@@ -73,4 +73,3 @@ pub fn csv_cell(v: &Value) -> String {
         text
     }
 }
-

@@ -27,8 +27,12 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 /// and this is not CI.
 fn chromedriver() -> Option<(Proc, u16)> {
     if !Path::new(CHROMEDRIVER).exists() || !Path::new(CHROMIUM).exists() {
-        let why = format!("{CHROMEDRIVER} or {CHROMIUM} is missing (apt-get install chromium chromium-driver)");
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "the browser tests need Chromium: {why}");
+        let why =
+            format!("{CHROMEDRIVER} or {CHROMIUM} is missing (apt-get install chromium chromium-driver)");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the browser tests need Chromium: {why}"
+        );
         eprintln!("\n!!! SKIPPING the web UI's browser tests: {why} !!!\n");
         return None;
     }
@@ -90,7 +94,13 @@ impl Browser {
     }
 
     async fn text(&self, css: &str) -> String {
-        self.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).text().await.unwrap()
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .text()
+            .await
+            .unwrap()
     }
 
     async fn count(&self, css: &str) -> usize {
@@ -98,7 +108,11 @@ impl Browser {
     }
 
     async fn fill(&self, css: &str, text: &str) {
-        let field = self.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"));
+        let field = self
+            .client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"));
         field.clear().await.unwrap();
         field.send_keys(text).await.unwrap();
     }
@@ -107,19 +121,32 @@ impl Browser {
     /// indents on Tab), then tells the page it changed.
     async fn paste(&self, css: &str, text: &str) {
         let script = "const t = document.querySelector(arguments[0]); t.value = arguments[1]; t.dispatchEvent(new Event('input', {bubbles: true}));";
-        self.client.execute(script, vec![json!(css), json!(text)]).await.unwrap();
+        self.client
+            .execute(script, vec![json!(css), json!(text)])
+            .await
+            .unwrap();
     }
 
     /// Clicks `css` and waits for the next page to load (the old one's root goes stale).
     async fn click(&self, css: &str) {
         let old = self.client.find(Locator::Css("html")).await.unwrap();
-        self.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).click().await.unwrap();
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .click()
+            .await
+            .unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         while old.tag_name().await.is_ok() {
             assert!(Instant::now() < deadline, "clicking {css} loaded no page");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        self.client.wait().for_element(Locator::Css("body")).await.unwrap();
+        self.client
+            .wait()
+            .for_element(Locator::Css("body"))
+            .await
+            .unwrap();
     }
 
     /// Reloads the page until `css` shows `wanted` in its text (a run finishing).
@@ -146,7 +173,10 @@ impl Browser {
             .unwrap()
             .as_u64()
             .unwrap_or(900);
-        self.client.set_window_size(1280, (height as u32 + 140).clamp(600, 4000)).await.unwrap();
+        self.client
+            .set_window_size(1280, (height as u32 + 140).clamp(600, 4000))
+            .await
+            .unwrap();
         let png = self.client.screenshot().await.unwrap();
         std::fs::write(self.shots.join(format!("{name}.png")), png).unwrap();
         self.client.set_window_size(1280, 900).await.unwrap();
@@ -187,20 +217,36 @@ component = "Lab Ethernet"
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_results() {
-    let Some((_driver, driver_port)) = chromedriver() else { return };
+    let Some((_driver, driver_port)) = chromedriver() else {
+        return;
+    };
     let (_server, port) = embedded_server(&[]);
     let b = Browser::open(driver_port, port).await;
 
     // A component, through the form.
     b.goto("/components").await;
     b.fill("form.card input[name=name]", "Lab Ethernet").await;
-    b.client.find(Locator::Css("form.card select[name=kind]")).await.unwrap().select_by_value("NETWORK").await.unwrap();
-    b.fill("form.card input[name=source]", "a lab's switch, measured").await;
-    b.paste("form.card textarea[name=attributes]", "bandwidth = 1.25e8\nstartup = 5e-5\nlambda = 0.94").await;
+    b.client
+        .find(Locator::Css("form.card select[name=kind]"))
+        .await
+        .unwrap()
+        .select_by_value("NETWORK")
+        .await
+        .unwrap();
+    b.fill("form.card input[name=source]", "a lab's switch, measured")
+        .await;
+    b.paste(
+        "form.card textarea[name=attributes]",
+        "bandwidth = 1.25e8\nstartup = 5e-5\nlambda = 0.94",
+    )
+    .await;
     b.click("form.card button[type=submit]").await;
     assert_eq!(b.current_path().await, "/components/Lab%20Ethernet");
     let attributes = b.text("main table").await;
-    assert!(attributes.contains("bandwidth") && attributes.contains("1.25e8"), "{attributes}");
+    assert!(
+        attributes.contains("bandwidth") && attributes.contains("1.25e8"),
+        "{attributes}"
+    );
     b.shoot("component").await;
     b.goto("/components?kind=NETWORK").await;
     assert!(b.text("main table").await.contains("Lab Ethernet"));
@@ -210,7 +256,11 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
     // An app through the editor: a syntax error comes back at its line, then the fix.
     b.goto("/apps").await;
     b.fill("input[name=name]", "master-worker").await;
-    b.paste("textarea[name=body]", &APP.replace("sim.compute(#{ ops: ops });", "sim.compute(#{ ops: ops };")).await;
+    b.paste(
+        "textarea[name=body]",
+        &APP.replace("sim.compute(#{ ops: ops });", "sim.compute(#{ ops: ops };"),
+    )
+    .await;
     b.click("form.editor-form button[type=submit]").await;
     let error = b.text("p.error").await;
     assert!(error.starts_with("Line 9"), "the error names line 9: {error}");
@@ -220,7 +270,13 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
     b.click("form.editor-form button[type=submit]").await;
     assert_eq!(b.current_path().await, "/apps/master-worker");
     b.shoot("app").await;
-    let (status, body) = http(port, "POST", "/api/systems", &json!({"name": "lab", "body": SYSTEM}).to_string(), None);
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/systems",
+        &json!({"name": "lab", "body": SYSTEM}).to_string(),
+        None,
+    );
     assert_eq!(status, 201, "{body}");
     b.goto("/systems").await;
     b.shoot("systems").await;
@@ -229,7 +285,17 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
 
     // One run: its result, processes and timeline.
     b.goto("/launch?app=master-worker&system=lab").await;
-    assert_eq!(b.client.find(Locator::Css("input[name='label.Worker']")).await.unwrap().attr("placeholder").await.unwrap().as_deref(), Some("4"));
+    assert_eq!(
+        b.client
+            .find(Locator::Css("input[name='label.Worker']"))
+            .await
+            .unwrap()
+            .attr("placeholder")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("4")
+    );
     b.fill("input[name='label.Worker']", "2").await;
     b.fill("tbody tr:first-child input[name=var_value]", "2e9").await;
     assert_eq!(b.text("#run-count").await, "1 run");
@@ -237,7 +303,11 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
     assert!(b.current_path().await.starts_with("/runs/"));
     b.reload_until("h1", "done").await;
     let processes = b.text("#processes").await;
-    assert_eq!(b.count("#processes tbody tr").await, 3, "a master and two workers: {processes}");
+    assert_eq!(
+        b.count("#processes tbody tr").await,
+        3,
+        "a master and two workers: {processes}"
+    );
     //TMP assert!(b.count(".timeline svg").await == 1, "the run page shows its timeline");
     assert!(b.text(".summary").await.contains("overall time"));
     b.shoot("run").await;
@@ -245,16 +315,31 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
     // A sweep: 3 worker counts × 2 task sizes, plotted with one line per task size.
     b.goto("/launch?app=master-worker&system=lab").await;
     b.fill("input[name='label.Worker']", "1,2,4").await;
-    b.fill("tbody tr:first-child input[name=var_value]", "1e9,4e9").await;
+    b.fill("tbody tr:first-child input[name=var_value]", "1e9,4e9")
+        .await;
     assert_eq!(b.text("#run-count").await, "6 runs (a sweep)");
     b.shoot("launch").await;
     b.click("#launch button[type=submit]").await;
     assert!(b.current_path().await.starts_with("/sweeps/"));
     b.reload_until("p.progress", "6 of 6 runs finished").await;
     assert_eq!(b.count("#runs tbody tr").await, 6);
-    assert_eq!(b.count(".sweep-plot svg polyline").await, 2, "one line per task size");
-    let plot = b.client.find(Locator::Css(".sweep-plot svg")).await.unwrap().html(false).await.unwrap();
-    assert!(plot.contains("ops = 1e9") && plot.contains("label:Worker"), "{plot}");
+    assert_eq!(
+        b.count(".sweep-plot svg polyline").await,
+        2,
+        "one line per task size"
+    );
+    let plot = b
+        .client
+        .find(Locator::Css(".sweep-plot svg"))
+        .await
+        .unwrap()
+        .html(false)
+        .await
+        .unwrap();
+    assert!(
+        plot.contains("ops = 1e9") && plot.contains("label:Worker"),
+        "{plot}"
+    );
     b.shoot("sweep").await;
 
     b.goto("/").await;
@@ -262,7 +347,8 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
     assert_eq!(b.count("#sweeps tbody tr").await, 1, "the sweep is listed");
     assert_eq!(b.count("#runs tbody tr").await, 1, "the run alone is listed");
     b.shoot("overview").await;
-    b.goto("/occupancy?gpu=H100%20SXM5%2080GB&threads=256&registers=64").await;
+    b.goto("/occupancy?gpu=H100%20SXM5%2080GB&threads=256&registers=64")
+        .await;
     assert_eq!(b.count(".charts svg").await, 3);
     b.shoot("occupancy").await;
     b.client.close().await.unwrap();
@@ -270,7 +356,9 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_with_a_token_asks_for_it_once_per_browser_session() {
-    let Some((_driver, driver_port)) = chromedriver() else { return };
+    let Some((_driver, driver_port)) = chromedriver() else {
+        return;
+    };
     let (_server, port) = embedded_server(&["--token", "s3cret"]);
     let b = Browser::open(driver_port, port).await;
     b.goto("/components?kind=GPU").await;
@@ -285,10 +373,17 @@ async fn a_server_with_a_token_asks_for_it_once_per_browser_session() {
     assert_eq!((url.path(), url.query()), ("/components", Some("kind=GPU")));
     assert!(b.text("main table").await.contains("H100"));
     b.goto("/api/components").await;
-    assert!(b.text("body").await.contains("H100"), "the API takes the login's cookie");
+    assert!(
+        b.text("body").await.contains("H100"),
+        "the API takes the login's cookie"
+    );
     b.goto("/").await;
     b.click("form.logout button").await;
     assert_eq!(b.current_path().await, "/login");
-    assert_eq!(http(port, "GET", "/api/components", "", None).0, 401, "the API still wants the token");
+    assert_eq!(
+        http(port, "GET", "/api/components", "", None).0,
+        401,
+        "the API still wants the token"
+    );
     b.client.close().await.unwrap();
 }

@@ -104,10 +104,7 @@ async fn authenticate(State(state): State<AppState>, request: Request, next: Nex
     if path.starts_with("/api/") {
         ApiError::Unauthorized.into_response()
     } else {
-        let wanted = request
-            .uri()
-            .path_and_query()
-            .map_or(path, |p| p.as_str());
+        let wanted = request.uri().path_and_query().map_or(path, |p| p.as_str());
         crate::ui::see_other(&format!("/login?next={}", crate::ui::encode(wanted)))
     }
 }

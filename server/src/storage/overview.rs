@@ -25,18 +25,20 @@ pub struct SweepRow {
 
 impl Store {
     pub async fn queue_counts(&self) -> Result<Vec<QueueCount>> {
-        sqlx::query("SELECT queue, status, COUNT(*) AS n FROM runs GROUP BY queue, status ORDER BY queue, status")
-            .fetch_all(self.pool())
-            .await?
-            .iter()
-            .map(|row| {
-                Ok(QueueCount {
-                    queue: row.try_get("queue")?,
-                    status: row.try_get("status")?,
-                    runs: row.try_get("n")?,
-                })
+        sqlx::query(
+            "SELECT queue, status, COUNT(*) AS n FROM runs GROUP BY queue, status ORDER BY queue, status",
+        )
+        .fetch_all(self.pool())
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(QueueCount {
+                queue: row.try_get("queue")?,
+                status: row.try_get("status")?,
+                runs: row.try_get("n")?,
             })
-            .collect()
+        })
+        .collect()
     }
 
     /// The newest `limit` runs submitted alone (not as part of a sweep), newest first.

@@ -126,7 +126,8 @@ pub(super) fn record(row: &AnyRow) -> Result<RunRecord> {
     })
 }
 
-pub(super) const RUN_COLUMNS: &str = "r.id, r.status, r.queue, r.sweep_id, r.labels, r.variables, r.attempts, r.error, \
+pub(super) const RUN_COLUMNS: &str =
+    "r.id, r.status, r.queue, r.sweep_id, r.labels, r.variables, r.attempts, r.error, \
      r.worker, r.created_at, r.started_at, r.finished_at, s.result";
 
 impl Store {

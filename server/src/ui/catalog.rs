@@ -28,7 +28,12 @@ pub async fn list(State(s): State<AppState>, Query(filter): Query<Filter>) -> Pa
     Ok(list_page(&all, kind.as_deref(), &ComponentForm::default(), None))
 }
 
-fn list_page(all: &[ComponentRecord], kind: Option<&str>, draft: &ComponentForm, error: Option<&str>) -> Markup {
+fn list_page(
+    all: &[ComponentRecord],
+    kind: Option<&str>,
+    draft: &ComponentForm,
+    error: Option<&str>,
+) -> Markup {
     let shown = all
         .iter()
         .filter(|c| kind.is_none_or(|k| c.spec.kind.eq_ignore_ascii_case(k)));
@@ -128,7 +133,10 @@ fn parse_attributes(text: &str) -> Result<BTreeMap<String, Scalar>, String> {
             continue;
         }
         let Some((key, value)) = line.split_once('=') else {
-            return Err(format!("attributes, line {}: expected `key = value`, found {line:?}", i + 1));
+            return Err(format!(
+                "attributes, line {}: expected `key = value`, found {line:?}",
+                i + 1
+            ));
         };
         let (key, value) = (key.trim(), value.trim());
         if key.is_empty() {

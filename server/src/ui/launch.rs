@@ -78,13 +78,21 @@ impl Launch {
                 .split(',')
                 .map(|v| v.trim().parse::<u64>().map(Value::from))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|_| (format!("label {name}"), format!("{text:?}: expected whole numbers of processes, separated by commas")))?;
+                .map_err(|_| {
+                    (
+                        format!("label {name}"),
+                        format!("{text:?}: expected whole numbers of processes, separated by commas"),
+                    )
+                })?;
             labels.insert(name.clone(), one_or_list(counts));
         }
         let mut variables = serde_json::Map::new();
         for (name, text) in &self.variables {
             if name.is_empty() {
-                return Err(("variables".to_owned(), format!("the value {text:?} has no variable name")));
+                return Err((
+                    "variables".to_owned(),
+                    format!("the value {text:?} has no variable name"),
+                ));
             }
             let values = text
                 .split(',')
@@ -138,7 +146,10 @@ fn app_variables(app: &Named) -> Vec<String> {
     names
 }
 
-pub async fn page(State(s): State<AppState>, Query(pairs): Query<Vec<(String, String)>>) -> PageResult<Markup> {
+pub async fn page(
+    State(s): State<AppState>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> PageResult<Markup> {
     let launch = Launch::from_pairs(pairs);
     form_page(&s, &launch, None).await
 }
@@ -147,7 +158,10 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
     let apps = s.store.named(Library::Apps, None, None).await?;
     let systems = s.store.named(Library::Systems, None, None).await?;
     let app = apps.iter().find(|a| a.name == launch.app).or(apps.first());
-    let system = systems.iter().find(|a| a.name == launch.system).or(systems.first());
+    let system = systems
+        .iter()
+        .find(|a| a.name == launch.system)
+        .or(systems.first());
     let labels = system.map(system_labels).unwrap_or_default();
     let mut rows = launch.variables.clone();
     for name in app.map(app_variables).unwrap_or_default() {
@@ -207,7 +221,9 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
                 p.count { output #run-count { (runs_text(count)) } }
                 button type="submit" { "Launch" }
             }
-            p.muted { "The same from a shell: " code { "hetsim sweep --app-name APP --system-name SYSTEM --var name=1,2,4" } }
+            @if let (Some(app), Some(system)) = (app, system) {
+                p.muted { "From a shell: " code { "hetsim sweep --server URL --app-name " (app.name) " --system-name " (system.name) " --var NAME=V1,V2 --label LABEL=N1,N2" } }
+            }
         },
     ))
 }
@@ -220,14 +236,24 @@ fn runs_text(count: usize) -> String {
     }
 }
 
-pub async fn submit(State(s): State<AppState>, Form(pairs): Form<Vec<(String, String)>>) -> PageResult<Response> {
+pub async fn submit(
+    State(s): State<AppState>,
+    Form(pairs): Form<Vec<(String, String)>>,
+) -> PageResult<Response> {
     let launch = Launch::from_pairs(pairs);
     let refuse = |field: &str, message: String| (field.to_owned(), message);
     let app = s.store.named(Library::Apps, None, Some(&launch.app)).await?.pop();
-    let system = s.store.named(Library::Systems, None, Some(&launch.system)).await?.pop();
+    let system = s
+        .store
+        .named(Library::Systems, None, Some(&launch.system))
+        .await?
+        .pop();
     let checked = match (app, system) {
         (None, _) => Err(refuse("app", format!("no stored app named {:?}", launch.app))),
-        (_, None) => Err(refuse("system", format!("no stored system named {:?}", launch.system))),
+        (_, None) => Err(refuse(
+            "system",
+            format!("no stored system named {:?}", launch.system),
+        )),
         (Some(app), Some(system)) => launch.submission(app.id, system.id),
     };
     let queued = match checked {

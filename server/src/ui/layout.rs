@@ -50,7 +50,10 @@ pub fn page_with(title: &str, content: Markup, refresh_seconds: Option<u32>) -> 
 }
 
 /// A table with `headers` and rows of cells already rendered.
-pub fn table<'a>(headers: impl IntoIterator<Item = &'a str>, rows: impl IntoIterator<Item = Markup>) -> Markup {
+pub fn table<'a>(
+    headers: impl IntoIterator<Item = &'a str>,
+    rows: impl IntoIterator<Item = Markup>,
+) -> Markup {
     html! {
         table {
             thead { tr { @for h in headers { th { (h) } } } }
@@ -75,7 +78,10 @@ pub fn number(x: f64) -> String {
         let text = format!("{x:.5e}");
         match text.split_once('e') {
             Some((mantissa, exponent)) if mantissa.contains('.') => {
-                format!("{}e{exponent}", mantissa.trim_end_matches('0').trim_end_matches('.'))
+                format!(
+                    "{}e{exponent}",
+                    mantissa.trim_end_matches('0').trim_end_matches('.')
+                )
             }
             _ => text,
         }

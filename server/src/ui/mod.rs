@@ -44,7 +44,10 @@ pub fn router() -> Router<AppState> {
         .route("/models", get(texts::list_models).post(texts::create_model))
         .route("/models/{name}", get(texts::edit_model).post(texts::update_model))
         .route("/systems", get(texts::list_systems).post(texts::create_system))
-        .route("/systems/{name}", get(texts::edit_system).post(texts::update_system))
+        .route(
+            "/systems/{name}",
+            get(texts::edit_system).post(texts::update_system),
+        )
         .route("/apps", get(texts::list_apps).post(texts::create_app))
         .route("/apps/{name}", get(texts::edit_app).post(texts::update_app))
         .route("/launch", get(launch::page).post(launch::submit))

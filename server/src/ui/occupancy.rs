@@ -47,7 +47,10 @@ pub async fn page(State(s): State<AppState>, Query(k): Query<Kernel>) -> PageRes
     let input = Input {
         limits,
         threads_per_block: k.threads.unwrap_or(256).clamp(1, limits.max_threads_per_block),
-        registers_per_thread: k.registers.unwrap_or(32).clamp(1, limits.max_registers_per_thread),
+        registers_per_thread: k
+            .registers
+            .unwrap_or(32)
+            .clamp(1, limits.max_registers_per_thread),
         shared_memory_per_block: k.shared.unwrap_or(0).min(limits.max_shared_memory_per_block),
     };
     let out = evaluate(&input);
@@ -103,21 +106,51 @@ fn graphs(input: &Input) -> [Chart; 3] {
         graph(
             "Warps per SM against block size",
             "threads per block",
-            threads.map(|t| (f64::from(t), warps(Input { threads_per_block: t, ..input.clone() }))).collect(),
+            threads
+                .map(|t| {
+                    (
+                        f64::from(t),
+                        warps(Input {
+                            threads_per_block: t,
+                            ..input.clone()
+                        }),
+                    )
+                })
+                .collect(),
             f64::from(input.threads_per_block),
             warps(input.clone()),
         ),
         graph(
             "Warps per SM against registers per thread",
             "registers per thread",
-            registers.map(|r| (f64::from(r), warps(Input { registers_per_thread: r, ..input.clone() }))).collect(),
+            registers
+                .map(|r| {
+                    (
+                        f64::from(r),
+                        warps(Input {
+                            registers_per_thread: r,
+                            ..input.clone()
+                        }),
+                    )
+                })
+                .collect(),
             f64::from(input.registers_per_thread),
             warps(input.clone()),
         ),
         graph(
             "Warps per SM against shared memory per block",
             "shared memory per block [B]",
-            shared.map(|m| (f64::from(m), warps(Input { shared_memory_per_block: m, ..input.clone() }))).collect(),
+            shared
+                .map(|m| {
+                    (
+                        f64::from(m),
+                        warps(Input {
+                            shared_memory_per_block: m,
+                            ..input.clone()
+                        }),
+                    )
+                })
+                .collect(),
             f64::from(input.shared_memory_per_block),
             warps(input.clone()),
         ),
@@ -132,8 +165,18 @@ fn graph(title: &str, x_label: &str, line: Vec<(f64, f64)>, x: f64, y: f64) -> C
         log_x: false,
         log_y: false,
         series: vec![
-            Series { label: "warps per SM".to_owned(), points: line, line: true, colour: 0 },
-            Series { label: "this kernel".to_owned(), points: vec![(x, y)], line: false, colour: 1 },
+            Series {
+                label: "warps per SM".to_owned(),
+                points: line,
+                line: true,
+                colour: 0,
+            },
+            Series {
+                label: "this kernel".to_owned(),
+                points: vec![(x, y)],
+                line: false,
+                colour: 1,
+            },
         ],
     }
 }

@@ -83,11 +83,15 @@ pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResul
                 }),
             )) }
             h2 { "Log" }
-            pre.log { (log) }
+            @if log.trim().is_empty() { p.muted { "The run logged nothing (sim.log writes here)." } } @else { pre.log { (log) } }
         }
     };
     let refresh = unfinished(run.status).then_some(REFRESH_SECONDS);
-    Ok(layout::page_with(&format!("Run {}", short(&run.id)), content, refresh))
+    Ok(layout::page_with(
+        &format!("Run {}", short(&run.id)),
+        content,
+        refresh,
+    ))
 }
 
 fn facts(run: &RunRecord) -> Markup {
@@ -110,7 +114,7 @@ fn pairs(object: &Value) -> String {
         .as_object()
         .map(|o| {
             o.iter()
-                .map(|(k, v)| format!("{k}={}", text(v)))
+                .map(|(k, v)| format!("{k}={}", num(v)))
                 .collect::<Vec<_>>()
                 .join(", ")
         })
@@ -134,13 +138,21 @@ fn num(v: &Value) -> String {
     v.as_f64().map(number).unwrap_or_else(|| text(v))
 }
 
-const PROCESS_COLUMNS: [&str; 7] = ["pid", "label", "rank", "node", "finish_time", "compute_time", "wait_time"];
+const PROCESS_COLUMNS: [&str; 7] = [
+    "pid",
+    "label",
+    "rank",
+    "node",
+    "finish_time",
+    "compute_time",
+    "wait_time",
+];
 
 fn processes_table(result: &Value) -> Markup {
     layout::table(
         ["pid", "label", "rank", "node", "finish time [s]", "compute time [s]", "wait time [s]"],
         result["processes"].as_array().into_iter().flatten().map(|p| {
-            html! { tr { @for c in PROCESS_COLUMNS { td.num { (num(&p[c])) } } } }
+            html! { tr { @for c in PROCESS_COLUMNS { td class=[p[c].is_number().then_some("num")] { (num(&p[c])) } } } }
         }),
     )
 }
@@ -154,23 +166,38 @@ fn csv_download(name: &str, body: String) -> axum::response::Response {
     (
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
-            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\"")),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
         ],
         body,
     )
         .into_response()
 }
 
-pub async fn run_csv(State(s): State<AppState>, Path(id): Path<String>) -> PageResult<axum::response::Response> {
+pub async fn run_csv(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> PageResult<axum::response::Response> {
     let run = run_record(&s, &id).await?;
     let mut out = PROCESS_COLUMNS.join(",") + "\n";
-    let processes = run.result.as_ref().and_then(|r| r["processes"].as_array().cloned());
+    let processes = run
+        .result
+        .as_ref()
+        .and_then(|r| r["processes"].as_array().cloned());
     for p in processes.unwrap_or_default() {
-        let row: Vec<String> = PROCESS_COLUMNS.iter().map(|c| crate::table::csv_cell(&p[*c])).collect();
+        let row: Vec<String> = PROCESS_COLUMNS
+            .iter()
+            .map(|c| crate::table::csv_cell(&p[*c]))
+            .collect();
         out += &row.join(",");
         out.push('\n');
     }
-    Ok(csv_download(&format!("run-{}-processes.csv", short(&run.id)), out))
+    Ok(csv_download(
+        &format!("run-{}-processes.csv", short(&run.id)),
+        out,
+    ))
 }
 
 async fn sweep_runs(s: &AppState, id: &str) -> PageResult<Vec<RunRecord>> {
@@ -181,7 +208,10 @@ async fn sweep_runs(s: &AppState, id: &str) -> PageResult<Vec<RunRecord>> {
     Ok(s.store.runs(&filter, MAX_SWEEP_RUNS).await?)
 }
 
-pub async fn sweep_csv(State(s): State<AppState>, Path(id): Path<String>) -> PageResult<axum::response::Response> {
+pub async fn sweep_csv(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> PageResult<axum::response::Response> {
     if s.store.sweep(&id).await?.is_none() {
         return Err(ApiError::not_found("sweep", &id).into());
     }
@@ -190,7 +220,10 @@ pub async fn sweep_csv(State(s): State<AppState>, Path(id): Path<String>) -> Pag
         .iter()
         .filter_map(|r| serde_json::to_value(r).ok())
         .collect();
-    Ok(csv_download(&format!("sweep-{}.csv", short(&id)), crate::table::runs_csv(&runs)))
+    Ok(csv_download(
+        &format!("sweep-{}.csv", short(&id)),
+        crate::table::runs_csv(&runs),
+    ))
 }
 
 /// The plot's choices: the variable along x, the one that makes one line per value, the
@@ -281,7 +314,10 @@ pub async fn sweep(
             .find(|o| o.is_ne())
             .unwrap_or(std::cmp::Ordering::Equal)
     });
-    let x = choice.x.filter(|x| axes.contains(x)).or_else(|| axes.first().cloned());
+    let x = choice
+        .x
+        .filter(|x| axes.contains(x))
+        .or_else(|| axes.first().cloned());
     let by = choice
         .by
         .filter(|b| axes.contains(b) && Some(b) != x.as_ref())
@@ -329,14 +365,20 @@ pub async fn sweep(
             }),
         )) }
     };
-    Ok(layout::page_with(&format!("Sweep {}", short(&summary.id)), content, refresh))
+    Ok(layout::page_with(
+        &format!("Sweep {}", short(&summary.id)),
+        content,
+        refresh,
+    ))
 }
 
 /// `y` of the finished runs against input `x`, one line per value of input `by`.
 fn sweep_plot(runs: &[(RunRecord, BTreeMap<String, Value>)], x: &str, by: Option<&str>, y: &str) -> String {
     let mut lines: Vec<(Value, Vec<(f64, f64)>)> = Vec::new();
     for (run, inputs) in runs {
-        let point = inputs[x].as_f64().zip(run.result.as_ref().and_then(|r| r[y].as_f64()));
+        let point = inputs[x]
+            .as_f64()
+            .zip(run.result.as_ref().and_then(|r| r[y].as_f64()));
         let Some(point) = point else { continue };
         let key = by.map_or(Value::Null, |b| inputs[b].clone());
         match lines.iter_mut().find(|(k, _)| *k == key) {
@@ -384,8 +426,21 @@ mod tests {
 
     #[test]
     fn inputs_order_numbers_before_texts() {
-        let mut values = vec![Value::from("b"), Value::from(64), Value::from(8), Value::from("a")];
+        let mut values = vec![
+            Value::from("b"),
+            Value::from(64),
+            Value::from(8),
+            Value::from("a"),
+        ];
         values.sort_by(compare);
-        assert_eq!(values, vec![Value::from(8), Value::from(64), Value::from("a"), Value::from("b")]);
+        assert_eq!(
+            values,
+            vec![
+                Value::from(8),
+                Value::from(64),
+                Value::from("a"),
+                Value::from("b")
+            ]
+        );
     }
 }

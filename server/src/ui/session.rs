@@ -81,17 +81,15 @@ pub struct Login {
 
 pub async fn login(State(s): State<AppState>, Form(login): Form<Login>) -> Response {
     let next = local(login.next.as_deref()).to_owned();
+    let presented = login.token.trim();
     match &s.token {
-        Some(token) if *token != login.token => (
+        Some(token) if token != presented => (
             axum::http::StatusCode::UNAUTHORIZED,
             login_page(true, &next, Some("That is not the server's token.")),
         )
             .into_response(),
         _ => {
-            let cookie = format!(
-                "{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
-                login.token.trim()
-            );
+            let cookie = format!("{COOKIE}={presented}; Path=/; HttpOnly; SameSite=Strict");
             let mut response = super::see_other(&next);
             if let Ok(value) = cookie.parse() {
                 response.headers_mut().insert(header::SET_COOKIE, value);

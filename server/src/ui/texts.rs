@@ -64,7 +64,15 @@ pub struct TextForm {
 
 async fn list(s: &AppState, kind: &Kind) -> PageResult<Markup> {
     let items = s.store.named(kind.library, None, None).await?;
-    Ok(list_page(kind, &items, &TextForm { name: String::new(), body: kind.template.to_owned() }, None))
+    Ok(list_page(
+        kind,
+        &items,
+        &TextForm {
+            name: String::new(),
+            body: kind.template.to_owned(),
+        },
+        None,
+    ))
 }
 
 fn list_page(kind: &Kind, items: &[Named], draft: &TextForm, error: Option<&str>) -> Markup {
@@ -136,18 +144,35 @@ fn editor(kind: &Kind, action: &str, form: &TextForm, error: Option<&str>, new: 
 }
 
 async fn create(s: &AppState, kind: &Kind, form: TextForm) -> PageResult<Response> {
-    let item = Named { id: String::new(), name: form.name.trim().to_owned(), body: form.body.replace("\r\n", "\n") };
+    let item = Named {
+        id: String::new(),
+        name: form.name.trim().to_owned(),
+        body: form.body.replace("\r\n", "\n"),
+    };
     let refused = match kind.library.check(&item) {
         Err((_, message)) => Some(message),
-        Ok(()) if !s.store.named(kind.library, None, Some(&item.name)).await?.is_empty() => {
+        Ok(())
+            if !s
+                .store
+                .named(kind.library, None, Some(&item.name))
+                .await?
+                .is_empty() =>
+        {
             Some(format!("name: {:?} exists", item.name))
         }
         Ok(()) => None,
     };
     if let Some(message) = refused {
         let items = s.store.named(kind.library, None, None).await?;
-        let form = TextForm { name: item.name, body: item.body };
-        return Ok((StatusCode::UNPROCESSABLE_ENTITY, list_page(kind, &items, &form, Some(&message))).into_response());
+        let form = TextForm {
+            name: item.name,
+            body: item.body,
+        };
+        return Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            list_page(kind, &items, &form, Some(&message)),
+        )
+            .into_response());
     }
     s.store.insert_named(kind.library, &item).await?;
     Ok(see_other(&format!("/{}/{}", kind.path, encode(&item.name))))
@@ -163,7 +188,14 @@ async fn by_name(s: &AppState, kind: &Kind, name: &str) -> PageResult<Named> {
 
 async fn edit(s: &AppState, kind: &Kind, name: &str) -> PageResult<Markup> {
     let item = by_name(s, kind, name).await?;
-    Ok(edit_page(kind, &TextForm { name: item.name, body: item.body }, None))
+    Ok(edit_page(
+        kind,
+        &TextForm {
+            name: item.name,
+            body: item.body,
+        },
+        None,
+    ))
 }
 
 fn edit_page(kind: &Kind, form: &TextForm, error: Option<&str>) -> Markup {
@@ -186,10 +218,21 @@ fn edit_page(kind: &Kind, form: &TextForm, error: Option<&str>) -> Markup {
 
 async fn update(s: &AppState, kind: &Kind, name: &str, form: TextForm) -> PageResult<Response> {
     let stored = by_name(s, kind, name).await?;
-    let item = Named { id: stored.id.clone(), name: stored.name, body: form.body.replace("\r\n", "\n") };
+    let item = Named {
+        id: stored.id.clone(),
+        name: stored.name,
+        body: form.body.replace("\r\n", "\n"),
+    };
     if let Err((_, message)) = kind.library.check(&item) {
-        let form = TextForm { name: item.name, body: item.body };
-        return Ok((StatusCode::UNPROCESSABLE_ENTITY, edit_page(kind, &form, Some(&message))).into_response());
+        let form = TextForm {
+            name: item.name,
+            body: item.body,
+        };
+        return Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            edit_page(kind, &form, Some(&message)),
+        )
+            .into_response());
     }
     s.store.update_named(kind.library, &stored.id, &item).await?;
     Ok(see_other(&format!("/{}/{}", kind.path, encode(&item.name))))
@@ -227,8 +270,14 @@ mod tests {
 
     #[test]
     fn the_error_line_comes_from_rhai_and_toml_messages() {
-        assert_eq!(error_line("ring", "ring:7:3: syntax error: expecting ';'"), Some(7));
-        assert_eq!(error_line("sys", "sys: TOML parse error at line 4, column 9"), Some(4));
+        assert_eq!(
+            error_line("ring", "ring:7:3: syntax error: expecting ';'"),
+            Some(7)
+        );
+        assert_eq!(
+            error_line("sys", "sys: TOML parse error at line 4, column 9"),
+            Some(4)
+        );
         assert_eq!(error_line("sys", "sys: missing field `node`"), None);
     }
 }
