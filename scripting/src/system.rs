@@ -326,6 +326,29 @@ impl SystemFile {
         }
         Ok(self)
     }
+
+    /// Reads every `.rhai` model file that a node or link names and no inline model holds
+    /// (relative to `base_dir`, as [`SystemFile::resolve`] reads them) into a `[[model]]` of
+    /// that name, which `resolve` takes before any file: the system then resolves the same
+    /// without its files, as `hetsim submit` sends it to a server.
+    pub fn inline_model_files(mut self, base_dir: &Path) -> Result<Self, String> {
+        let named = self
+            .nodes
+            .iter()
+            .map(|n| n.model.clone())
+            .chain(self.links.iter().map(|l| l.model.clone()));
+        let files: Vec<String> = named.filter(|name| name.ends_with(".rhai")).collect();
+        for name in files {
+            if self.models.iter().any(|m| m.name == name) {
+                continue;
+            }
+            let path = base_dir.join(&name);
+            let source =
+                std::fs::read_to_string(&path).map_err(|e| format!("model file {}: {e}", path.display()))?;
+            self.models.push(ModelSpec { name, source });
+        }
+        Ok(self)
+    }
 }
 
 /// Reads and resolves a system model file.

@@ -2,14 +2,15 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "hetsim",
     version,
     about = "Simulate parallel and distributed applications on heterogeneous hardware (CPUs, GPUs, links)",
-    after_help = "Examples:\n  hetsim model volkov --params examples/models/volkov-gtx970.json\n  hetsim components"
+    after_help = "Examples:\n  hetsim model volkov --params examples/models/volkov-gtx970.json\n  hetsim components\n  \
+hetsim catalog list apps --server http://127.0.0.1:8080"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -67,7 +68,10 @@ hetsim serve --db postgres://127.0.0.1/hetsim --amqp amqp://guest:guest@127.0.0.
     #[command(
         after_help = "Example:\n  hetsim submit --server http://127.0.0.1:8080 --queue default --app examples/gajger/app.rhai \\\n    \
 --system examples/gajger/gtx970.toml --var occupancy=64 --var computeIntensity=128 --var blockSize=256 \\\n    \
---var numElements=400000000 --wait"
+--var numElements=400000000 --wait\n  \
+hetsim submit --app-name saxpy2 --system-name gtx970 --var numElements=1000000   # stored on the server\n\n\
+A local --system file goes with the .rhai model files and SASS listings it names, so what\n\
+runs locally runs on the server."
     )]
     Submit(SubmitArgs),
     /// Queue a sweep: the cartesian product of comma-separated label counts and variable values.
@@ -86,6 +90,76 @@ hetsim serve --db postgres://127.0.0.1/hetsim --amqp amqp://guest:guest@127.0.0.
     /// Delete a run or a sweep with its results, traces and logs (cancelling what still runs).
     #[command(after_help = "Example:\n  hetsim delete --server http://127.0.0.1:8080 3f6c…")]
     Delete(TargetArgs),
+    /// List or fetch what a server stores: components, models, systems and apps.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// List a server's stored items of one kind: id and name (components with their kind).
+    #[command(
+        after_help = "Examples:\n  hetsim catalog list apps --server http://127.0.0.1:8080\n  hetsim catalog list components --json"
+    )]
+    List(CatalogListArgs),
+    /// Fetch one stored item by id or name: a model's or an app's Rhai source, a system's
+    /// TOML or JSON, a component as JSON.
+    #[command(
+        after_help = "Examples:\n  hetsim catalog get apps saxpy2 -o saxpy2.rhai\n  hetsim catalog get components \"GTX 970 - gajger\""
+    )]
+    Get(CatalogGetArgs),
+}
+
+/// The kinds of item a server's catalog stores (the routes `/api/<kind>`).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum CatalogKind {
+    Components,
+    Models,
+    Systems,
+    Apps,
+}
+
+impl CatalogKind {
+    /// The collection's name in the API's routes.
+    pub fn route(self) -> &'static str {
+        match self {
+            CatalogKind::Components => "components",
+            CatalogKind::Models => "models",
+            CatalogKind::Systems => "systems",
+            CatalogKind::Apps => "apps",
+        }
+    }
+}
+
+/// Where a server is and how to be let in.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    #[arg(long, env = "HETSIM_SERVER", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    #[arg(long, env = "HETSIM_TOKEN")]
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogListArgs {
+    #[command(flatten)]
+    pub target: ServerArgs,
+    pub kind: CatalogKind,
+    /// Print the items as JSON (with their bodies).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogGetArgs {
+    #[command(flatten)]
+    pub target: ServerArgs,
+    pub kind: CatalogKind,
+    /// The item's id or name (an id wins when both match).
+    pub id_or_name: String,
+    /// Write it to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -147,10 +221,19 @@ pub struct SubmitArgs {
     pub token: Option<String>,
     #[arg(long, default_value = "default")]
     pub queue: String,
-    #[arg(long, value_name = "FILE.rhai")]
-    pub app: PathBuf,
-    #[arg(long, value_name = "FILE.toml")]
-    pub system: PathBuf,
+    /// The application model, a local Rhai file.
+    #[arg(long, value_name = "FILE.rhai", required_unless_present = "app_name")]
+    pub app: Option<PathBuf>,
+    /// An application stored on the server, by name (`hetsim catalog list apps`).
+    #[arg(long, value_name = "NAME", conflicts_with = "app")]
+    pub app_name: Option<String>,
+    /// The system model, a local TOML or JSON file; the .rhai model files and SASS listings
+    /// it names are sent with it.
+    #[arg(long, value_name = "FILE.toml", required_unless_present = "system_name")]
+    pub system: Option<PathBuf>,
+    /// A system stored on the server, by name (`hetsim catalog list systems`).
+    #[arg(long, value_name = "NAME", conflicts_with = "system")]
+    pub system_name: Option<String>,
     /// NAME=COUNT (a sweep takes NAME=C1,C2,…).
     #[arg(long = "label", value_name = "NAME=COUNT")]
     pub labels: Vec<String>,

@@ -321,24 +321,409 @@ fn api_checks_tokens_bodies_and_fields() {
         status == 422 && body.contains("no stored application with id nope"),
         "{body}"
     );
-    // The OpenAPI document lists every route.
-    let (status, body) = http(port, "GET", "/api/openapi.json", "", t);
-    assert_eq!(status, 200);
-    let doc = json(&body);
-    for path in [
-        "/api/runs",
-        "/api/runs/{id}",
-        "/api/runs/{id}/cancel",
-        "/api/sweeps",
-        "/api/sweeps/{id}/cancel",
-        "/api/components/{id}/attributes/{key}",
-        "/api/apps/{id}",
-    ] {
-        assert!(doc["paths"].get(path).is_some(), "openapi lacks {path}");
-    }
 }
 
-/// A PostgreSQL + RabbitMQ server (publishing only) and its port.
+/// A path of the OpenAPI document with its parameters filled in.
+fn concrete(path: &str) -> String {
+    path.replace("{id}", "no-such-id")
+        .replace("{id_or_name}", "no-such-item")
+        .replace("{key}", "k")
+}
+
+#[test]
+fn the_openapi_document_and_its_page_list_every_route_with_its_methods() {
+    let (_server, port) = embedded_server(&[]);
+    let (status, body) = http(port, "GET", "/api/openapi.json", "", None);
+    assert_eq!(status, 200);
+    let doc = json(&body);
+    let paths = doc["paths"].as_object().unwrap();
+    let mut listed: Vec<&str> = paths.keys().map(String::as_str).collect();
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            "/api/apps",
+            "/api/apps/{id_or_name}",
+            "/api/components",
+            "/api/components/{id_or_name}",
+            "/api/components/{id_or_name}/attributes/{key}",
+            "/api/docs",
+            "/api/health",
+            "/api/models",
+            "/api/models/{id_or_name}",
+            "/api/openapi.json",
+            "/api/runs",
+            "/api/runs/{id}",
+            "/api/runs/{id}/cancel",
+            "/api/runs/{id}/log",
+            "/api/runs/{id}/trace",
+            "/api/sweeps",
+            "/api/sweeps/{id}",
+            "/api/sweeps/{id}/cancel",
+            "/api/systems",
+            "/api/systems/{id_or_name}",
+        ]
+    );
+    // Each documented method is served, each other method of the path answers 405: the
+    // router and the document agree both ways.
+    for (path, item) in paths {
+        for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
+            let (status, body) = http(port, method, &concrete(path), "{}", None);
+            if item.get(method.to_lowercase()).is_some() {
+                assert!(
+                    status != 405 && !body.contains("no route"),
+                    "{method} {path} is documented but not served: {status} {body}"
+                );
+            } else {
+                assert_eq!(
+                    status, 405,
+                    "{method} {path} is served but not documented: {body}"
+                );
+            }
+        }
+    }
+    for (path, method, schema) in [
+        ("/api/runs", "post", "Submission"),
+        ("/api/sweeps", "post", "Submission"),
+        ("/api/components", "post", "Component"),
+        ("/api/apps/{id_or_name}", "put", "Named"),
+    ] {
+        let body = &doc["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"];
+        assert_eq!(
+            body["$ref"],
+            format!("#/components/schemas/{schema}"),
+            "{method} {path}"
+        );
+    }
+    for (path, method, status, schema) in [
+        ("/api/runs", "post", "202", "RunAccepted"),
+        ("/api/runs/{id}", "get", "200", "RunRecord"),
+        ("/api/runs/{id}/cancel", "post", "202", "RunAccepted"),
+        ("/api/sweeps", "post", "202", "SweepQueued"),
+        ("/api/sweeps/{id}/cancel", "post", "202", "SweepCancelled"),
+        ("/api/components/{id_or_name}", "get", "200", "ComponentRecord"),
+        ("/api/runs/{id}", "get", "404", "ErrorBody"),
+        ("/api/apps", "post", "422", "ErrorBody"),
+    ] {
+        let response =
+            &doc["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"];
+        assert_eq!(
+            response["$ref"],
+            format!("#/components/schemas/{schema}"),
+            "{method} {path} {status}"
+        );
+    }
+    // The page names every route, and loads nothing from elsewhere.
+    let (status, page) = http(port, "GET", "/api/docs", "", None);
+    assert_eq!(status, 200);
+    assert!(page.contains("<h1>hetsim API"), "{page}");
+    for path in paths.keys() {
+        assert!(
+            page.contains(&format!("<code>{path}</code>")),
+            "/api/docs lacks {path}"
+        );
+    }
+    assert!(!page.contains("http://") && !page.contains("https://") && !page.contains("<script"));
+}
+
+/// `body` is the API's error JSON: `{error: text, field: text or null}`.
+fn assert_error_json(what: &str, (status, body): (u16, String), want: u16) {
+    assert_eq!(status, want, "{what}: {body}");
+    let error: serde_json::Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{what}: not JSON ({e}): {body:?}"));
+    assert!(
+        error["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{what}: {body}"
+    );
+    assert!(error.get("field").is_some(), "{what}: {body}");
+}
+
+/// Sends the headers of a POST with a body of `length` bytes and only `sent` of them, then
+/// waits for the answer; returns (status, body).
+fn post_a_slow_body(port: u16, token: &str, length: usize, sent: usize) -> (u16, String) {
+    use std::io::Read;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let head = format!(
+        "POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer {token}\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(&vec![b' '; sent]).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    // A chunked body: the JSON between its first '{' and its last '}'.
+    let body = match (body.find('{'), body.rfind('}')) {
+        (Some(a), Some(b)) if a <= b => body[a..=b].to_owned(),
+        _ => body,
+    };
+    (status, body)
+}
+
+#[test]
+fn every_error_answers_json_with_error_and_field() {
+    let (_server, port) = embedded_server(&[
+        "--token",
+        "t0k",
+        "--request-timeout-seconds",
+        "1",
+        "--max-body-bytes",
+        "1000",
+    ]);
+    let t = Some("t0k");
+    assert_error_json("bad JSON", http(port, "POST", "/api/runs", "{bad", t), 400);
+    assert_error_json(
+        "a query of the wrong type",
+        http(port, "GET", "/api/runs?limit=x", "", t),
+        400,
+    );
+    assert_error_json("no token", http(port, "GET", "/api/runs", "", None), 401);
+    for public in ["/api/health", "/api/openapi.json", "/api/docs"] {
+        assert_eq!(
+            http(port, "GET", public, "", None).0,
+            200,
+            "{public} needs no token"
+        );
+    }
+    assert_error_json("no route", http(port, "GET", "/api/nothing", "", t), 404);
+    assert_error_json("no item", http(port, "GET", "/api/apps/nothing", "", t), 404);
+    assert_error_json(
+        "a method the route does not take",
+        http(port, "PATCH", "/api/runs", "", t),
+        405,
+    );
+    assert_error_json(
+        "a body over the limit",
+        http(port, "POST", "/api/runs", &"x".repeat(2000), t),
+        413,
+    );
+    assert_error_json(
+        "a wrong field",
+        http(port, "POST", "/api/runs", r#"{"queue": "q"}"#, t),
+        422,
+    );
+    let started = Instant::now();
+    let answer = post_a_slow_body(port, "t0k", 100, 10);
+    assert!(answer.1.contains("--request-timeout-seconds"), "{answer:?}");
+    assert_error_json("tower-http's timeout", answer, 408);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// POSTs `body` to `path` and returns the created item's id.
+fn create(port: u16, path: &str, body: &str) -> String {
+    let (status, answer) = http(port, "POST", path, body, None);
+    assert_eq!(status, 201, "{path}: {answer}");
+    json(&answer)["id"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn stored_items_are_addressed_by_id_or_name_on_every_route_and_in_submissions() {
+    let (_server, port) = embedded_server(&[]);
+    let component = create(
+        port,
+        "/api/components",
+        r#"{"name": "my cpu/2", "kind": "CPU", "attributes": {"performance": 1e9}}"#,
+    );
+    let by_name = "/api/components/my%20cpu%2F2";
+    assert_eq!(
+        json(&http(port, "GET", by_name, "", None).1)["id"],
+        component.as_str()
+    );
+    let (status, body) = http(
+        port,
+        "PUT",
+        &format!("{by_name}/attributes/performance"),
+        "4e9",
+        None,
+    );
+    assert_eq!(status, 204, "{body}");
+    let renamed = r#"{"name": "my cpu/2", "kind": "CPU", "attributes": {"performance": 4e9, "cores": 2}}"#;
+    assert_eq!(http(port, "PUT", by_name, renamed, None).0, 200);
+    let stored = json(&http(port, "GET", &format!("/api/components/{component}"), "", None).1);
+    assert_eq!(
+        stored["attributes"],
+        serde_json::json!({"performance": 4e9, "cores": 2.0})
+    );
+    let system =
+        r#"[[node]]\nid = \"a\"\ncomponent = \"my cpu/2\"\nmodel = \"cpu-flops\"\nlabels = { P = 1 }\n"#;
+    create(
+        port,
+        "/api/systems",
+        &format!(r#"{{"name": "one-cpu", "body": "{system}"}}"#),
+    );
+    let app = create(
+        port,
+        "/api/apps",
+        r#"{"name": "eight", "body": "sim.compute(#{ ops: 8e9 });"}"#,
+    );
+    // An item named like another's id does not hide it: ids win.
+    create(
+        port,
+        "/api/apps",
+        &format!(r#"{{"name": "{app}", "body": "sim.compute(#{{ ops: 1 }});"}}"#),
+    );
+    assert_eq!(
+        json(&http(port, "GET", &format!("/api/apps/{app}"), "", None).1)["name"],
+        "eight"
+    );
+    let (status, body) = http(
+        port,
+        "PUT",
+        &format!("/api/apps/{}", "eight"),
+        r#"{"name": "eight", "body": "sim.compute(#{ ops: 8e9 }); // by name"}"#,
+        None,
+    );
+    assert_eq!(
+        (status, json(&body)["id"].as_str()),
+        (200, Some(app.as_str())),
+        "{body}"
+    );
+    let by_names = r#"{"queue": "q", "app_name": "eight", "system_name": "one-cpu"}"#;
+    let (status, body) = http(port, "POST", "/api/runs", by_names, None);
+    assert_eq!(status, 202, "{body}");
+    let id = json(&body)["id"].as_str().unwrap().to_owned();
+    let run = wait_for(|| {
+        let run = json(&http(port, "GET", &format!("/api/runs/{id}"), "", None).1);
+        (run["status"] == "done").then_some(run)
+    });
+    assert_eq!(
+        run["result"]["overall_time"], 2.0,
+        "8e9 FLOP at 4e9 FLOP/s: {run}"
+    );
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/sweeps",
+        r#"{"queue": "q", "app_name": "nope", "system_name": "one-cpu"}"#,
+        None,
+    );
+    assert!(
+        status == 422
+            && json(&body)["field"] == "app_name"
+            && body.contains(r#"no stored application named \"nope\""#),
+        "{body}"
+    );
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/runs",
+        r#"{"queue": "q", "app": "1", "app_name": "eight", "system_name": "one-cpu"}"#,
+        None,
+    );
+    assert!(
+        status == 422 && json(&body)["field"] == "app" && body.contains("exactly one of"),
+        "{body}"
+    );
+    assert_eq!(http(port, "DELETE", "/api/systems/one-cpu", "", None).0, 204);
+    assert_eq!(http(port, "DELETE", by_name, "", None).0, 204);
+    let (status, body) = http(port, "GET", by_name, "", None);
+    assert!(
+        status == 404 && body.contains(r#"no component with id or name \"my cpu/2\""#),
+        "{body}"
+    );
+}
+
+/// A system whose node names a computational model file beside it, and that model.
+fn system_with_a_local_model() -> PathBuf {
+    let dir = scratch();
+    std::fs::write(dir.join("app.rhai"), "sim.compute(#{ ops: 1 });\n").unwrap();
+    std::fs::create_dir_all(dir.join("models")).unwrap();
+    std::fs::write(dir.join("models/fixed.rhai"), "fn compute_time(params) { 3.5 }\n").unwrap();
+    let system = "[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"models/fixed.rhai\"\nlabels = { P = 1 }\n";
+    std::fs::write(dir.join("system.toml"), system).unwrap();
+    dir
+}
+
+#[test]
+fn submit_sends_local_model_files_and_the_catalog_commands_list_and_fetch() {
+    let (_server, port) = embedded_server(&[]);
+    let server = format!("http://127.0.0.1:{port}");
+    let dir = system_with_a_local_model();
+    let (app, system) = (dir.join("app.rhai"), dir.join("system.toml"));
+    let (app, system) = (app.to_str().unwrap(), system.to_str().unwrap());
+    let (ok, local, err) = cli(&["run", "--app", app, "--system", system, "--json"]);
+    assert!(ok, "{err}");
+    assert_eq!(json(&local)["overall_time"], 3.5);
+    let (ok, out, err) = cli(&[
+        "submit", "--server", &server, "--app", app, "--system", system, "--wait", "--json",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        json(&out)["result"]["overall_time"],
+        3.5,
+        "the server ran the local model: {out}"
+    );
+    // Stored items: listed, fetched by name into a file, submitted by name.
+    create(
+        port,
+        "/api/apps",
+        r#"{"name": "tiny app", "body": "sim.compute(#{ ops: 2e9 });"}"#,
+    );
+    let (ok, out, err) = cli(&["catalog", "list", "apps", "--server", &server]);
+    assert!(ok && out.contains("  tiny app"), "{out}{err}");
+    let (ok, out, err) = cli(&["catalog", "list", "components", "--server", &server]);
+    assert!(ok && out.contains("GTX 970 - gajger [GPU]"), "{out}{err}");
+    let fetched = dir.join("fetched.rhai");
+    let (ok, _, err) = cli(&[
+        "catalog",
+        "get",
+        "apps",
+        "tiny app",
+        "-o",
+        fetched.to_str().unwrap(),
+        "--server",
+        &server,
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&fetched).unwrap(),
+        "sim.compute(#{ ops: 2e9 });"
+    );
+    let (ok, _, err) = cli(&["catalog", "get", "systems", "nothing", "--server", &server]);
+    assert!(
+        !ok && err.contains("no systems item with id or name \"nothing\""),
+        "{err}"
+    );
+    let (ok, out, err) = cli(&[
+        "submit",
+        "--server",
+        &server,
+        "--app-name",
+        "tiny app",
+        "--system",
+        system,
+        "--wait",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(json(&out)["result"]["overall_time"], 3.5, "{out}");
+    let (ok, _, err) = cli(&[
+        "sweep",
+        "--server",
+        &server,
+        "--app-name",
+        "nope",
+        "--system-name",
+        "nope",
+    ]);
+    assert!(!ok && err.contains("no stored application named"), "{err}");
+    let (ok, _, err) = cli(&["submit", "--server", &server, "--system", system]);
+    assert!(!ok && err.contains("--app"), "{err}");
+}
+
 fn broker_server(db: &str) -> (Proc, u16) {
     let port = free_port();
     let bind = format!("127.0.0.1:{port}");

@@ -1,13 +1,16 @@
-//! `hetsim submit`, `hetsim sweep` and `hetsim results`: clients of a server's HTTP API.
+//! `hetsim submit`, `hetsim sweep`, `hetsim results` and `hetsim catalog`: clients of a
+//! server's HTTP API.
 
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use hetsim_scripting::Variable;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::cli::{ResultsArgs, SubmitArgs, TargetArgs};
+use crate::cli::{
+    CatalogCommand, CatalogGetArgs, CatalogKind, CatalogListArgs, ResultsArgs, SubmitArgs, TargetArgs,
+};
 use crate::input::{pair, read_text};
 use crate::run::RunStatus;
 
@@ -105,18 +108,21 @@ fn values(flags: &[String], flag: &str, sweep: bool, read: impl Fn(&str) -> Resu
     Ok(Value::Object(out))
 }
 
-/// The system file as the server takes it: its text, or, where it declares kernels whose
-/// listings are files, a JSON object with those listings inlined (a server reads no file).
+/// The system file as the server takes it: its text, or, where it names files (`.rhai`
+/// computational models, kernels' SASS listings), a JSON object with those files inlined,
+/// as `hetsim run` would read them: a server reads no file.
 fn system_for_server(path: &std::path::Path) -> Result<Value> {
     let text = read_text(path)?;
     let origin = path.display().to_string();
     let file = hetsim_scripting::SystemFile::parse(&text, &origin).map_err(|e| anyhow!(e))?;
-    if file.kernels.iter().any(|k| k.sass.is_some()) {
-        let base_dir = path.parent().unwrap_or(std::path::Path::new("."));
-        let file = file
-            .inline_kernel_listings(base_dir)
-            .map_err(|e| anyhow!("{origin}: {e}"))?;
-        return Ok(serde_json::to_value(file)?);
+    let base_dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let inlined = file
+        .clone()
+        .inline_kernel_listings(base_dir)
+        .and_then(|f| f.inline_model_files(base_dir))
+        .map_err(|e| anyhow!("{origin}: {e}"))?;
+    if inlined != file {
+        return Ok(serde_json::to_value(inlined)?);
     }
     if text.trim_start().starts_with('{') {
         return serde_json::from_str(&text).with_context(|| format!("{origin}: malformed JSON"));
@@ -124,8 +130,23 @@ fn system_for_server(path: &std::path::Path) -> Result<Value> {
     Ok(Value::String(text))
 }
 
+/// `"KEY": local file's content` or `"KEY_name": stored item's name`, whichever was given.
+fn app_and_system(args: &SubmitArgs) -> Result<serde_json::Map<String, Value>> {
+    let mut out = serde_json::Map::new();
+    match (&args.app, &args.app_name) {
+        (Some(path), _) => out.insert("app".into(), read_text(path)?.into()),
+        (None, Some(name)) => out.insert("app_name".into(), name.as_str().into()),
+        (None, None) => bail!("--app FILE or --app-name NAME is required"),
+    };
+    match (&args.system, &args.system_name) {
+        (Some(path), _) => out.insert("system".into(), system_for_server(path)?),
+        (None, Some(name)) => out.insert("system_name".into(), name.as_str().into()),
+        (None, None) => bail!("--system FILE or --system-name NAME is required"),
+    };
+    Ok(out)
+}
+
 fn submission(args: &SubmitArgs, sweep: bool) -> Result<Value> {
-    let system = system_for_server(&args.system)?;
     let labels = values(&args.labels, "--label", sweep, |v| {
         v.parse::<u64>()
             .map(Value::from)
@@ -134,13 +155,11 @@ fn submission(args: &SubmitArgs, sweep: bool) -> Result<Value> {
     let variables = values(&args.vars, "--var", sweep, |v| {
         Ok(variable_json(Variable::infer(v)))
     })?;
-    Ok(json!({
-        "queue": args.queue,
-        "app": read_text(&args.app)?,
-        "system": system,
-        "labels": labels,
-        "variables": variables,
-    }))
+    let mut body = app_and_system(args)?;
+    body.insert("queue".into(), args.queue.as_str().into());
+    body.insert("labels".into(), labels);
+    body.insert("variables".into(), variables);
+    Ok(Value::Object(body))
 }
 
 fn bar(len: u64, what: &str) -> ProgressBar {
@@ -303,4 +322,75 @@ pub async fn delete(args: TargetArgs) -> Result<()> {
         .await?;
     println!("{} {} deleted", if sweep { "sweep" } else { "run" }, args.id);
     Ok(())
+}
+
+/// `text` as one segment of a URL's path: every byte but the unreserved ones
+/// (RFC 3986: letters, digits, `-._~`) percent-encoded, so a name may hold spaces or '/'.
+fn path_segment(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+pub async fn catalog(command: CatalogCommand) -> Result<()> {
+    match command {
+        CatalogCommand::List(args) => catalog_list(args).await,
+        CatalogCommand::Get(args) => catalog_get(args).await,
+    }
+}
+
+async fn catalog_list(args: CatalogListArgs) -> Result<()> {
+    let client = Client::new(&args.target.server, args.target.token);
+    let route = args.kind.route();
+    let items = client
+        .get(&format!("/api/{route}"))
+        .await?
+        .ok_or_else(|| anyhow!("/api/{route}: not found on {}", client.server))?;
+    if args.json {
+        return super::print_json(&items);
+    }
+    for item in items.as_array().into_iter().flatten() {
+        let kind = item["kind"]
+            .as_str()
+            .map(|k| format!(" [{k}]"))
+            .unwrap_or_default();
+        println!(
+            "{}  {}{kind}",
+            item["id"].as_str().unwrap_or(""),
+            item["name"].as_str().unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
+async fn catalog_get(args: CatalogGetArgs) -> Result<()> {
+    let client = Client::new(&args.target.server, args.target.token);
+    let route = args.kind.route();
+    let item = client
+        .get(&format!("/api/{route}/{}", path_segment(&args.id_or_name)))
+        .await?
+        .ok_or_else(|| {
+            anyhow!(
+                "no {route} item with id or name {:?} on {} (`hetsim catalog list {route}` lists them)",
+                args.id_or_name,
+                client.server
+            )
+        })?;
+    let text = match args.kind {
+        CatalogKind::Components => format!("{}\n", serde_json::to_string_pretty(&item)?),
+        _ => item["body"]
+            .as_str()
+            .ok_or_else(|| anyhow!("the server answered no body for {:?}", args.id_or_name))?
+            .to_owned(),
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display())),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
 }

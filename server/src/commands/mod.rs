@@ -28,6 +28,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Results(args) => runtime()?.block_on(client::results(args)),
         Command::Cancel(args) => runtime()?.block_on(client::cancel(args)),
         Command::Delete(args) => runtime()?.block_on(client::delete(args)),
+        Command::Catalog(command) => runtime()?.block_on(client::catalog(command)),
     }
 }
 

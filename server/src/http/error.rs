@@ -1,10 +1,14 @@
 //! The API's errors as types, and the one place they become HTTP statuses: every error
-//! answers JSON `{"error": "...", "field": "..."}` (`field` when one field is to blame).
+//! answers JSON `{"error": "...", "field": "..."}` (`field` when one field is to blame),
+//! those of the layers around the handlers too ([`json_error_bodies`]).
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::http::StatusCode;
+use axum::extract::Request;
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::Serialize;
 
 use crate::run::SpecError;
 
@@ -16,8 +20,9 @@ pub enum ApiError {
     /// 401.
     #[error("missing or wrong bearer token (Authorization: Bearer <token>)")]
     Unauthorized,
-    /// 404: no such stored item.
-    #[error("no {what} with id {id}")]
+    /// 404: no such stored item (`id` is what the request named it by: an id, or a name
+    /// where the route takes either).
+    #[error("no {what} {id}")]
     NotFound { what: &'static str, id: String },
     /// 404: no such route.
     #[error("no route {0}")]
@@ -44,6 +49,20 @@ pub enum ApiError {
     /// 500: a fault of the server's, logged.
     #[error("internal error: {0:#}")]
     Internal(anyhow::Error),
+    /// An error status that a layer around the handlers answered without a JSON body
+    /// (tower-http's 408 of `--request-timeout-seconds`).
+    #[error("{message}")]
+    Layer { status: StatusCode, message: String },
+}
+
+/// The body of every error response.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong, for a person to read.
+    pub error: String,
+    /// The request field to blame (`queue`, `variables.blockSize`, `name`, `body`, …), or
+    /// null when no one field is.
+    pub field: Option<String>,
 }
 
 impl ApiError {
@@ -55,10 +74,19 @@ impl ApiError {
         }
     }
 
+    /// 404 of the item `what` whose id is `id`.
     pub fn not_found(what: &'static str, id: &str) -> Self {
         ApiError::NotFound {
             what,
-            id: id.to_owned(),
+            id: format!("with id {id}"),
+        }
+    }
+
+    /// 404 of the item `what` asked for by `key`, an id or a name.
+    pub fn not_found_by_id_or_name(what: &'static str, key: &str) -> Self {
+        ApiError::NotFound {
+            what,
+            id: format!("with id or name {key:?}"),
         }
     }
 
@@ -73,6 +101,7 @@ impl ApiError {
             ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Layer { status, .. } => *status,
         }
     }
 
@@ -160,8 +189,51 @@ impl IntoResponse for ApiError {
         if let ApiError::Internal(e) = &self {
             tracing::error!("internal error: {e:#}");
         }
-        let body = serde_json::json!({ "error": self.to_string(), "field": self.field() });
+        let body = ErrorBody {
+            error: self.to_string(),
+            field: self.field().map(str::to_owned),
+        };
         (self.status(), Json(body)).into_response()
+    }
+}
+
+/// The most of a layer's error body that is kept as the message.
+const MAX_LAYER_MESSAGE_BYTES: usize = 4096;
+
+/// Middleware: an error response under `/api/` without a JSON body (tower-http's timeout
+/// answers an empty 408) gets one, `{error, field: null}`, keeping its status and, as the
+/// message, its text or else what the status means. The handlers' own errors pass as they are.
+pub async fn json_error_bodies(request: Request, next: Next) -> Response {
+    let api = request.uri().path().starts_with("/api/");
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !api || is_json || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let text = axum::body::to_bytes(response.into_body(), MAX_LAYER_MESSAGE_BYTES)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        status_meaning(status)
+    } else {
+        text
+    };
+    ApiError::Layer { status, message }.into_response()
+}
+
+/// What an error status without a body means here.
+fn status_meaning(status: StatusCode) -> String {
+    match status {
+        StatusCode::REQUEST_TIMEOUT => {
+            "the request took longer than the server's --request-timeout-seconds".to_owned()
+        }
+        other => other.canonical_reason().unwrap_or("error").to_lowercase(),
     }
 }
 

@@ -5,27 +5,62 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 
-use super::{ApiError, ApiResult, AppState, Body, Path};
 use hetsim_scripting::system::ComponentSpec;
+use utoipa::IntoParams;
 
+use super::openapi::{BodyErrors, NotFound};
+use super::schemas::{AttributeValue, Component};
+use super::{ApiError, ApiResult, AppState, Body, ErrorBody, Path};
 use crate::storage::{Attribute, ComponentRecord, Library, Named};
 
+/// The stored item a catalog route is about: its id, or its name. An id wins over a name
+/// (an item named like another's id never hides that item).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Path)]
+#[allow(dead_code)] // a parameter's documentation only: the handlers read it as a String
+struct IdOrName {
+    /// The item's id, or its name (percent-encoded). An id wins over a name.
+    id_or_name: String,
+}
+
+/// The id of the component that `key` names (its id, else its name), or a 404.
+async fn component_id(s: &AppState, key: &str) -> ApiResult<String> {
+    s.store
+        .component_id(key)
+        .await?
+        .ok_or_else(|| ApiError::not_found_by_id_or_name("component", key))
+}
+
+/// Every component, by name.
+#[utoipa::path(get, path = "/api/components", tag = "components",
+    responses((status = 200, description = "The components", body = Vec<ComponentRecord>)))]
 pub async fn list_components(State(s): State<AppState>) -> ApiResult<Json<Vec<ComponentRecord>>> {
     Ok(Json(s.store.components(None, None).await?))
 }
 
+/// One component with its attributes.
+#[utoipa::path(get, path = "/api/components/{id_or_name}", tag = "components", params(IdOrName),
+    responses((status = 200, description = "The component", body = ComponentRecord), NotFound))]
 pub async fn show_component(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(key): Path<String>,
 ) -> ApiResult<Json<ComponentRecord>> {
+    let id = component_id(&s, &key).await?;
     s.store
         .components(Some(&id), None)
         .await?
         .pop()
         .map(Json)
-        .ok_or_else(|| ApiError::not_found("component", &id))
+        .ok_or_else(|| ApiError::not_found_by_id_or_name("component", &key))
 }
 
+/// Adds a component to the catalog.
+#[utoipa::path(post, path = "/api/components", tag = "components", request_body = Component,
+    responses(
+        (status = 201, description = "Stored", body = ComponentRecord),
+        BodyErrors,
+        (status = 409, description = "The name is taken", body = ErrorBody),
+    ))]
 pub async fn create_component(
     State(s): State<AppState>,
     Body(spec): Body<ComponentSpec>,
@@ -44,36 +79,55 @@ pub async fn create_component(
     Ok((StatusCode::CREATED, Json(ComponentRecord { id, spec })))
 }
 
+/// Replaces a component's fields and attributes (a rename too).
+#[utoipa::path(put, path = "/api/components/{id_or_name}", tag = "components", params(IdOrName), request_body = Component,
+    responses(
+        (status = 200, description = "Replaced", body = ComponentRecord),
+        BodyErrors,
+        NotFound,
+        (status = 409, description = "Renamed onto a taken name", body = ErrorBody),
+    ))]
 pub async fn update_component(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(key): Path<String>,
     Body(spec): Body<ComponentSpec>,
 ) -> ApiResult<Json<ComponentRecord>> {
     spec.to_component().map_err(|e| ApiError::invalid("kind", e))?;
+    let id = component_id(&s, &key).await?;
     if s.store.update_component(&id, &spec).await? {
         Ok(Json(ComponentRecord { id, spec }))
     } else {
-        Err(ApiError::not_found("component", &id))
+        Err(ApiError::not_found_by_id_or_name("component", &key))
     }
 }
 
-pub async fn delete_component(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
+/// Deletes a component.
+#[utoipa::path(delete, path = "/api/components/{id_or_name}", tag = "components", params(IdOrName),
+    responses((status = 204, description = "Deleted"), NotFound))]
+pub async fn delete_component(State(s): State<AppState>, Path(key): Path<String>) -> ApiResult<StatusCode> {
+    let id = component_id(&s, &key).await?;
     if s.store.delete_component(&id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(ApiError::not_found("component", &id))
+        Err(ApiError::not_found_by_id_or_name("component", &key))
     }
 }
 
+/// Sets one attribute of a component: the body is a JSON number or string.
+#[utoipa::path(put, path = "/api/components/{id_or_name}/attributes/{key}", tag = "components",
+    params(IdOrName, ("key" = String, Path, description = "The attribute, e.g. `performance`")),
+    request_body = AttributeValue,
+    responses((status = 204, description = "Set"), BodyErrors, NotFound))]
 pub async fn put_attribute(
     State(s): State<AppState>,
-    Path((id, key)): Path<(String, String)>,
+    Path((component, key)): Path<(String, String)>,
     Body(value): Body<Attribute>,
 ) -> ApiResult<StatusCode> {
+    let id = component_id(&s, &component).await?;
     if s.store.set_attribute(&id, &key, &value).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(ApiError::not_found("component", &id))
+        Err(ApiError::not_found_by_id_or_name("component", &component))
     }
 }
 
@@ -81,13 +135,22 @@ async fn list(s: &AppState, library: Library) -> ApiResult<Json<Vec<Named>>> {
     Ok(Json(s.store.named(library, None, None).await?))
 }
 
-async fn show(s: &AppState, library: Library, what: &'static str, id: &str) -> ApiResult<Json<Named>> {
+/// The id of the item of `library` that `key` names (its id, else its name), or a 404.
+async fn named_id(s: &AppState, library: Library, what: &'static str, key: &str) -> ApiResult<String> {
     s.store
-        .named(library, Some(id), None)
+        .named_id(library, key)
+        .await?
+        .ok_or_else(|| ApiError::not_found_by_id_or_name(what, key))
+}
+
+async fn show(s: &AppState, library: Library, what: &'static str, key: &str) -> ApiResult<Json<Named>> {
+    let id = named_id(s, library, what, key).await?;
+    s.store
+        .named(library, Some(&id), None)
         .await?
         .pop()
         .map(Json)
-        .ok_or_else(|| ApiError::not_found(what, id))
+        .ok_or_else(|| ApiError::not_found_by_id_or_name(what, key))
 }
 
 /// Checks a named text before it is stored: Rhai sources compile, systems parse.
@@ -113,52 +176,78 @@ async fn update(
     s: &AppState,
     library: Library,
     what: &'static str,
-    id: &str,
+    key: &str,
     item: Named,
 ) -> ApiResult<Json<Named>> {
     check(library, &item)?;
-    if s.store.update_named(library, id, &item).await? {
-        Ok(Json(Named {
-            id: id.to_owned(),
-            ..item
-        }))
+    let id = named_id(s, library, what, key).await?;
+    if s.store.update_named(library, &id, &item).await? {
+        Ok(Json(Named { id, ..item }))
     } else {
-        Err(ApiError::not_found(what, id))
+        Err(ApiError::not_found_by_id_or_name(what, key))
     }
 }
 
-async fn delete(s: &AppState, library: Library, what: &'static str, id: &str) -> ApiResult<StatusCode> {
-    if s.store.delete_named(library, id).await? {
+async fn delete(s: &AppState, library: Library, what: &'static str, key: &str) -> ApiResult<StatusCode> {
+    let id = named_id(s, library, what, key).await?;
+    if s.store.delete_named(library, &id).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
-        Err(ApiError::not_found(what, id))
+        Err(ApiError::not_found_by_id_or_name(what, key))
     }
 }
 
-/// The five handlers of one library of named texts.
+/// The five handlers of one library of named texts, with their OpenAPI operations:
+/// `$collection` is the route (`/api/models`), `$item` the route of one item.
 macro_rules! named_handlers {
-    ($library:expr, $what:literal, $list:ident, $show:ident, $create:ident, $update:ident, $delete:ident) => {
+    ($library:expr, $what:literal, $tag:literal, $collection:literal, $item:literal,
+     $list:ident, $show:ident, $create:ident, $update:ident, $delete:ident) => {
+        #[doc = concat!("Every ", $what, ", by name.")]
+        #[utoipa::path(get, path = $collection, tag = $tag, summary = concat!("Every ", $what, ", by name."),
+            responses((status = 200, description = "The items", body = Vec<Named>)))]
         pub async fn $list(State(s): State<AppState>) -> ApiResult<Json<Vec<Named>>> {
             list(&s, $library).await
         }
-        pub async fn $show(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Named>> {
-            show(&s, $library, $what, &id).await
+        #[doc = concat!("One ", $what, ".")]
+        #[utoipa::path(get, path = $item, tag = $tag, summary = concat!("One ", $what, "."), params(IdOrName),
+            responses((status = 200, description = "The item", body = Named), NotFound))]
+        pub async fn $show(State(s): State<AppState>, Path(key): Path<String>) -> ApiResult<Json<Named>> {
+            show(&s, $library, $what, &key).await
         }
+        #[doc = concat!("Stores a ", $what, " (checked first: a Rhai source compiles, a system parses).")]
+        #[utoipa::path(post, path = $collection, tag = $tag,
+            summary = concat!("Stores a ", $what, " (checked first: a Rhai source compiles, a system parses)."), request_body = Named,
+            responses(
+                (status = 201, description = "Stored", body = Named),
+                BodyErrors,
+                (status = 409, description = "The name is taken", body = ErrorBody),
+            ))]
         pub async fn $create(
             State(s): State<AppState>,
             Body(item): Body<Named>,
         ) -> ApiResult<(StatusCode, Json<Named>)> {
             create(&s, $library, item).await
         }
+        #[doc = concat!("Replaces a ", $what, "'s name and body.")]
+        #[utoipa::path(put, path = $item, tag = $tag, summary = concat!("Replaces a ", $what, "'s name and body."), params(IdOrName), request_body = Named,
+            responses(
+                (status = 200, description = "Replaced", body = Named),
+                BodyErrors,
+                NotFound,
+                (status = 409, description = "Renamed onto a taken name", body = ErrorBody),
+            ))]
         pub async fn $update(
             State(s): State<AppState>,
-            Path(id): Path<String>,
+            Path(key): Path<String>,
             Body(item): Body<Named>,
         ) -> ApiResult<Json<Named>> {
-            update(&s, $library, $what, &id, item).await
+            update(&s, $library, $what, &key, item).await
         }
-        pub async fn $delete(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
-            delete(&s, $library, $what, &id).await
+        #[doc = concat!("Deletes a ", $what, ".")]
+        #[utoipa::path(delete, path = $item, tag = $tag, summary = concat!("Deletes a ", $what, "."), params(IdOrName),
+            responses((status = 204, description = "Deleted"), NotFound))]
+        pub async fn $delete(State(s): State<AppState>, Path(key): Path<String>) -> ApiResult<StatusCode> {
+            delete(&s, $library, $what, &key).await
         }
     };
 }
@@ -166,6 +255,9 @@ macro_rules! named_handlers {
 named_handlers!(
     Library::Models,
     "model",
+    "models",
+    "/api/models",
+    "/api/models/{id_or_name}",
     list_models,
     show_model,
     create_model,
@@ -175,6 +267,9 @@ named_handlers!(
 named_handlers!(
     Library::Systems,
     "system",
+    "systems",
+    "/api/systems",
+    "/api/systems/{id_or_name}",
     list_systems,
     show_system,
     create_system,
@@ -184,6 +279,9 @@ named_handlers!(
 named_handlers!(
     Library::Apps,
     "app",
+    "apps",
+    "/api/apps",
+    "/api/apps/{id_or_name}",
     list_apps,
     show_app,
     create_app,

@@ -1,30 +1,37 @@
 //! The HTTP API (axum, JSON). Routes, authentication and limits live here; the handlers are
 //! in `runs` (runs and sweeps) and `library` (components, models, systems, apps), the errors
-//! and their statuses in `error`.
+//! and their statuses in `error`, the OpenAPI document and its page in `openapi` and
+//! `docs_page`.
+//!
+//! Every route is registered through utoipa-axum from its handler's `#[utoipa::path]`, so
+//! the router and the OpenAPI document are built from one list and cannot disagree.
 
+mod docs_page;
 mod error;
 mod library;
+mod openapi;
 mod runs;
+pub(crate) mod schemas;
 mod serve;
 
-pub use error::{ApiError, ApiResult};
+pub use error::{ApiError, ApiResult, ErrorBody};
+pub use openapi::document;
 pub use serve::serve;
 
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
 use axum::{Json, Router};
+use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::limits::ServiceLimits;
 use crate::queue::RunQueue;
 use crate::storage::Store;
-
-/// The OpenAPI 3.0 document of this API, served at `/api/openapi.json`.
-pub const OPENAPI: &str = include_str!("openapi.json");
 
 #[derive(Clone)]
 pub struct AppState {
@@ -90,15 +97,20 @@ where
     }
 }
 
-/// With a token configured, every route but the public ones (`GET /api/health`, the login
-/// page, the UI's assets) needs it, as `Authorization: Bearer <token>` or as the UI's login
+/// The API's routes that need no token: liveness, and the API's description (the same on
+/// every hetsim server, and read with a browser, which sends no bearer header).
+pub const PUBLIC_PATHS: [&str; 3] = ["/api/health", "/api/openapi.json", "/api/docs"];
+
+/// With a token configured, every route but the public ones ([`PUBLIC_PATHS`], the UI's
+/// login page and assets) needs it, as `Authorization: Bearer <token>` or as the UI's login
 /// cookie. An API request without it gets 401; a page asks the browser to log in first.
 async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let Some(token) = &state.token else {
         return next.run(request).await;
     };
     let path = request.uri().path();
-    if crate::ui::is_public(path) || crate::ui::presented_token(request.headers()) == Some(token.as_str()) {
+    let public = PUBLIC_PATHS.contains(&path) || crate::ui::is_public(path);
+    if public || crate::ui::presented_token(request.headers()) == Some(token.as_str()) {
         return next.run(request).await;
     }
     if path.starts_with("/api/") {
@@ -112,7 +124,36 @@ async fn authenticate(State(state): State<AppState>, request: Request, next: Nex
 /// How long `/api/health` waits for the database or the broker to answer.
 const HEALTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// 200 when the database (and, with `--amqp`, the broker) answers; 503 naming what does not.
+/// What `GET /api/health` answers.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Health {
+    /// `ok`, or `unavailable` when something in `down` is.
+    status: &'static str,
+    /// The server's version.
+    version: &'static str,
+    /// `up` or `down`.
+    database: &'static str,
+    /// `up` or `down`; null without `--amqp`.
+    broker: Option<&'static str>,
+    /// What does not answer: `database`, `broker`.
+    down: Vec<&'static str>,
+}
+
+fn up_or_down(up: bool) -> &'static str {
+    if up {
+        "up"
+    } else {
+        "down"
+    }
+}
+
+/// Liveness: whether the database (and, with `--amqp`, the broker) answers within 2 s.
+/// Needs no token.
+#[utoipa::path(get, path = "/api/health", tag = "service",
+    responses(
+        (status = 200, description = "The database (and the broker) answer", body = Health),
+        (status = 503, description = "Something in `down` does not answer", body = Health),
+    ))]
 async fn health(State(state): State<AppState>) -> Response {
     let database = matches!(
         tokio::time::timeout(HEALTH_TIMEOUT, state.store.ping()).await,
@@ -130,23 +171,19 @@ async fn health(State(state): State<AppState>) -> Response {
         .filter(|(_, up)| *up == Some(false))
         .map(|(name, _)| name)
         .collect();
-    let body = serde_json::json!({
-        "status": if down.is_empty() { "ok" } else { "unavailable" },
-        "version": env!("CARGO_PKG_VERSION"),
-        "database": if database { "up" } else { "down" },
-        "broker": broker.map(|up| if up { "up" } else { "down" }),
-        "down": down,
-    });
     let status = if down.is_empty() {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
+    let body = Health {
+        status: if down.is_empty() { "ok" } else { "unavailable" },
+        version: env!("CARGO_PKG_VERSION"),
+        database: up_or_down(database),
+        broker: broker.map(up_or_down),
+        down,
+    };
     (status, Json(body)).into_response()
-}
-
-async fn openapi() -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, "application/json")], OPENAPI)
 }
 
 /// The JSON 404 of a path that no route serves.
@@ -162,60 +199,52 @@ async fn no_method(method: axum::http::Method, uri: axum::http::Uri) -> ApiError
     }
 }
 
+/// Every route of the API with its OpenAPI operation; `routes!` groups the handlers of one
+/// path (their annotations name it).
+fn api_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::base())
+        .routes(routes!(health))
+        .routes(routes!(openapi::json))
+        .routes(routes!(docs_page::page))
+        .routes(routes!(runs::list, runs::submit))
+        .routes(routes!(runs::show, runs::delete))
+        .routes(routes!(runs::cancel))
+        .routes(routes!(runs::trace))
+        .routes(routes!(runs::log))
+        .routes(routes!(runs::submit_sweep))
+        .routes(routes!(runs::sweep, runs::delete_sweep))
+        .routes(routes!(runs::cancel_sweep))
+        .routes(routes!(library::list_components, library::create_component))
+        .routes(routes!(
+            library::show_component,
+            library::update_component,
+            library::delete_component
+        ))
+        .routes(routes!(library::put_attribute))
+        .routes(routes!(library::list_models, library::create_model))
+        .routes(routes!(
+            library::show_model,
+            library::update_model,
+            library::delete_model
+        ))
+        .routes(routes!(library::list_systems, library::create_system))
+        .routes(routes!(
+            library::show_system,
+            library::update_system,
+            library::delete_system
+        ))
+        .routes(routes!(library::list_apps, library::create_app))
+        .routes(routes!(
+            library::show_app,
+            library::update_app,
+            library::delete_app
+        ))
+}
+
 pub fn router(state: AppState) -> Router {
     let body_limit = state.limits.max_body_bytes;
-    Router::new()
-        .route("/api/health", get(health))
-        .route("/api/openapi.json", get(openapi))
-        .route("/api/runs", get(runs::list).post(runs::submit))
-        .route("/api/runs/{id}", get(runs::show).delete(runs::delete))
-        .route("/api/runs/{id}/cancel", post(runs::cancel))
-        .route("/api/runs/{id}/trace", get(runs::trace))
-        .route("/api/runs/{id}/log", get(runs::log))
-        .route("/api/sweeps", post(runs::submit_sweep))
-        .route("/api/sweeps/{id}", get(runs::sweep).delete(runs::delete_sweep))
-        .route("/api/sweeps/{id}/cancel", post(runs::cancel_sweep))
-        .route(
-            "/api/components",
-            get(library::list_components).post(library::create_component),
-        )
-        .route(
-            "/api/components/{id}",
-            get(library::show_component)
-                .put(library::update_component)
-                .delete(library::delete_component),
-        )
-        .route(
-            "/api/components/{id}/attributes/{key}",
-            put(library::put_attribute),
-        )
-        .route(
-            "/api/models",
-            get(library::list_models).post(library::create_model),
-        )
-        .route(
-            "/api/models/{id}",
-            get(library::show_model)
-                .put(library::update_model)
-                .delete(library::delete_model),
-        )
-        .route(
-            "/api/systems",
-            get(library::list_systems).post(library::create_system),
-        )
-        .route(
-            "/api/systems/{id}",
-            get(library::show_system)
-                .put(library::update_system)
-                .delete(library::delete_system),
-        )
-        .route("/api/apps", get(library::list_apps).post(library::create_app))
-        .route(
-            "/api/apps/{id}",
-            get(library::show_app)
-                .put(library::update_app)
-                .delete(library::delete_app),
-        )
+    let (routes, _) = api_routes().split_for_parts();
+    routes
         .merge(crate::ui::router())
         .fallback(no_route)
         .method_not_allowed_fallback(no_method)
@@ -224,6 +253,7 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             std::time::Duration::from_secs(state.limits.request_timeout_seconds.max(1)),
         ))
+        .layer(middleware::from_fn(error::json_error_bodies))
         .layer(axum::extract::DefaultBodyLimit::max(body_limit))
         .with_state(state)
 }

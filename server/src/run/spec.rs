@@ -16,19 +16,31 @@ use crate::queue::{valid_queue_name, MAX_QUEUE_NAME};
 use crate::storage::{Library, NewInput, NewRun, Store};
 
 /// `POST /api/runs` and `POST /api/sweeps`. In a sweep, any label count or variable may be
-/// a list; the cartesian product is queued.
-#[derive(Debug, Deserialize)]
+/// a list; the cartesian product is queued. The application is given by exactly one of
+/// `app`, `app_id` and `app_name`, the system by one of `system`, `system_id` and
+/// `system_name`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Submission {
+    /// The queue: 1 to 64 letters, digits, '-' or '_'.
     pub queue: String,
-    /// The application's Rhai source, or `app_id` of a stored one.
+    /// The application's Rhai source.
     pub app: Option<String>,
+    /// The id of a stored application.
     pub app_id: Option<String>,
-    /// The system as TOML text or as a JSON object, or `system_id` of a stored one.
+    /// The name of a stored application.
+    pub app_name: Option<String>,
+    /// The system as TOML text or as a JSON object.
     pub system: Option<Value>,
+    /// The id of a stored system.
     pub system_id: Option<String>,
+    /// The name of a stored system.
+    pub system_name: Option<String>,
+    /// Process counts per label (a sweep's may be lists); a label not given runs at its
+    /// capacity.
     #[serde(default)]
     pub labels: BTreeMap<String, Value>,
+    /// The run variables: numbers, bools or strings (a sweep's may be lists).
     #[serde(default)]
     pub variables: BTreeMap<String, Value>,
 }
@@ -203,54 +215,81 @@ fn combinations<T: Clone>(axes: &[Axis<T>]) -> impl Iterator<Item = BTreeMap<Str
     })
 }
 
-/// The text of stored item `id`, or an error on `field` naming the kind of item (`what`).
+/// How a submission gives its app or its system: inline, or stored, by id or by name.
+enum Given<'a, T> {
+    Inline(&'a T),
+    Stored(StoredKey<'a>),
+}
+
+/// A stored item's id or name, as a submission gives it.
+enum StoredKey<'a> {
+    Id(&'a str),
+    Name(&'a str),
+}
+
+/// The one of `inline`, `id` and `name` that `field` (`app` or `system`) is given by; an
+/// error naming the three when none or more than one is.
+fn given<'a, T>(
+    field: &str,
+    inline: &'a Option<T>,
+    id: &'a Option<String>,
+    name: &'a Option<String>,
+) -> SpecResult<Given<'a, T>> {
+    match (inline, id, name) {
+        (Some(text), None, None) => Ok(Given::Inline(text)),
+        (None, Some(id), None) => Ok(Given::Stored(StoredKey::Id(id))),
+        (None, None, Some(name)) => Ok(Given::Stored(StoredKey::Name(name))),
+        _ => Err(SpecError::invalid(
+            field,
+            format!("give exactly one of `{field}`, `{field}_id` and `{field}_name`"),
+        )),
+    }
+}
+
+/// The text of the stored item of `library` that `key` names, or an error on `field_id` or
+/// `field_name` naming the kind of item (`what`).
 async fn stored_text(
     store: &Store,
     library: Library,
-    id: &str,
+    key: StoredKey<'_>,
     field: &str,
     what: &str,
 ) -> SpecResult<String> {
+    let (id, name, field, missing) = match key {
+        StoredKey::Id(id) => (Some(id), None, format!("{field}_id"), format!("with id {id}")),
+        StoredKey::Name(name) => (
+            None,
+            Some(name),
+            format!("{field}_name"),
+            format!("named {name:?}"),
+        ),
+    };
     store
-        .named(library, Some(id), None)
+        .named(library, id, name)
         .await?
         .pop()
         .map(|n| n.body)
-        .ok_or_else(|| SpecError::invalid(field, format!("no stored {what} with id {id}")))
+        .ok_or_else(|| SpecError::invalid(&field, format!("no stored {what} {missing}")))
 }
 
 async fn app(store: &Store, sub: &Submission) -> SpecResult<String> {
-    match (&sub.app, &sub.app_id) {
-        (Some(_), Some(_)) => Err(SpecError::invalid("app", "give `app` or `app_id`, not both")),
-        (None, None) => Err(SpecError::invalid("app", "`app` or `app_id` is required")),
-        (Some(app), None) => Ok(app.clone()),
-        (None, Some(id)) => stored_text(store, Library::Apps, id, "app_id", "application").await,
+    match given("app", &sub.app, &sub.app_id, &sub.app_name)? {
+        Given::Inline(app) => Ok(app.clone()),
+        Given::Stored(key) => stored_text(store, Library::Apps, key, "app", "application").await,
     }
 }
 
 /// The submitted system, made self-contained with the database's components and models,
 /// and checked: returns its JSON and the resolved system.
 async fn system(store: &Store, sub: &Submission) -> SpecResult<(String, System)> {
-    let file = match (&sub.system, &sub.system_id) {
-        (Some(_), Some(_)) => {
-            return Err(SpecError::invalid(
-                "system",
-                "give `system` or `system_id`, not both",
-            ))
-        }
-        (None, None) => {
-            return Err(SpecError::invalid(
-                "system",
-                "`system` or `system_id` is required",
-            ))
-        }
-        (Some(Value::String(text)), None) => SystemFile::parse(text, "system"),
-        (Some(object @ Value::Object(_)), None) => {
+    let file = match given("system", &sub.system, &sub.system_id, &sub.system_name)? {
+        Given::Inline(Value::String(text)) => SystemFile::parse(text, "system"),
+        Given::Inline(object @ Value::Object(_)) => {
             serde_json::from_value::<SystemFile>(object.clone()).map_err(|e| format!("system: {e}"))
         }
-        (Some(_), None) => Err("system: expected TOML text or a JSON object".to_owned()),
-        (None, Some(id)) => SystemFile::parse(
-            &stored_text(store, Library::Systems, id, "system_id", "system").await?,
+        Given::Inline(_) => Err("system: expected TOML text or a JSON object".to_owned()),
+        Given::Stored(key) => SystemFile::parse(
+            &stored_text(store, Library::Systems, key, "system", "system").await?,
             "system",
         ),
     }

@@ -14,10 +14,11 @@ use super::Store;
 
 /// A component as the API shows it: its id beside the fields a system file's
 /// `[[component]]` table has.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct ComponentRecord {
     pub id: String,
     #[serde(flatten)]
+    #[schema(value_type = crate::http::schemas::Component)]
     pub spec: ComponentSpec,
 }
 
@@ -25,8 +26,9 @@ pub struct ComponentRecord {
 pub type Attribute = Scalar;
 
 /// A named text: a computational model's or an application's source, a system definition.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Named {
+    /// Given by the server: ignored in a request body.
     #[serde(default)]
     pub id: String,
     pub name: String,
@@ -274,6 +276,29 @@ impl Store {
             .execute(self.pool())
             .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    /// The id of the component whose id is `key`, else of the one named `key`.
+    pub async fn component_id(&self, key: &str) -> Result<Option<String>> {
+        self.id_by_id_or_name("components", key).await
+    }
+
+    /// The id of the item of `library` whose id is `key`, else of the one named `key`.
+    pub async fn named_id(&self, library: Library, key: &str) -> Result<Option<String>> {
+        self.id_by_id_or_name(library.table(), key).await
+    }
+
+    /// Ids win over names: an item named like another item's id never hides that item, and
+    /// an id keeps addressing its item whatever it is renamed to. (Names are unique per
+    /// table, so a name matches at most one item.)
+    async fn id_by_id_or_name(&self, table: &str, key: &str) -> Result<Option<String>> {
+        for column in ["id", "name"] {
+            let sql = format!("SELECT id FROM {table} WHERE {column} = $1");
+            if let Some(row) = sqlx::query(&sql).bind(key).fetch_optional(self.pool()).await? {
+                return Ok(Some(row.try_get("id")?));
+            }
+        }
+        Ok(None)
     }
 
     pub async fn delete_named(&self, library: Library, id: &str) -> Result<bool> {

@@ -51,13 +51,17 @@ pub struct Unpublished {
 }
 
 /// A run as the API shows it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct RunRecord {
     pub id: String,
     pub status: RunStatus,
     pub queue: String,
     pub sweep: Option<String>,
+    /// Each label's process count.
+    #[schema(value_type = std::collections::BTreeMap<String, u64>)]
     pub labels: serde_json::Value,
+    /// Each variable's value: a number, a bool or a string.
+    #[schema(value_type = std::collections::BTreeMap<String, crate::http::schemas::VariableValue>)]
     pub variables: serde_json::Value,
     pub attempts: i64,
     pub error: Option<String>,
@@ -66,6 +70,7 @@ pub struct RunRecord {
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
     /// The `hetsim run --json` object, once done.
+    #[schema(value_type = Option<Object>)]
     pub result: Option<serde_json::Value>,
 }
 
@@ -76,7 +81,8 @@ pub struct RunFilter {
     pub sweep: Option<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// A sweep: its runs' ids and how many are in each status.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct SweepSummary {
     pub id: String,
     pub queue: String,

@@ -104,8 +104,10 @@ impl Launch {
             queue: self.queue.trim().to_owned(),
             app: None,
             app_id: Some(app_id),
+            app_name: None,
             system: None,
             system_id: Some(system_id),
+            system_name: None,
             labels: labels.into_iter().collect(),
             variables: variables.into_iter().collect(),
         })
