@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::{ApiError, ApiResult, AppState, Body, Params, Path};
 use crate::run::{RunSpec, RunStatus, Submission};
 use crate::storage::{RunFilter, RunRecord, SweepSummary};
+use crate::trace::{chrome, RunTrace, TraceFormat};
 
 /// 202 with the queued run.
 pub async fn submit(
@@ -84,13 +85,38 @@ async fn output(s: &AppState, id: &str) -> ApiResult<(Option<String>, String)> {
     })
 }
 
-pub async fn trace(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+/// The query of `GET /api/runs/{id}/trace`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceQuery {
+    /// `native` (default): the spans as stored; `chrome`: the Chrome trace-event format
+    /// (Perfetto, chrome://tracing).
+    pub format: Option<TraceFormat>,
+}
+
+/// `GET /api/runs/{id}/trace[?format=native|chrome]`: the run's trace (`null` where the run
+/// stored none; in the Chrome format, only the events naming its nodes and processes).
+pub async fn trace(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Params(q): Params<TraceQuery>,
+) -> ApiResult<Json<Value>> {
     let (trace, _) = output(&s, &id).await?;
-    Ok(Json(
-        trace
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Value::Null),
-    ))
+    let spans = trace
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    match q.format.unwrap_or_default() {
+        TraceFormat::Native => Ok(Json(spans)),
+        TraceFormat::Chrome => {
+            let result = s
+                .store
+                .run(&id)
+                .await?
+                .and_then(|run| run.result)
+                .ok_or_else(|| ApiError::not_found("run", &id))?;
+            Ok(Json(chrome(&RunTrace::from_stored(&result, &spans)?)))
+        }
+    }
 }
 
 pub async fn log(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<String> {
