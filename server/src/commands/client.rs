@@ -270,9 +270,35 @@ fn csv_cell(v: &Value) -> String {
     }
 }
 
+/// Sweep rows in the order of their label columns, then their variable columns, left to
+/// right (numbers in numeric order, before any text); the id breaks ties. The server lists a
+/// sweep's runs in the order they were created, which says nothing of their values.
+fn order_rows(runs: &mut [Value], labels: &[String], variables: &[String]) {
+    runs.sort_by(|a, b| {
+        let cells = labels
+            .iter()
+            .map(|l| (&a["labels"][l], &b["labels"][l]))
+            .chain(variables.iter().map(|v| (&a["variables"][v], &b["variables"][v])));
+        cells
+            .map(|(x, y)| compare_cells(x, y))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| a["id"].as_str().cmp(&b["id"].as_str()))
+    });
+}
+
+fn compare_cells(a: &Value, b: &Value) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => csv_cell(a).cmp(&csv_cell(b)),
+    }
+}
+
 pub async fn results(args: ResultsArgs) -> Result<()> {
     let client = Client::new(&args.server, args.token);
-    let runs: Vec<Value> = match client.get(&format!("/api/runs/{}", args.id)).await? {
+    let mut runs: Vec<Value> = match client.get(&format!("/api/runs/{}", args.id)).await? {
         Some(run) => vec![run],
         None => {
             client
@@ -303,6 +329,7 @@ pub async fn results(args: ResultsArgs) -> Result<()> {
         keys
     };
     let (labels, variables) = (keys("labels"), keys("variables"));
+    order_rows(&mut runs, &labels, &variables);
     let mut header: Vec<String> = vec!["id".into(), "status".into()];
     header.extend(labels.iter().map(|l| format!("label:{l}")));
     header.extend(variables.iter().cloned());
