@@ -294,6 +294,10 @@ pub struct RunArgs {
     /// Write the trace of spans (process, kind, start, end, detail) as JSON.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,
+    /// The format of --trace: native (hetsim's spans) or chrome (trace events for Perfetto
+    /// and chrome://tracing).
+    #[arg(long, value_enum, default_value_t, requires = "trace")]
+    pub trace_format: crate::trace::TraceFormat,
     /// Draw a Gantt chart of the processes as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub timeline: Option<PathBuf>,

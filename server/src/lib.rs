@@ -2,7 +2,7 @@
 //! (`main.rs`) only parses the command line and calls [`main`]; the crate is a library so that
 //! its tests can build it with the `fault-injection` feature.
 
-mod charts;
+pub mod charts;
 mod cli;
 mod commands;
 mod execute;
@@ -16,6 +16,7 @@ mod run;
 mod saxpy2;
 mod storage;
 mod table;
+mod trace;
 mod ui;
 
 use clap::Parser;

@@ -30,7 +30,10 @@ pub fn scalar(v: &Value) -> String {
 }
 
 /// Runs as the API lists them (`GET /api/runs`), as CSV: one row per run with its id,
-/// status, labels (`label:NAME`), variables, overall time, energy, failure chance and error.
+/// status, labels (`label:NAME`), variables, overall time, energy, failure chance and error,
+/// the rows in the order of their label columns, then their variable columns, left to right
+/// (numbers in numeric order, before any text; the id breaks ties): the server lists a
+/// sweep's runs in the order they were created, which says nothing of their values.
 pub fn runs_csv(runs: &[Value]) -> String {
     let keys = |field: &str| -> Vec<String> {
         let mut keys: Vec<String> = runs
@@ -42,12 +45,14 @@ pub fn runs_csv(runs: &[Value]) -> String {
         keys
     };
     let (labels, variables) = (keys("labels"), keys("variables"));
+    let mut runs = runs.to_vec();
+    order_rows(&mut runs, &labels, &variables);
     let mut header: Vec<String> = vec!["id".into(), "status".into()];
     header.extend(labels.iter().map(|l| format!("label:{l}")));
     header.extend(variables.iter().cloned());
     header.extend(["overall_time", "total_energy", "failure_chance", "error"].map(String::from));
     let mut out = header.join(",") + "\n";
-    for r in runs {
+    for r in &runs {
         let mut row: Vec<String> = vec![csv_cell(&r["id"]), csv_cell(&r["status"])];
         row.extend(labels.iter().map(|l| csv_cell(&r["labels"][l])));
         row.extend(variables.iter().map(|v| csv_cell(&r["variables"][v])));
@@ -59,6 +64,30 @@ pub fn runs_csv(runs: &[Value]) -> String {
         out.push('\n');
     }
     out
+}
+
+fn order_rows(runs: &mut [Value], labels: &[String], variables: &[String]) {
+    runs.sort_by(|a, b| {
+        let cells = labels
+            .iter()
+            .map(|l| (&a["labels"][l], &b["labels"][l]))
+            .chain(variables.iter().map(|v| (&a["variables"][v], &b["variables"][v])));
+        cells
+            .map(|(x, y)| compare_cells(x, y))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| a["id"].as_str().cmp(&b["id"].as_str()))
+    });
+}
+
+/// Orders the values of one input: numbers by value, before texts by text.
+pub fn compare_cells(a: &Value, b: &Value) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => csv_cell(a).cmp(&csv_cell(b)),
+    }
 }
 
 pub fn csv_cell(v: &Value) -> String {

@@ -295,6 +295,101 @@ fn run_writes_trace_and_timeline() {
     assert!(svg.starts_with("<svg") && svg.contains("GPU[0] @ gpu"), "{svg}");
 }
 
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hetsim-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON ({e})", path.display()))
+}
+
+#[test]
+fn run_writes_a_chrome_trace_naming_nodes_and_processes() {
+    let path = scratch_dir("chrome").join("t.json");
+    let out = hetsim(
+        &[
+            "run",
+            "--app",
+            "examples/master-worker/app.rhai",
+            "--system",
+            "examples/master-worker/system.toml",
+            "--label",
+            "Worker=2",
+            "--trace",
+            path.to_str().unwrap(),
+            "--trace-format",
+            "chrome",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = read_json(&path);
+    assert_eq!(doc["displayTimeUnit"], "ms");
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    let of = |ph: &'static str| events.iter().filter(move |e| e["ph"] == ph);
+    let threads: Vec<&str> = of("M")
+        .filter(|e| e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert_eq!(threads, ["Master[0]", "Worker[0]", "Worker[1]"]);
+    assert!(of("M").any(|e| e["name"] == "process_name"), "nodes named");
+    let complete: Vec<&serde_json::Value> = of("X").collect();
+    assert!(complete.iter().any(|e| e["cat"] == "compute"), "{doc}");
+    assert!(complete
+        .iter()
+        .all(|e| e["ts"].as_f64().is_some() && e["dur"].as_f64().unwrap() >= 0.0));
+    assert_eq!(of("b").count(), of("e").count(), "each message begins and ends");
+    assert!(of("b").count() > 0, "messages as async events: {doc}");
+    let wrong = failure(
+        &[
+            "run",
+            "--app",
+            "a",
+            "--system",
+            "s",
+            "--trace",
+            "t",
+            "--trace-format",
+            "perfetto",
+        ],
+        None,
+    );
+    assert!(wrong.contains("native") && wrong.contains("chrome"), "{wrong}");
+}
+
+#[test]
+fn a_timeline_from_a_runs_stored_json_equals_the_one_run_draws() {
+    let dir = scratch_dir("stored-timeline");
+    let (trace, svg) = (dir.join("trace.json"), dir.join("timeline.svg"));
+    let result = ok_json(&[
+        "run",
+        "--app",
+        "examples/training-8gpu/app.rhai",
+        "--system",
+        "examples/training-8gpu/system.toml",
+        "--json",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--timeline",
+        svg.to_str().unwrap(),
+    ]);
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    let from_json =
+        hetsim_server::charts::timeline_svg_from_json(&result, &read_json(&trace)).expect("draws");
+    assert_eq!(from_json, drawn);
+    assert!(
+        drawn.contains(" ms</text>") && drawn.contains(">compute</text>"),
+        "{drawn}"
+    );
+    let error =
+        hetsim_server::charts::timeline_svg_from_json(&serde_json::json!({}), &serde_json::Value::Null)
+            .expect_err("no processes");
+    assert!(format!("{error:#}").contains("overall_time"), "{error:#}");
+}
+
 /// `hetsim run` of the thesis application on the GTX 970 testbed, with `extra` arguments.
 fn gajger_run(extra: &[&str]) -> Vec<String> {
     [

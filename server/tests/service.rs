@@ -1308,3 +1308,124 @@ fn a_queue_the_broker_refuses_holds_up_no_other_queue() {
     assert_eq!(summary["queued"], 2, "{summary}");
     assert_eq!(http(port, "GET", "/api/health", "", None).0, 200);
 }
+
+#[test]
+fn the_api_serves_a_runs_trace_in_the_chrome_format() {
+    let (_server, port) = embedded_server(&[]);
+    let (ok, out, err) = cli(&[
+        "submit",
+        "--server",
+        &format!("http://127.0.0.1:{port}"),
+        "--app",
+        "examples/master-worker/app.rhai",
+        "--system",
+        ONE_CPU,
+        "--label",
+        "Worker=2",
+        "--wait",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let id = json(&out)["id"].as_str().expect("an id").to_owned();
+    let (status, body) = http(
+        port,
+        "GET",
+        &format!("/api/runs/{id}/trace?format=chrome"),
+        "",
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    let doc = json(&body);
+    assert_eq!(doc["displayTimeUnit"], "ms");
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    assert!(
+        events.iter().any(|e| e["ph"] == "X" && e["cat"] == "compute"),
+        "{body}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "M" && e["args"]["name"] == "Worker[1]"),
+        "{body}"
+    );
+    let (status, native) = http(
+        port,
+        "GET",
+        &format!("/api/runs/{id}/trace?format=native"),
+        "",
+        None,
+    );
+    assert_eq!(status, 200);
+    assert!(
+        json(&native).as_array().is_some_and(|spans| !spans.is_empty()),
+        "{native}"
+    );
+    let (status, body) = http(
+        port,
+        "GET",
+        &format!("/api/runs/{id}/trace?format=perfetto"),
+        "",
+        None,
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("chrome"), "the error names the formats: {body}");
+}
+
+#[test]
+fn results_csv_orders_a_sweeps_rows_by_its_variables_numerically() {
+    let (_server, port) = embedded_server(&[]);
+    let server = format!("http://127.0.0.1:{port}");
+    let (ok, out, err) = cli(&[
+        "sweep",
+        "--server",
+        &server,
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+        "--var",
+        "occupancy=64",
+        "--var",
+        "numElements=1000000",
+        "--var",
+        "blockSize=256,32,128,64",
+        "--var",
+        "computeIntensity=8,1",
+        "--wait",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let sweep = json(&out)["id"].as_str().expect("an id").to_owned();
+    let (ok, csv, err) = cli(&["results", "--server", &server, &sweep, "--csv"]);
+    assert!(ok, "{err}");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    assert_eq!(
+        header,
+        [
+            "id",
+            "status",
+            "label:CPU",
+            "label:GPU",
+            "blockSize",
+            "computeIntensity",
+            "numElements",
+            "occupancy",
+            "overall_time",
+            "total_energy",
+            "failure_chance",
+            "error"
+        ]
+    );
+    let order: Vec<(String, String)> = lines
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            (cells[4].to_owned(), cells[5].to_owned())
+        })
+        .collect();
+    let want: Vec<(String, String)> = [32, 64, 128, 256]
+        .iter()
+        .flat_map(|b| [1, 8].map(|c| (b.to_string(), c.to_string())))
+        .collect();
+    assert_eq!(order, want, "{csv}");
+}

@@ -308,7 +308,11 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
         3,
         "a master and two workers: {processes}"
     );
-    //TMP assert!(b.count(".timeline svg").await == 1, "the run page shows its timeline");
+    assert_eq!(
+        b.count(".timeline svg").await,
+        1,
+        "the run page shows its timeline"
+    );
     assert!(b.text(".summary").await.contains("overall time"));
     b.shoot("run").await;
 

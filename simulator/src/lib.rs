@@ -25,7 +25,6 @@ mod platform;
 mod process;
 mod results;
 pub mod sharing;
-pub mod timeline;
 mod uncertainty;
 
 pub use engine::{simulate, LinkTiming, Options, Progress, ProgressFn, PROGRESS_EVERY};

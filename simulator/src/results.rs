@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::Pid;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Serialized into run results; deserialized by readers of stored results (charts, traces).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProcessResult {
     pub pid: Pid,
     pub label: Arc<str>,
@@ -33,7 +34,7 @@ pub struct NodeResult {
     pub energy: f64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SpanKind {
     Compute,
@@ -44,14 +45,14 @@ pub enum SpanKind {
 }
 
 /// One interval of one process's time line.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Span {
     pub pid: Pid,
     pub kind: SpanKind,
     pub start: f64,
     pub end: f64,
     /// The half-width of a compute's error bar, where its model states one [s].
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub uncertainty: f64,
     pub detail: String,
 }

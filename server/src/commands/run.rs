@@ -7,11 +7,12 @@ use std::rc::Rc;
 use anyhow::{anyhow, bail, Context, Result};
 use hetsim_scripting::{labels_over_defaults, load_system, RunOptions, RunReport, Variable};
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{timeline, Options, Progress, ProgressFn, Results, SpanKind};
+use hetsim_simulator::{Options, Progress, ProgressFn, Results, SpanKind};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::RunArgs;
 use crate::input::{pair, read_text};
+use crate::trace::{chrome, RunTrace, TraceFormat};
 
 fn labels(args: &[String]) -> Result<BTreeMap<String, u64>> {
     let mut labels = BTreeMap::new();
@@ -65,11 +66,14 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let report = report.map_err(|e| anyhow!("simulation failed: {e}"))?;
     if let Some(path) = &args.trace {
-        let trace = serde_json::to_string(&report.results.trace)?;
+        let trace = match args.trace_format {
+            TraceFormat::Native => serde_json::to_string(&report.results.trace)?,
+            TraceFormat::Chrome => serde_json::to_string(&chrome(&RunTrace::of(&report.results)))?,
+        };
         std::fs::write(path, trace).with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &args.timeline {
-        std::fs::write(path, timeline::svg(&report.results))
+        std::fs::write(path, crate::charts::timeline_svg(&report.results))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if args.json {

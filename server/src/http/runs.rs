@@ -11,6 +11,7 @@ use super::openapi::{BodyErrors, NotFound};
 use super::{ApiError, ApiResult, AppState, Body, Params, Path};
 use crate::run::{enqueue, RunStatus, Submission};
 use crate::storage::{RunFilter, RunRecord, SweepSummary};
+use crate::trace::{chrome, RunTrace, TraceFormat};
 
 /// A run queued, or cancelled.
 #[derive(Serialize, ToSchema)]
@@ -58,7 +59,13 @@ pub async fn submit_sweep(
 ) -> ApiResult<(StatusCode, Json<SweepQueued>)> {
     let queued = enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, true).await?;
     let id = queued.sweep.unwrap_or_default();
-    Ok((StatusCode::ACCEPTED, Json(SweepQueued { id, runs: queued.runs })))
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(SweepQueued {
+            id,
+            runs: queued.runs,
+        }),
+    ))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -118,20 +125,48 @@ async fn output(s: &AppState, id: &str) -> ApiResult<(Option<String>, String)> {
     })
 }
 
-/// The run's trace: its spans (process, kind, start, end, detail).
-#[utoipa::path(get, path = "/api/runs/{id}/trace", tag = "runs", params(("id" = String, Path, description = "The run's id")),
+/// The query of `GET /api/runs/{id}/trace`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct TraceQuery {
+    /// `native` (default): the spans as stored; `chrome`: the Chrome trace-event format
+    /// (Perfetto, chrome://tracing).
+    #[param(value_type = Option<String>, example = "chrome")]
+    pub format: Option<TraceFormat>,
+}
+
+/// The run's trace: its spans (process, kind, start, end, detail), or with
+/// `?format=chrome` the Chrome trace-event format (`null` where the run stored none; in the
+/// Chrome format, only the events naming its nodes and processes).
+#[utoipa::path(get, path = "/api/runs/{id}/trace", tag = "runs",
+    params(("id" = String, Path, description = "The run's id"), TraceQuery),
     responses(
-        (status = 200, description = "The spans, or null when the trace was not kept", body = Option<Vec<Object>>),
+        (status = 200, description = "The spans, or null when the trace was not kept; or a Chrome trace {traceEvents, displayTimeUnit}", body = Object),
         NotFound,
         (status = 409, description = "The run has no result yet", body = super::ErrorBody),
     ))]
-pub async fn trace(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+pub async fn trace(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Params(q): Params<TraceQuery>,
+) -> ApiResult<Json<Value>> {
     let (trace, _) = output(&s, &id).await?;
-    Ok(Json(
-        trace
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Value::Null),
-    ))
+    let spans = trace
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    match q.format.unwrap_or_default() {
+        TraceFormat::Native => Ok(Json(spans)),
+        TraceFormat::Chrome => {
+            let result = s
+                .store
+                .run(&id)
+                .await?
+                .and_then(|run| run.result)
+                .ok_or_else(|| ApiError::not_found("run", &id))?;
+            Ok(Json(chrome(&RunTrace::from_stored(&result, &spans)?)))
+        }
+    }
 }
 
 /// The run's log, as text.

@@ -14,10 +14,11 @@ use serde_json::Value;
 use super::layout::{self, number};
 use super::overview::short;
 use super::{encode, PageResult};
-use crate::charts::{Chart, Series};
+use crate::charts::Chart;
 use crate::http::{ApiError, AppState};
 use crate::run::RunStatus;
 use crate::storage::{RunFilter, RunRecord};
+use crate::table::compare_cells;
 
 /// Seconds between reloads of a page whose run or sweep is unfinished.
 const REFRESH_SECONDS: u32 = 2;
@@ -158,8 +159,13 @@ fn processes_table(result: &Value) -> Markup {
 }
 
 /// The Gantt chart of a stored run: its processes from the result, its spans from the trace.
-fn timeline_svg(_result: &Value, _trace: &Value) -> Option<String> {
-    None
+fn timeline_svg(result: &Value, trace: &Value) -> Option<String> {
+    if trace.is_null() {
+        return None;
+    }
+    crate::charts::timeline_svg_from_json(result, trace)
+        .map_err(|e| tracing::warn!("ui: a stored trace that does not draw: {e:#}"))
+        .ok()
 }
 
 fn csv_download(name: &str, body: String) -> axum::response::Response {
@@ -273,22 +279,6 @@ fn varied(runs: &[(RunRecord, BTreeMap<String, Value>)]) -> Vec<String> {
         .collect()
 }
 
-/// Orders inputs: numbers by value, before texts by text.
-fn compare(a: &Value, b: &Value) -> std::cmp::Ordering {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => x.total_cmp(&y),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => text(a).cmp(&text(b)),
-    }
-}
-
-/// Whether positive values span two decades or more: then the axis is logarithmic.
-fn spans_decades(values: impl Iterator<Item = f64>) -> bool {
-    let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    lo > 0.0 && hi / lo >= 100.0
-}
-
 pub async fn sweep(
     State(s): State<AppState>,
     Path(id): Path<String>,
@@ -310,7 +300,7 @@ pub async fn sweep(
     let axes = varied(&runs);
     runs.sort_by(|a, b| {
         axes.iter()
-            .map(|k| compare(&a.1[k], &b.1[k]))
+            .map(|k| compare_cells(&a.1[k], &b.1[k]))
             .find(|o| o.is_ne())
             .unwrap_or(std::cmp::Ordering::Equal)
     });
@@ -372,75 +362,41 @@ pub async fn sweep(
     ))
 }
 
-/// `y` of the finished runs against input `x`, one line per value of input `by`.
-fn sweep_plot(runs: &[(RunRecord, BTreeMap<String, Value>)], x: &str, by: Option<&str>, y: &str) -> String {
-    let mut lines: Vec<(Value, Vec<(f64, f64)>)> = Vec::new();
-    for (run, inputs) in runs {
-        let point = inputs[x]
-            .as_f64()
-            .zip(run.result.as_ref().and_then(|r| r[y].as_f64()));
-        let Some(point) = point else { continue };
-        let key = by.map_or(Value::Null, |b| inputs[b].clone());
-        match lines.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, points)) => points.push(point),
-            None => lines.push((key, vec![point])),
-        }
+/// One input's value as a line of a sweep plot: ordered as the table orders inputs, and
+/// written as the table writes them.
+#[derive(PartialEq, Eq)]
+struct Input(Value);
+
+impl Ord for Input {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        compare_cells(&self.0, &other.0)
     }
-    lines.sort_by(|a, b| compare(&a.0, &b.0));
-    let xs = || lines.iter().flat_map(|(_, p)| p.iter().map(|p| p.0));
-    let ys = || lines.iter().flat_map(|(_, p)| p.iter().map(|p| p.1));
-    let y_name = MEASURES.iter().find(|(m, _)| *m == y).map_or(y, |m| m.1);
-    let chart = Chart {
-        title: format!("{y_name} against {x}"),
-        x_label: x.to_owned(),
-        y_label: y_name.to_owned(),
-        log_x: spans_decades(xs()),
-        log_y: spans_decades(ys()),
-        series: lines
-            .into_iter()
-            .enumerate()
-            .map(|(i, (key, mut points))| {
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                Series {
-                    label: by.map_or_else(|| y_name.to_owned(), |b| format!("{b} = {}", num(&key))),
-                    points,
-                    line: true,
-                    colour: i,
-                }
-            })
-            .collect(),
-    };
-    chart.svg()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_log_axis_needs_two_decades_of_positive_values() {
-        assert!(spans_decades([1.0, 10.0, 100.0].into_iter()));
-        assert!(!spans_decades([1.0, 50.0].into_iter()));
-        assert!(!spans_decades([0.0, 100.0].into_iter()));
+impl PartialOrd for Input {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
+}
 
-    #[test]
-    fn inputs_order_numbers_before_texts() {
-        let mut values = vec![
-            Value::from("b"),
-            Value::from(64),
-            Value::from(8),
-            Value::from("a"),
-        ];
-        values.sort_by(compare);
-        assert_eq!(
-            values,
-            vec![
-                Value::from(8),
-                Value::from(64),
-                Value::from("a"),
-                Value::from("b")
-            ]
-        );
+impl std::fmt::Display for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&num(&self.0))
     }
+}
+
+/// `y` of the finished runs against input `x`, one line per value of input `by`.
+fn sweep_plot(runs: &[(RunRecord, BTreeMap<String, Value>)], x: &str, by: Option<&str>, y: &str) -> String {
+    let y_name = MEASURES.iter().find(|(m, _)| *m == y).map_or(y, |m| m.1);
+    let points = runs.iter().filter_map(|(run, inputs)| {
+        let group = Input(by.map_or(Value::Null, |b| inputs[b].clone()));
+        let y = run.result.as_ref().and_then(|r| r[y].as_f64())?;
+        Some((group, inputs[x].as_f64()?, y))
+    });
+    let title = format!("{y_name} against {x}");
+    let mut chart = Chart::sweep(&title, (x, y_name, by.unwrap_or_default()), points);
+    if by.is_none() {
+        chart.series.iter_mut().for_each(|s| s.label = y_name.to_owned());
+    }
+    chart.svg()
 }

@@ -1,7 +1,10 @@
-//! Small SVG charts: measured points and predicted lines on linear or log axes, as the
-//! thesis's Figures 6.2–6.7 draw them. Plain SVG text, so reports need no plotting stack.
+//! x–y charts: measured points and predicted lines on linear or log axes, as the thesis's
+//! Figures 6.2–6.7 draw them, and sweep plots (one line per value of a second variable).
 
 use std::fmt::Write;
+
+use super::axis::{label, spans_decades, Axis};
+use super::{escape, fit, open_svg, FONT_SIZE, PALETTE};
 
 /// One series: points drawn as dots (measured) or joined by a line (predicted).
 pub struct Series {
@@ -12,6 +15,7 @@ pub struct Series {
     pub colour: usize,
 }
 
+/// A chart of series on two axes, with a legend on the right.
 pub struct Chart {
     pub title: String,
     pub x_label: String,
@@ -21,9 +25,6 @@ pub struct Chart {
     pub series: Vec<Series>,
 }
 
-const PALETTE: [&str; 8] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
-];
 const WIDTH: f64 = 800.0;
 const HEIGHT: f64 = 440.0;
 const LEFT: f64 = 80.0;
@@ -31,79 +32,48 @@ const RIGHT: f64 = 230.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 60.0;
 
-/// An axis: maps data to pixels, linearly or by log10.
-struct Axis {
-    log: bool,
-    lo: f64,
-    hi: f64,
-}
-
-impl Axis {
-    fn new(values: impl Iterator<Item = f64>, log: bool) -> Axis {
-        let (mut lo, mut hi) = values
-            .filter(|v| v.is_finite() && (!log || *v > 0.0))
-            .map(|v| if log { v.log10() } else { v })
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
-                (a.min(v), b.max(v))
-            });
-        if !lo.is_finite() {
-            (lo, hi) = (0.0, 1.0);
-        }
-        if log {
-            (lo, hi) = (lo.floor(), hi.ceil().max(lo.floor() + 1.0));
-        } else {
-            lo = lo.min(0.0);
-            hi = if hi > lo { hi * 1.05 } else { lo + 1.0 };
-        }
-        Axis { log, lo, hi }
-    }
-
-    /// 0 … 1 along the axis.
-    fn fraction(&self, v: f64) -> f64 {
-        let v = if self.log {
-            v.max(f64::MIN_POSITIVE).log10()
-        } else {
-            v
-        };
-        (v - self.lo) / (self.hi - self.lo)
-    }
-
-    fn ticks(&self) -> Vec<f64> {
-        if self.log {
-            (self.lo as i32..=self.hi as i32).map(|e| 10f64.powi(e)).collect()
-        } else {
-            let step = nice_step((self.hi - self.lo) / 5.0);
-            let first = (self.lo / step).ceil() as i64;
-            let last = (self.hi / step).floor() as i64;
-            (first..=last).map(|i| i as f64 * step).collect()
-        }
-    }
-}
-
-fn nice_step(raw: f64) -> f64 {
-    let magnitude = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * magnitude)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * magnitude)
-}
-
-fn label(v: f64) -> String {
-    if v != 0.0 && (v.abs() >= 1e4 || v.abs() < 1e-2) {
-        format!("{v:.0e}")
-    } else {
-        format!("{}", (v * 1000.0).round() / 1000.0)
-    }
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 impl Chart {
+    /// A sweep plot: `y` against `x`, one line per value of a second variable named
+    /// `group_name` (legend `group_name = value`, in increasing order of the values), each
+    /// line's points in increasing `x`. An axis is logarithmic where its values are all
+    /// positive and span two decades or more, as sweeps over sizes usually do.
+    pub fn sweep<G: Ord + std::fmt::Display>(
+        title: &str,
+        (x_label, y_label, group_name): (&str, &str, &str),
+        points: impl IntoIterator<Item = (G, f64, f64)>,
+    ) -> Chart {
+        let mut groups: Vec<(G, Vec<(f64, f64)>)> = Vec::new();
+        for (group, x, y) in points {
+            match groups.iter_mut().find(|(g, _)| *g == group) {
+                Some((_, line)) => line.push((x, y)),
+                None => groups.push((group, vec![(x, y)])),
+            }
+        }
+        groups.sort_by(|a, b| a.0.cmp(&b.0));
+        let series: Vec<Series> = groups
+            .into_iter()
+            .enumerate()
+            .map(|(i, (group, mut line))| {
+                line.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Series {
+                    label: format!("{group_name} = {group}"),
+                    points: line,
+                    line: true,
+                    colour: i,
+                }
+            })
+            .collect();
+        let all = || series.iter().flat_map(|s| s.points.iter());
+        Chart {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            log_x: spans_decades(all().map(|p| p.0)),
+            log_y: spans_decades(all().map(|p| p.1)),
+            series,
+        }
+    }
+
     /// The chart as a standalone SVG document.
     pub fn svg(&self) -> String {
         let points = || self.series.iter().flat_map(|s| s.points.iter());
@@ -112,12 +82,12 @@ impl Chart {
         let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
         let px = |v: f64| LEFT + x.fraction(v) * pw;
         let py = |v: f64| TOP + (1.0 - y.fraction(v)) * ph;
-        let mut s = String::new();
+        let mut s = open_svg(WIDTH, HEIGHT, &self.title);
         let _ = write!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
+            r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
             WIDTH / 2.0,
-            escape(&self.title)
+            escape(&fit(&self.title, WIDTH - 8.0, 14.0))
         );
         for t in x.ticks() {
             let _ = write!(
@@ -185,11 +155,13 @@ impl Chart {
                     lx + 8.0
                 );
             }
+            let room = WIDTH - (lx + 22.0) - 4.0;
             let _ = write!(
                 s,
-                r#"<text x="{}" y="{ly}" dominant-baseline="middle">{}</text>"#,
+                r#"<g><title>{}</title><text x="{}" y="{ly}" dominant-baseline="middle">{}</text></g>"#,
+                escape(&series.label),
                 lx + 22.0,
-                escape(&series.label)
+                escape(&fit(&series.label, room, FONT_SIZE))
             );
         }
         s.push_str("</svg>\n");
@@ -200,9 +172,10 @@ impl Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::charts::tests::assert_texts_inside;
 
     #[test]
-    fn log_axes_place_decades_evenly_and_skip_non_positive_points() {
+    fn log_axes_skip_non_positive_points() {
         let chart = Chart {
             title: "t < u".into(),
             x_label: "x".into(),
@@ -223,8 +196,49 @@ mod tests {
             "two points and the legend's dot: {svg}"
         );
         assert!(svg.contains("t &lt; u"));
-        let axis = Axis::new([1.0, 100.0].into_iter(), true);
-        assert_eq!(axis.ticks(), vec![1.0, 10.0, 100.0]);
-        assert!((axis.fraction(10.0) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_sweep_draws_one_line_per_value_of_the_second_variable_with_a_legend() {
+        let points = [(64, 1e6, 0.002), (8, 1e6, 0.001), (64, 1e4, 2e-5), (8, 1e4, 1e-5)];
+        let chart = Chart::sweep(
+            "kernel time by size",
+            ("numElements", "overall time [s]", "computeIntensity"),
+            points,
+        );
+        assert!(chart.log_x && chart.log_y, "both span two decades");
+        let labels: Vec<&str> = chart.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["computeIntensity = 8", "computeIntensity = 64"]);
+        assert_eq!(chart.series[0].points, [(1e4, 1e-5), (1e6, 0.001)]);
+        let svg = chart.svg();
+        assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
+        assert!(svg.contains(">computeIntensity = 64</text>"), "legend: {svg}");
+        assert!(svg.contains(">1e6</text>"), "decade ticks: {svg}");
+        let linear = Chart::sweep("t", ("x", "y", "g"), [(1, 1.0, 2.0), (1, 2.0, 3.0)]);
+        assert!(!linear.log_x && !linear.log_y);
+    }
+
+    #[test]
+    fn no_label_reaches_past_the_chart() {
+        let long = "a series label far too long for the legend column of the chart".to_owned();
+        let chart = Chart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            log_x: false,
+            log_y: true,
+            series: vec![Series {
+                label: long.clone(),
+                points: vec![(0.0, 1e-3), (12345.0, 1e5)],
+                line: true,
+                colour: 0,
+            }],
+        };
+        let svg = chart.svg();
+        assert_texts_inside(&svg, WIDTH);
+        assert!(
+            svg.contains(&format!("<title>{long}</title>")),
+            "the full label as a tooltip: {svg}"
+        );
     }
 }
