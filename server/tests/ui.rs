@@ -324,7 +324,8 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
     assert_eq!(b.text("#run-count").await, "6 runs (a sweep)");
     b.shoot("launch").await;
     b.click("#launch button[type=submit]").await;
-    assert!(b.current_path().await.starts_with("/sweeps/"));
+    let sweep = b.current_path().await;
+    assert!(sweep.starts_with("/sweeps/"), "{sweep}");
     b.reload_until("p.progress", "6 of 6 runs finished").await;
     assert_eq!(b.count("#runs tbody tr").await, 6);
     assert_eq!(
@@ -345,6 +346,18 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
         "{plot}"
     );
     b.shoot("sweep").await;
+    let (status, csv) = http(port, "GET", &format!("{sweep}/results.csv"), "", None);
+    assert_eq!(status, 200);
+    let workers: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(3).unwrap_or(""))
+        .collect();
+    assert_eq!(
+        workers,
+        ["1", "1", "2", "2", "4", "4"],
+        "rows ordered by the sweep's inputs: {csv}"
+    );
 
     b.goto("/").await;
     assert!(b.text("main").await.contains("Recent sweeps"));
@@ -355,6 +368,9 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
         .await;
     assert_eq!(b.count(".charts svg").await, 3);
     b.shoot("occupancy").await;
+    b.goto("/api/docs").await;
+    assert!(b.text("body").await.contains("/api/runs"));
+    b.shoot("api-docs").await;
     b.client.close().await.unwrap();
 }
 

@@ -82,10 +82,12 @@ fn nice_step(raw: f64) -> f64 {
         .unwrap_or(10.0 * magnitude)
 }
 
-/// A tick label: plain up to three decimals, scientific for very large or small values.
+/// A tick label: plain up to three decimals, scientific for very large or small values
+/// (to three significant digits, so that ticks 1e5 apart as 1.5e5 and 2e5 read apart).
 pub fn label(v: f64) -> String {
     if v != 0.0 && (v.abs() >= 1e4 || v.abs() < 1e-2) {
-        format!("{v:.0e}")
+        let rounded: f64 = format!("{v:.2e}").parse().unwrap_or(v);
+        format!("{rounded:e}")
     } else {
         format!("{}", (v * 1000.0).round() / 1000.0)
     }
@@ -158,6 +160,15 @@ pub fn time_ticks(span: f64) -> Vec<(f64, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tick_labels_tell_neighbouring_large_ticks_apart() {
+        assert_eq!(label(150_000.0), "1.5e5");
+        assert_eq!(label(200_000.000_000_03), "2e5");
+        assert_eq!(label(1e6), "1e6");
+        assert_eq!(label(2.5e-3), "2.5e-3");
+        assert_eq!(label(12.5), "12.5");
+    }
 
     #[test]
     fn log_axes_place_decades_evenly() {
