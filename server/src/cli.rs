@@ -108,6 +108,13 @@ pub enum CatalogCommand {
         after_help = "Examples:\n  hetsim catalog get apps saxpy2 -o saxpy2.rhai\n  hetsim catalog get components \"GTX 970 - gajger\""
     )]
     Get(CatalogGetArgs),
+    /// Store a local file on a server under a name: a model's or an app's Rhai source, a
+    /// system's TOML or JSON, a component as JSON (the `[[component]]` fields). An item of
+    /// that name is replaced.
+    #[command(
+        after_help = "Examples:\n  hetsim catalog put apps saxpy2 examples/gajger/app.rhai\n  hetsim catalog put systems gtx970 examples/gajger/gtx970.toml"
+    )]
+    Put(CatalogPutArgs),
 }
 
 /// The kinds of item a server's catalog stores (the routes `/api/<kind>`).
@@ -160,6 +167,17 @@ pub struct CatalogGetArgs {
     /// Write it to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogPutArgs {
+    #[command(flatten)]
+    pub target: ServerArgs,
+    pub kind: CatalogKind,
+    /// The name to store it under (a component's is the `name` in its JSON).
+    pub name: String,
+    /// The file to store.
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]

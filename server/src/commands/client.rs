@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
 use crate::cli::{
-    CatalogCommand, CatalogGetArgs, CatalogKind, CatalogListArgs, ResultsArgs, SubmitArgs, TargetArgs,
+    CatalogCommand, CatalogGetArgs, CatalogKind, CatalogListArgs, CatalogPutArgs, ResultsArgs, SubmitArgs, TargetArgs,
 };
 use crate::input::{pair, read_text};
 use crate::run::RunStatus;
@@ -62,6 +62,12 @@ impl Client {
 
     async fn post(&self, path: &str, body: &Value) -> Result<Value> {
         self.send(self.http.post(format!("{}{path}", self.server)).json(body))
+            .await?
+            .ok_or_else(|| anyhow!("{path}: not found on {}", self.server))
+    }
+
+    async fn put(&self, path: &str, body: &Value) -> Result<Value> {
+        self.send(self.http.put(format!("{}{path}", self.server)).json(body))
             .await?
             .ok_or_else(|| anyhow!("{path}: not found on {}", self.server))
     }
@@ -339,7 +345,40 @@ pub async fn catalog(command: CatalogCommand) -> Result<()> {
     match command {
         CatalogCommand::List(args) => catalog_list(args).await,
         CatalogCommand::Get(args) => catalog_get(args).await,
+        CatalogCommand::Put(args) => catalog_put(args).await,
     }
+}
+
+/// The item `args` stores: `{name, body}` with the file's text, or a component's JSON.
+fn catalog_item(args: &CatalogPutArgs) -> Result<Value> {
+    let text = read_text(&args.file)?;
+    match args.kind {
+        CatalogKind::Components => {
+            let mut component: Value = serde_json::from_str(&text)
+                .with_context(|| format!("{}: expected a component as JSON", args.file.display()))?;
+            let object = component
+                .as_object_mut()
+                .ok_or_else(|| anyhow!("{}: expected a JSON object", args.file.display()))?;
+            object.insert("name".to_owned(), Value::from(args.name.clone()));
+            Ok(component)
+        }
+        _ => Ok(serde_json::json!({ "name": args.name, "body": text })),
+    }
+}
+
+/// Creates the item, or replaces the one of that name.
+async fn catalog_put(args: CatalogPutArgs) -> Result<()> {
+    let client = Client::new(&args.target.server, args.target.token.clone());
+    let route = args.kind.route();
+    let item = catalog_item(&args)?;
+    let existing = format!("/api/{route}/{}", path_segment(&args.name));
+    let stored = if client.get(&existing).await?.is_some() {
+        client.put(&existing, &item).await?
+    } else {
+        client.post(&format!("/api/{route}"), &item).await?
+    };
+    println!("{}  {}", stored["id"].as_str().unwrap_or(""), args.name);
+    Ok(())
 }
 
 async fn catalog_list(args: CatalogListArgs) -> Result<()> {
