@@ -156,7 +156,7 @@ pub fn check_app(app: &str, app_origin: &str) -> Result<(), String> {
     )
     .compile(app)
     .map(|_| ())
-    .map_err(|e| parse_error(app_origin, e))
+    .map_err(|e| parse_error(app_origin, app, e))
 }
 
 /// Checks that `labels` fit `system` (known labels, capacities).
@@ -221,10 +221,15 @@ pub fn run(
     let mut engine = app_engine(&options.limits, &clock, kernels);
     let printed = log.clone();
     engine.on_print(move |text| printed.borrow_mut().push(text.to_owned()));
-    let ast = Rc::new(engine.compile(app).map_err(|e| parse_error(app_origin, e))?);
+    let ast = Rc::new(engine.compile(app).map_err(|e| parse_error(app_origin, app, e))?);
     let engine = Rc::new(engine);
 
-    let mut pids_by_label: BTreeMap<Arc<str>, Vec<usize>> = BTreeMap::new();
+    // Every label of the run, a label given 0 processes too: a script reads its count as 0
+    // (a sweep over Worker=0,1,2 runs the master alone first) rather than finding no entry.
+    let mut pids_by_label: BTreeMap<Arc<str>, Vec<usize>> = labels
+        .keys()
+        .map(|label| (Arc::from(label.as_str()), Vec::new()))
+        .collect();
     for (pid, p) in placements.iter().enumerate() {
         pids_by_label.entry(p.label.clone()).or_default().push(pid);
     }
