@@ -293,7 +293,8 @@ pub fn place(platform: &Platform, labels: &BTreeMap<String, u64>) -> Result<Vec<
                     .map(|&m| (id, u64::from(m) * u64::from(n.count)))
             })
             .collect();
-        if hosts.is_empty() && asked > 0 {
+        // A label no node carries is a typo even when asked 0 processes.
+        if hosts.is_empty() {
             return Err(PlatformError::UnknownLabel {
                 label: label.clone(),
                 hint: closest(
