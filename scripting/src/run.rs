@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{place, simulate, Link, Node, Options, Platform, Results};
+use hetsim_simulator::{place, simulate, Node, Options, Platform, Results};
 use rhai::{Dynamic, Map, Scope};
 use serde::{Deserialize, Serialize};
 
@@ -18,7 +18,7 @@ use crate::process::{RunLog, ScriptProcess};
 use crate::sandbox::{self, CancelFlag, Limits, SliceClock};
 use crate::sim::{self, RunContext, Sim};
 use crate::stack::SharedStack;
-use crate::system::System;
+use crate::system::{number_attribute, System};
 
 /// A run variable, typed as the application sees it. In JSON: a number without a fraction
 /// is an integer, any other number a float; then booleans and strings.
@@ -79,11 +79,6 @@ pub struct RunReport {
     pub log_dropped: u64,
 }
 
-/// A component's number attribute `key`, if it states one.
-fn number_attribute(component: &hetsim_models::catalog::Component, key: &str) -> Option<f64> {
-    component.attributes.get(key).and_then(|v| v.as_number())
-}
-
 /// The engine's platform of a resolved system.
 pub fn platform(system: &System) -> Result<Platform, String> {
     let nodes = system
@@ -103,18 +98,9 @@ pub fn platform(system: &System) -> Result<Platform, String> {
     let links = system
         .links
         .iter()
-        .map(|(l, between)| {
-            let channels = l
-                .spec
-                .channels
-                .unwrap_or_else(|| number_attribute(&l.component, "channels").unwrap_or(0.0).max(1.0) as u32);
-            Link {
-                between: *between,
-                channels,
-                duplex: number_attribute(&l.component, "duplex").unwrap_or(1.0),
-            }
-        })
-        .collect();
+        .enumerate()
+        .map(|(number, (l, between))| l.engine_link(*between).map_err(|e| format!("link {number}: {e}")))
+        .collect::<Result<_, _>>()?;
     Platform::new(nodes, links).map_err(|e| e.to_string())
 }
 

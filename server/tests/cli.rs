@@ -719,3 +719,75 @@ fn a_syntax_error_names_the_file_and_the_line_of_the_missing_semicolon() {
     );
     std::fs::remove_dir_all(&dir).expect("temporary folder removed");
 }
+
+#[test]
+fn run_refuses_a_system_with_a_bad_link_before_simulating() {
+    let dir = std::env::temp_dir().join(format!("hetsim-cli-bad-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    let good = std::fs::read_to_string(repo().join("examples/master-worker/system.toml")).expect("example");
+    let cases = [
+        (
+            "lambda = 0.94",
+            "lambda = 1.94",
+            "key `lambda`: expected a fraction in (0, 1], got 1.94",
+        ),
+        (
+            "bandwidth = 125e6",
+            "bandwidth = 0",
+            "key `bandwidth`: expected a number > 0, got 0",
+        ),
+        (
+            "startup = 50e-6",
+            "startup = -50e-6",
+            "key `startup`: expected a number >= 0, got -0.00005",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        let system = dir.join("system.toml");
+        std::fs::write(&system, good.replacen(from, to, 1)).expect("system written");
+        let system = system.display().to_string();
+        let out = hetsim(
+            &[
+                "run",
+                "--app",
+                "examples/master-worker/app.rhai",
+                "--system",
+                &system,
+            ],
+            None,
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && out.stdout.is_empty(), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{system}: link[0] `master`–`w0`, component `Gigabit Ethernet`: {expected}"
+            )) && !err.contains("simulation failed"),
+            "{err}"
+        );
+    }
+    // The schema's messages name the path in the file.
+    let system = dir.join("system.toml");
+    std::fs::write(
+        &system,
+        good.replacen("labels = { Worker = 1 }", "labels = { Worker = -1 }", 1),
+    )
+    .expect("system written");
+    let system = system.display().to_string();
+    let err = failure(
+        &[
+            "run",
+            "--app",
+            "examples/master-worker/app.rhai",
+            "--system",
+            &system,
+        ],
+        None,
+    );
+    assert!(
+        err.contains(&format!(
+            "{system}: node[1].labels.Worker: -1 is less than the minimum of 0"
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).expect("temporary folder removed");
+}

@@ -151,6 +151,12 @@ async fn openapi() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI)
 }
 
+/// The JSON Schema of system files (`docs/schema/system.schema.json`), served at
+/// `/api/schemas/system.json`.
+async fn system_schema() -> Json<serde_json::Value> {
+    Json(hetsim_scripting::schema::system_schema())
+}
+
 /// The JSON 404 of a path that no route serves.
 async fn no_route(uri: axum::http::Uri) -> ApiError {
     ApiError::NoRoute(uri.path().to_owned())
@@ -169,6 +175,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/health", get(health))
         .route("/api/openapi.json", get(openapi))
+        .route("/api/schemas/system.json", get(system_schema))
         .route("/api/runs", get(runs::list).post(runs::submit))
         .route("/api/runs/{id}", get(runs::show).delete(runs::delete))
         .route("/api/runs/{id}/cancel", post(runs::cancel))

@@ -245,9 +245,7 @@ async fn system(store: &Store, sub: &Submission) -> SpecResult<(String, System)>
             ))
         }
         (Some(Value::String(text)), None) => SystemFile::parse(text, "system"),
-        (Some(object @ Value::Object(_)), None) => {
-            serde_json::from_value::<SystemFile>(object.clone()).map_err(|e| format!("system: {e}"))
-        }
+        (Some(object @ Value::Object(_)), None) => SystemFile::from_value(object.clone(), "system"),
         (Some(_), None) => Err("system: expected TOML text or a JSON object".to_owned()),
         (None, Some(id)) => SystemFile::parse(
             &stored_text(store, Library::Systems, id, "system_id", "system").await?,
