@@ -188,6 +188,11 @@ impl ParamReader {
         require_positive(key, self.optional_number(key)?.unwrap_or(default))
     }
 
+    /// A fraction in (0, 1] that defaults to `default` when absent (an efficiency).
+    pub fn fraction_or(&mut self, key: &'static str, default: f64) -> Result<f64, ParamError> {
+        require_fraction(key, self.optional_number(key)?.unwrap_or(default))
+    }
+
     /// A required number ≥ 0 (a count or a size).
     pub fn non_negative(&mut self, key: &'static str) -> Result<f64, ParamError> {
         require_non_negative(key, self.number(key)?)
@@ -234,6 +239,14 @@ pub(crate) fn require_positive(key: &str, x: f64) -> Result<f64, ParamError> {
         Ok(x)
     } else {
         Err(ParamError::invalid(key, "a number > 0", x))
+    }
+}
+
+pub(crate) fn require_fraction(key: &str, x: f64) -> Result<f64, ParamError> {
+    if x > 0.0 && x <= 1.0 {
+        Ok(x)
+    } else {
+        Err(ParamError::invalid(key, "a fraction in (0, 1]", x))
     }
 }
 

@@ -16,7 +16,9 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::params::{ParamError, ParamReader, Params};
+use crate::params::{
+    require_fraction, require_non_negative, require_positive, ParamError, ParamReader, Params, Scalar,
+};
 
 /// Which host memory a host↔device copy reads or writes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -262,7 +264,7 @@ impl Input {
             None => {
                 let bandwidth = r.positive("bandwidth")?;
                 let startup = r.non_negative_or("startup", 0.0)?;
-                let lambda = r.positive_or("lambda", 1.0)?;
+                let lambda = r.fraction_or("lambda", 1.0)?;
                 (startup, Rate::Linear { bandwidth, lambda })
             }
             Some(text) => {
@@ -288,6 +290,45 @@ impl Input {
         r.finish()?;
         Ok(input)
     }
+}
+
+/// Checks, where present, the attributes of a link component that the transfer models read,
+/// so that a system with a bad link fails when it is loaded rather than at its first message:
+/// `bandwidth` a finite number > 0; `lambda` and `lambda<Dir>` fractions in (0, 1] (the share
+/// of the bandwidth reached, eq. 5.5); `startup…` (every per-direction and pageable startup)
+/// and `latency` finite numbers ≥ 0 [s]; `errorPinned`, `errorPageable` finite numbers ≥ 0;
+/// `pageable<Dir>` knots that make a [`BandwidthCurve`]. Other attributes belong to other
+/// models and are left to them.
+pub fn check_link_attributes(attributes: &Params) -> Result<(), ParamError> {
+    for (key, value) in attributes {
+        if key.starts_with("pageable") {
+            let Scalar::Text(text) = value else {
+                return Err(ParamError::invalid(key, "knots SIZE:BANDWIDTH ... (text)", value));
+            };
+            text.parse::<BandwidthCurve>().map_err(|e| {
+                ParamError::invalid(key, "knots SIZE:BANDWIDTH ...", format!("{text:?} ({e})"))
+            })?;
+            continue;
+        }
+        let rule: fn(&str, f64) -> Result<f64, ParamError> = if key == "bandwidth" {
+            require_positive
+        } else if key.starts_with("lambda") {
+            require_fraction
+        } else if key.starts_with("startup")
+            || matches!(key.as_str(), "latency" | "errorPinned" | "errorPageable")
+        {
+            require_non_negative
+        } else {
+            continue;
+        };
+        match value {
+            Scalar::Number(x) if x.is_finite() => {
+                rule(key, *x)?;
+            }
+            other => return Err(ParamError::invalid(key, "a finite number", other)),
+        }
+    }
+    Ok(())
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -332,6 +373,10 @@ pub fn evaluate(i: &Input) -> Output {
 mod tests {
     use super::*;
 
+    fn params(pairs: &[(&str, Scalar)]) -> Params {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
     fn curve() -> BandwidthCurve {
         "1024:1e9 4096:2e9, 16384:2e9".parse().unwrap()
     }
@@ -371,10 +416,6 @@ mod tests {
 
     #[test]
     fn the_pageable_key_selects_the_curve_and_excludes_bandwidth() {
-        use crate::params::Scalar;
-        let params = |pairs: &[(&str, Scalar)]| -> Params {
-            pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
-        };
         let knots = Scalar::from("1024:1e9 4096:2e9");
         let i = Input::from_params(params(&[
             ("size", 4096.0.into()),
@@ -406,5 +447,60 @@ mod tests {
         assert_eq!(HostMemory::default(), HostMemory::Pageable);
         assert_eq!(HostMemory::parse("Pinned"), Some(HostMemory::Pinned));
         assert_eq!(HostMemory::parse("locked"), None);
+    }
+
+    #[test]
+    fn lambda_is_a_fraction_of_the_bandwidth() {
+        let input = |lambda: f64| {
+            Input::from_params(params(&[
+                ("size", 1.0.into()),
+                ("bandwidth", 1e9.into()),
+                ("lambda", lambda.into()),
+            ]))
+        };
+        assert!(input(1.0).is_ok());
+        let err = input(1.5).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "key `lambda`: expected a fraction in (0, 1], got 1.5"
+        );
+    }
+
+    #[test]
+    fn every_catalog_link_has_good_attributes_and_bad_ones_are_named() {
+        let links = crate::catalog::components()
+            .into_iter()
+            .filter(|c| c.kind == crate::catalog::ComponentKind::Network);
+        for link in links {
+            assert_eq!(check_link_attributes(&link.attributes), Ok(()), "{}", link.name);
+        }
+        for (key, value, expected) in [
+            (
+                "bandwidth",
+                Scalar::Number(f64::INFINITY),
+                "expected a finite number, got inf",
+            ),
+            (
+                "startupDtD",
+                Scalar::Number(f64::NAN),
+                "expected a finite number, got NaN",
+            ),
+            (
+                "lambdaHtH",
+                1.01.into(),
+                "expected a fraction in (0, 1], got 1.01",
+            ),
+            ("errorPinned", (-0.1).into(), "expected a number >= 0, got -0.1"),
+            (
+                "pageableDtH",
+                5.0.into(),
+                "expected knots SIZE:BANDWIDTH ... (text), got 5",
+            ),
+        ] {
+            let err = check_link_attributes(&params(&[(key, value)])).unwrap_err();
+            assert_eq!(err.to_string(), format!("key `{key}`: {expected}"));
+        }
+        // Attributes of other models are theirs to check.
+        assert_eq!(check_link_attributes(&params(&[("hops", (-1.0).into())])), Ok(()));
     }
 }

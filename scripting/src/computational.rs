@@ -221,7 +221,7 @@ impl Models {
                         let ast = Rc::new(
                             engine
                                 .compile(&model.source)
-                                .map_err(|e| parse_error(&model.name, e))?,
+                                .map_err(|e| parse_error(&model.name, &model.source, e))?,
                         );
                         compiled.insert(model.name.clone(), ast.clone());
                         ast

@@ -1,6 +1,6 @@
 //! Script errors as `file:line:column: message`.
 
-use rhai::{EvalAltResult, ParseError, Position};
+use rhai::{EvalAltResult, ParseError, ParseErrorType, Position};
 
 fn at(origin: &str, position: Position, message: impl std::fmt::Display) -> String {
     match (position.line(), position.position()) {
@@ -52,8 +52,81 @@ fn size_limit(what: &str) -> &'static str {
     }
 }
 
-/// A syntax error as `origin:line:column: message`.
-pub fn parse_error(origin: &str, error: ParseError) -> String {
+/// A syntax error in `source` as `origin:line:column: message`.
+///
+/// Rhai reports a missing token (`;` after a statement, `)`, `}`) where the next token
+/// starts, often lines below, after blank lines and comments: the user looks for the line
+/// that lacks it, so such an error is placed just after the last token before that position.
+pub fn parse_error(origin: &str, source: &str, error: ParseError) -> String {
     let ParseError(kind, position) = error;
+    let position = match *kind {
+        ParseErrorType::MissingToken(..) => end_of_code_before(source, position).unwrap_or(position),
+        _ => position,
+    };
     at(origin, position, format!("syntax error: {kind}"))
+}
+
+/// Where the text of `source` ends before `position`, skipping whitespace, `//` and nested
+/// `/* */` comments (not inside string literals): the line and the column just after the last
+/// character of code. `None` when no code precedes `position` or it names no line.
+fn end_of_code_before(source: &str, position: Position) -> Option<Position> {
+    // Rhai's columns are 1-based characters; no column means the start of the line.
+    let (stop_line, stop_column) = (position.line()?, position.position().unwrap_or(0));
+    let mut scan = Scan::Code;
+    let mut last = None;
+    for (line_number, line) in (1..=stop_line).zip(source.lines()) {
+        if scan == Scan::LineComment {
+            scan = Scan::Code;
+        }
+        let mut chars = (1..).zip(line.chars()).peekable();
+        while let Some((column, c)) = chars.next() {
+            if line_number == stop_line && column >= stop_column {
+                break;
+            }
+            let (next, is_code, skip_next) = scan.step(c, chars.peek().map(|&(_, n)| n));
+            if is_code {
+                last = Some((line_number, column));
+            }
+            if skip_next {
+                chars.next();
+            }
+            scan = next;
+        }
+    }
+    let (line, column) = last?;
+    Some(Position::new(
+        u16::try_from(line).ok()?,
+        u16::try_from(column + 1).unwrap_or(u16::MAX),
+    ))
+}
+
+/// What the scanner of [`end_of_code_before`] is inside.
+#[derive(Clone, Copy, PartialEq)]
+enum Scan {
+    Code,
+    LineComment,
+    BlockComment(u32),
+    /// A string or character literal opened by this quote.
+    Text(char),
+}
+
+impl Scan {
+    /// The state after `c` (followed by `next`), whether `c` is code, and whether `next`
+    /// belongs to `c` (a comment's second character, an escaped one).
+    fn step(self, c: char, next: Option<char>) -> (Scan, bool, bool) {
+        match (self, c, next) {
+            (Scan::Code, '/', Some('/')) => (Scan::LineComment, false, true),
+            (Scan::Code, '/', Some('*')) => (Scan::BlockComment(1), false, true),
+            (Scan::BlockComment(depth), '/', Some('*')) => (Scan::BlockComment(depth + 1), false, true),
+            (Scan::BlockComment(1), '*', Some('/')) => (Scan::Code, false, true),
+            (Scan::BlockComment(depth), '*', Some('/')) => (Scan::BlockComment(depth - 1), false, true),
+            (Scan::LineComment | Scan::BlockComment(_), ..) => (self, false, false),
+            (Scan::Text(quote), '\\', _) => (Scan::Text(quote), true, true),
+            (Scan::Text(quote), c, _) if c == quote => (Scan::Code, true, false),
+            (Scan::Text(_), ..) => (self, true, false),
+            (Scan::Code, c, _) if c.is_whitespace() => (Scan::Code, false, false),
+            (Scan::Code, '"' | '`' | '\'', _) => (Scan::Text(c), true, false),
+            (Scan::Code, ..) => (Scan::Code, true, false),
+        }
+    }
 }

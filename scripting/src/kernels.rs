@@ -39,7 +39,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map};
 use serde::{Deserialize, Serialize};
 
 /// A kernel as a system model declares it.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KernelSpec {
     /// The name `kernel_params` takes.

@@ -6,6 +6,7 @@
 //! - [`kernels`]: analysed GPU kernels in system models, and the `kernel_params` function;
 //! - [`stack`]: the one coroutine stack the processes of a run take turns on;
 //! - [`sandbox`]: the limits every script runs under;
+//! - [`schema`]: the JSON Schema of system files, and the check against it;
 //! - [`run`]: one simulation run, end to end.
 
 pub mod computational;
@@ -15,6 +16,7 @@ pub mod kernels;
 pub mod process;
 pub mod run;
 pub mod sandbox;
+pub mod schema;
 pub mod sim;
 pub mod stack;
 pub mod system;

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{place, simulate, Link, Node, Options, Platform, Results};
+use hetsim_simulator::{place, simulate, Node, Options, Platform, Results};
 use rhai::{Dynamic, Map, Scope};
 use serde::{Deserialize, Serialize};
 
@@ -18,7 +18,7 @@ use crate::process::{RunLog, ScriptProcess};
 use crate::sandbox::{self, CancelFlag, Limits, SliceClock};
 use crate::sim::{self, RunContext, Sim};
 use crate::stack::SharedStack;
-use crate::system::System;
+use crate::system::{number_attribute, System};
 
 /// A run variable, typed as the application sees it. In JSON: a number without a fraction
 /// is an integer, any other number a float; then booleans and strings.
@@ -79,11 +79,6 @@ pub struct RunReport {
     pub log_dropped: u64,
 }
 
-/// A component's number attribute `key`, if it states one.
-fn number_attribute(component: &hetsim_models::catalog::Component, key: &str) -> Option<f64> {
-    component.attributes.get(key).and_then(|v| v.as_number())
-}
-
 /// The engine's platform of a resolved system.
 pub fn platform(system: &System) -> Result<Platform, String> {
     let nodes = system
@@ -103,18 +98,9 @@ pub fn platform(system: &System) -> Result<Platform, String> {
     let links = system
         .links
         .iter()
-        .map(|(l, between)| {
-            let channels = l
-                .spec
-                .channels
-                .unwrap_or_else(|| number_attribute(&l.component, "channels").unwrap_or(0.0).max(1.0) as u32);
-            Link {
-                between: *between,
-                channels,
-                duplex: number_attribute(&l.component, "duplex").unwrap_or(1.0),
-            }
-        })
-        .collect();
+        .enumerate()
+        .map(|(number, (l, between))| l.engine_link(*between).map_err(|e| format!("link {number}: {e}")))
+        .collect::<Result<_, _>>()?;
     Platform::new(nodes, links).map_err(|e| e.to_string())
 }
 
@@ -156,7 +142,7 @@ pub fn check_app(app: &str, app_origin: &str) -> Result<(), String> {
     )
     .compile(app)
     .map(|_| ())
-    .map_err(|e| parse_error(app_origin, e))
+    .map_err(|e| parse_error(app_origin, app, e))
 }
 
 /// Checks that `labels` fit `system` (known labels, capacities).
@@ -221,10 +207,15 @@ pub fn run(
     let mut engine = app_engine(&options.limits, &clock, kernels);
     let printed = log.clone();
     engine.on_print(move |text| printed.borrow_mut().push(text.to_owned()));
-    let ast = Rc::new(engine.compile(app).map_err(|e| parse_error(app_origin, e))?);
+    let ast = Rc::new(engine.compile(app).map_err(|e| parse_error(app_origin, app, e))?);
     let engine = Rc::new(engine);
 
-    let mut pids_by_label: BTreeMap<Arc<str>, Vec<usize>> = BTreeMap::new();
+    // Every label of the run, a label given 0 processes too: a script reads its count as 0
+    // (a sweep over Worker=0,1,2 runs the master alone first) rather than finding no entry.
+    let mut pids_by_label: BTreeMap<Arc<str>, Vec<usize>> = labels
+        .keys()
+        .map(|label| (Arc::from(label.as_str()), Vec::new()))
+        .collect();
     for (pid, p) in placements.iter().enumerate() {
         pids_by_label.entry(p.label.clone()).or_default().push(pid);
     }

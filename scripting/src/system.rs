@@ -6,16 +6,23 @@ use std::path::{Path, PathBuf};
 
 use hetsim_models::catalog::{self, Component, ComponentKind};
 use hetsim_models::params::closest;
+use hetsim_models::transfer;
 use hetsim_models::Scalar;
+use hetsim_simulator::{Link, LinkParameterError};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::kernels::read_listing;
 pub use crate::kernels::KernelSpec;
+use crate::schema;
 
-/// A system model as written.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+/// A system model as written: which components are placed (`node`), how many, with which
+/// computational model and labels, and which links join them (`link`); optionally inline
+/// components (`component`), computational models (`model`) and analysed kernels (`kernel`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SystemFile {
+    /// A name for listings and results.
     #[serde(default)]
     pub name: String,
     /// Inline components; they shadow catalog entries of the same name for this file.
@@ -24,8 +31,11 @@ pub struct SystemFile {
     /// Inline computational models; they shadow built-in models of the same name.
     #[serde(default, rename = "model", skip_serializing_if = "Vec::is_empty")]
     pub models: Vec<ModelSpec>,
+    /// The placed components.
     #[serde(rename = "node")]
     pub nodes: Vec<NodeSpec>,
+    /// The links between nodes; messages between nodes with no link of their own take the
+    /// path of fewest links.
     #[serde(default, rename = "link")]
     pub links: Vec<LinkSpec>,
     /// Analysed GPU kernels that `kernel_params(name, …)` serves to the application.
@@ -34,17 +44,21 @@ pub struct SystemFile {
 }
 
 /// A computational model given in the system file itself.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSpec {
+    /// The name nodes and links give as their `model`.
     pub name: String,
+    /// Rhai source defining `compute_time(params)` or `transfer_time(params)`.
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ComponentSpec {
+    /// The name nodes and links give as their `component`.
     pub name: String,
+    /// GPU, CPU or NETWORK (any case).
     pub kind: String,
     #[serde(default)]
     pub vendor: String,
@@ -52,7 +66,9 @@ pub struct ComponentSpec {
     pub comment: String,
     #[serde(default)]
     pub source: String,
+    /// Numbers or text by name (`bandwidth`, `startup`, `lambda`, ... for a link).
     #[serde(default)]
+    #[schemars(schema_with = "crate::schema::attributes_schema")]
     pub attributes: BTreeMap<String, Scalar>,
 }
 
@@ -81,26 +97,38 @@ impl ComponentSpec {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
+    /// The name links and messages give the node.
     pub id: String,
+    /// An inline component's name or a catalog entry's (`hetsim components`).
     pub component: String,
+    /// Identical units of the component (at least 1).
     #[serde(default = "one")]
+    #[schemars(range(min = 1))]
     pub count: u32,
+    /// A computational model: inline, built-in (`cpu-flops`, `gpu-volkov`, ...) or a `.rhai`
+    /// file relative to the system file.
     pub model: String,
+    /// Label → processes of that label one unit can host.
     #[serde(default)]
     pub labels: BTreeMap<String, u32>,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// The ids of the two nodes it joins.
     pub between: [String; 2],
+    /// A NETWORK component, inline or from the catalog: its attributes (`bandwidth`,
+    /// `startup`, `lambda`, `duplex`, `channels`, ...) are checked when the system is loaded.
     pub component: String,
+    /// The transfer model, `link-startup-bandwidth` unless given.
     #[serde(default = "link_model")]
     pub model: String,
     /// Transfers at once per direction; defaults to the component's `channels`, else 1.
+    #[schemars(range(min = 1))]
     pub channels: Option<u32>,
 }
 
@@ -144,6 +172,76 @@ pub struct Resolved<S> {
     pub model: ModelSource,
 }
 
+impl Resolved<LinkSpec> {
+    /// The engine's link between nodes `between`: `channels` as the link states it, else as
+    /// its component does (a whole number), else 1; the component's `duplex`, else 1; both
+    /// checked by [`Link::check_parameters`].
+    pub fn engine_link(&self, between: [usize; 2]) -> Result<Link, LinkParameterError> {
+        engine_link(&self.spec, &self.component, between)
+    }
+}
+
+/// The engine's link of `spec` over `component` (see `Resolved::<LinkSpec>::engine_link`).
+fn engine_link(
+    spec: &LinkSpec,
+    component: &Component,
+    between: [usize; 2],
+) -> Result<Link, LinkParameterError> {
+    let channels = match (spec.channels, component.attributes.get("channels")) {
+        (Some(channels), _) => channels,
+        (None, None) => 1,
+        (None, Some(value)) => whole_channels(value)?,
+    };
+    let link = Link {
+        between,
+        channels,
+        duplex: number_attribute(component, "duplex").unwrap_or(1.0),
+    };
+    link.check_parameters()?;
+    Ok(link)
+}
+
+/// Checks what the engine and the transfer models read of a link: one validation for a
+/// system being loaded and for the engine's platform ([`Link::check_parameters`]), and the
+/// transfer models' attributes ([`transfer::check_link_attributes`]).
+fn check_link(spec: &LinkSpec, component: &Component) -> Result<(), String> {
+    engine_link(spec, component, [0, 0]).map_err(|e| e.to_string())?;
+    transfer::check_link_attributes(&component.attributes).map_err(|e| e.to_string())
+}
+
+/// How messages name link `number` (0-based, in file order): `link[0] `a`–`b``.
+fn link_owner(number: usize, link: &LinkSpec) -> String {
+    format!("link[{number}] `{}`–`{}`", link.between[0], link.between[1])
+}
+
+fn link_error(origin: &str, owner: &str, component: &Component, error: String) -> String {
+    format!("{origin}: {owner}, component `{}`: {error}", component.name)
+}
+
+fn unknown_node<'a>(origin: &str, owner: &str, id: &str, ids: impl IntoIterator<Item = &'a str>) -> String {
+    format!("{origin}: {owner}: unknown node `{id}`{}", hint(closest(id, ids)))
+}
+
+/// A component's `channels` attribute as a count of channels.
+fn whole_channels(value: &Scalar) -> Result<u32, LinkParameterError> {
+    let error = |value| LinkParameterError {
+        field: "channels",
+        value,
+        expected: "a whole number >= 1",
+    };
+    let x = value.as_number().ok_or(error(f64::NAN))?;
+    if x.fract() == 0.0 && x >= 1.0 && x <= f64::from(u32::MAX) {
+        Ok(x as u32)
+    } else {
+        Err(error(x))
+    }
+}
+
+/// A component's number attribute `key`, if it states one.
+pub fn number_attribute(component: &Component, key: &str) -> Option<f64> {
+    component.attributes.get(key).and_then(Scalar::as_number)
+}
+
 /// A system model checked against the catalog, its inline components and its model files.
 #[derive(Clone, Debug, PartialEq)]
 pub struct System {
@@ -166,13 +264,37 @@ fn parse_kind(kind: &str, component: &str) -> Result<ComponentKind, String> {
 }
 
 impl SystemFile {
-    /// Parses TOML, or JSON when the text starts with `{`; `origin` names the file in errors.
+    /// Parses TOML, or JSON when the text starts with `{`, and checks it as
+    /// [`SystemFile::from_value`] does; `origin` names the file in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self, String> {
-        if text.trim_start().starts_with('{') {
-            serde_json::from_str(text).map_err(|e| format!("{origin}: {e}"))
-        } else {
-            toml::from_str(text).map_err(|e| format!("{origin}: {e}"))
+        Self::from_value(schema::read(text, origin)?, origin)
+    }
+
+    /// A system file from its JSON value, checked against the JSON Schema
+    /// ([`schema::system_schema`]) first, so that a message names the path and what was
+    /// expected, then for what needs no catalog: links join declared nodes, and links over
+    /// inline components have good parameters (see [`Link::check_parameters`] and [`transfer::check_link_attributes`]).
+    pub fn from_value(value: serde_json::Value, origin: &str) -> Result<Self, String> {
+        schema::check_system(&value, origin)?;
+        let file: SystemFile = serde_json::from_value(value).map_err(|e| format!("{origin}: {e}"))?;
+        file.check_links(origin)?;
+        Ok(file)
+    }
+
+    /// Checks every link's ends, and the parameters of those whose component is inline.
+    fn check_links(&self, origin: &str) -> Result<(), String> {
+        let ids = || self.nodes.iter().map(|n| n.id.as_str());
+        for (number, l) in self.links.iter().enumerate() {
+            let owner = link_owner(number, l);
+            if let Some(id) = l.between.iter().find(|id| !ids().any(|n| n == id.as_str())) {
+                return Err(unknown_node(origin, &owner, id, ids()));
+            }
+            if let Some(spec) = self.components.iter().find(|c| c.name == l.component) {
+                let component = spec.to_component().map_err(|e| format!("{origin}: {e}"))?;
+                check_link(l, &component).map_err(|e| link_error(origin, &owner, &component, e))?;
+            }
         }
+        Ok(())
     }
 
     /// Adds, as inline entries, every component and model the nodes and links name that is
@@ -283,23 +405,22 @@ impl SystemFile {
             });
         }
         let mut links = Vec::new();
-        for l in self.links {
-            let owner = format!("link `{}`–`{}`", l.between[0], l.between[1]);
+        for (number, l) in self.links.into_iter().enumerate() {
+            let owner = link_owner(number, &l);
             let mut ends = [0; 2];
             for (end, id) in ends.iter_mut().zip(&l.between) {
                 *end = index.get(id).copied().ok_or_else(|| {
-                    let ids = nodes.iter().map(|r| r.spec.id.as_str());
-                    format!("{origin}: {owner}: unknown node `{id}`{}", hint(closest(id, ids)))
+                    unknown_node(origin, &owner, id, nodes.iter().map(|r| r.spec.id.as_str()))
                 })?;
             }
-            links.push((
-                Resolved {
-                    component: component(&l.component, &owner)?,
-                    model: model(&l.model, &owner)?,
-                    spec: l,
-                },
-                ends,
-            ));
+            let link = Resolved {
+                component: component(&l.component, &owner)?,
+                model: model(&l.model, &owner)?,
+                spec: l,
+            };
+            check_link(&link.spec, &link.component)
+                .map_err(|e| link_error(origin, &owner, &link.component, e))?;
+            links.push((link, ends));
         }
         let kernels = self
             .kernels

@@ -411,6 +411,64 @@ fn sandbox_bounds_operations_sizes_depth_and_forbids_eval() {
     assert!(err.contains("test.rhai:1:"), "{err}");
 }
 
+/// A script whose statement on line 2 lacks its `;`, followed by blank lines, comments and a
+/// string holding `//`: Rhai finds the gap at the next statement, line 7.
+const MISSING_SEMICOLON_ON_LINE_2: &str =
+    "let a = \"x // y\";\nlet b = 2\n\n// a comment\n/* a block\n   comment */\nlet c = 3;\n";
+
+#[test]
+fn a_syntax_error_names_the_line_the_user_wrote() {
+    let expected = "test.rhai:2:10: syntax error: Expecting ';' to terminate this statement";
+    let err = run_small(MISSING_SEMICOLON_ON_LINE_2, &[("P", 1)], Limits::default()).unwrap_err();
+    assert_eq!(err, expected);
+    assert_eq!(
+        hetsim_scripting::check_app(MISSING_SEMICOLON_ON_LINE_2, "test.rhai").unwrap_err(),
+        expected
+    );
+    // Errors found where they are keep their place.
+    let err = hetsim_scripting::check_app("let a = 1;\nlet b = (2;\n", "test.rhai").unwrap_err();
+    assert!(
+        err.starts_with("test.rhai:2:11: syntax error: Expecting ')'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_syntax_error_in_a_model_file_names_its_line() {
+    let dir = std::env::temp_dir().join(format!("hetsim-model-syntax-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = "fn compute_time(params) {\n    let t = params.ops / performance\n\n    t\n}\n";
+    std::fs::write(dir.join("slow.rhai"), model).unwrap();
+    let system = r#"
+        [[component]]
+        name = "cpu"
+        kind = "CPU"
+        attributes = { performance = 1e9 }
+        [[node]]
+        id = "a"
+        component = "cpu"
+        model = "slow.rhai"
+        labels = { P = 1 }
+        "#;
+    std::fs::write(dir.join("system.toml"), system).unwrap();
+    let system = load_system(&dir.join("system.toml")).unwrap();
+    let err = run(
+        "sim.compute(#{ ops: 1 });",
+        "app.rhai",
+        &system,
+        &labels(&[("P", 1)]),
+        &BTreeMap::new(),
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    let file = dir.join("slow.rhai").display().to_string();
+    assert_eq!(
+        err,
+        format!("{file}:2:37: syntax error: Expecting ';' to terminate this statement")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn system_errors_suggest_the_closest_name() {
     let parse = |text: &str| SystemFile::parse(text, "s.toml").and_then(|f| f.resolve("s.toml", None));

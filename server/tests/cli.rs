@@ -749,3 +749,140 @@ fn a_label_given_changes_its_count_and_keeps_the_systems_others() {
     };
     assert_eq!((count("Master"), count("Worker")), (1, 4), "{v}");
 }
+
+/// `hetsim run` of the master-worker example with `extra` arguments.
+fn master_worker_run(extra: &[&str]) -> Vec<String> {
+    [
+        "run",
+        "--app",
+        "examples/master-worker/app.rhai",
+        "--system",
+        "examples/master-worker/system.toml",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn a_label_given_zero_processes_runs_the_others_alone() {
+    let args = master_worker_run(&["--label", "Worker=0", "--json"]);
+    let v = ok_json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let labels: Vec<&str> = v["processes"]
+        .as_array()
+        .expect("processes")
+        .iter()
+        .filter_map(|p| p["label"].as_str())
+        .collect();
+    assert_eq!(labels, ["Master"], "{v}");
+    assert_eq!(
+        v["log"][0], "[0.000000000 s] Master[0]: all 10 rounds done at 0.0 s",
+        "{v}"
+    );
+    // A label no node carries is named, with the closest one, even at 0.
+    let args = master_worker_run(&["--label", "Wroker=0"]);
+    let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    assert!(
+        err.contains("label `Wroker` is carried by no node; did you mean `Worker`?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_syntax_error_names_the_file_and_the_line_of_the_missing_semicolon() {
+    let dir = std::env::temp_dir().join(format!("hetsim-cli-syntax-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    let app = dir.join("app.rhai");
+    std::fs::write(&app, "let a = 1;\nlet b = 2\n\n// then\nsim.sleep(a + b);\n").expect("app written");
+    let app = app.display().to_string();
+    let err = failure(
+        &[
+            "run",
+            "--app",
+            &app,
+            "--system",
+            "examples/master-worker/system.toml",
+        ],
+        None,
+    );
+    assert!(
+        err.contains(&format!(
+            "{app}:2:10: syntax error: Expecting ';' to terminate this statement"
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).expect("temporary folder removed");
+}
+
+#[test]
+fn run_refuses_a_system_with_a_bad_link_before_simulating() {
+    let dir = std::env::temp_dir().join(format!("hetsim-cli-bad-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    let good = std::fs::read_to_string(repo().join("examples/master-worker/system.toml")).expect("example");
+    let cases = [
+        (
+            "lambda = 0.94",
+            "lambda = 1.94",
+            "key `lambda`: expected a fraction in (0, 1], got 1.94",
+        ),
+        (
+            "bandwidth = 125e6",
+            "bandwidth = 0",
+            "key `bandwidth`: expected a number > 0, got 0",
+        ),
+        (
+            "startup = 50e-6",
+            "startup = -50e-6",
+            "key `startup`: expected a number >= 0, got -0.00005",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        let system = dir.join("system.toml");
+        std::fs::write(&system, good.replacen(from, to, 1)).expect("system written");
+        let system = system.display().to_string();
+        let out = hetsim(
+            &[
+                "run",
+                "--app",
+                "examples/master-worker/app.rhai",
+                "--system",
+                &system,
+            ],
+            None,
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && out.stdout.is_empty(), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{system}: link[0] `master`–`w0`, component `Gigabit Ethernet`: {expected}"
+            )) && !err.contains("simulation failed"),
+            "{err}"
+        );
+    }
+    // The schema's messages name the path in the file.
+    let system = dir.join("system.toml");
+    std::fs::write(
+        &system,
+        good.replacen("labels = { Worker = 1 }", "labels = { Worker = -1 }", 1),
+    )
+    .expect("system written");
+    let system = system.display().to_string();
+    let err = failure(
+        &[
+            "run",
+            "--app",
+            "examples/master-worker/app.rhai",
+            "--system",
+            &system,
+        ],
+        None,
+    );
+    assert!(
+        err.contains(&format!(
+            "{system}: node[1].labels.Worker: -1 is less than the minimum of 0"
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).expect("temporary folder removed");
+}

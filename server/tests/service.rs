@@ -1429,3 +1429,56 @@ fn results_csv_orders_a_sweeps_rows_by_its_variables_numerically() {
         .collect();
     assert_eq!(order, want, "{csv}");
 }
+
+#[test]
+fn systems_with_bad_links_are_refused_when_stored_or_submitted_and_the_schema_is_served() {
+    let (_server, port) = embedded_server(&[]);
+    let nodes = r#"[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\nlabels = { P = 1 }\n[[node]]\nid = \"b\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\n"#;
+    let wire = r#"[[component]]\nname = \"wire\"\nkind = \"NETWORK\"\nattributes = { bandwidth = 0, startup = 1e-6 }\n[[link]]\nbetween = [\"a\", \"b\"]\ncomponent = \"wire\"\n"#;
+    let store = |body: &str| {
+        let (status, body) = http(
+            port,
+            "POST",
+            "/api/systems",
+            &format!(r#"{{"name": "bad", "body": "{body}"}}"#),
+            None,
+        );
+        (status, json(&body))
+    };
+    let (status, body) = store(&format!("{nodes}{wire}"));
+    assert_eq!((status, &body["field"]), (422, &"body".into()), "{body}");
+    assert_eq!(
+        body["error"],
+        "bad: link[0] `a`–`b`, component `wire`: key `bandwidth`: expected a number > 0, got 0"
+    );
+    let (status, body) = store(&format!(
+        r#"{nodes}[[link]]\nbetween = [\"a\", \"bb\"]\ncomponent = \"PCIe 4.0 x16\"\n"#
+    ));
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["error"],
+        "bad: link[0] `a`–`bb`: unknown node `bb`; did you mean `b`?"
+    );
+    // A submission's system as a JSON object is checked against the schema too.
+    let system = r#"{"node": [{"id": "a", "component": "Intel Core i7-4790K", "model": "cpu-flops", "labels": {"P": 1}},
+        {"id": "b", "component": "Intel Core i7-4790K", "model": "cpu-flops"}],
+        "link": [{"between": ["a", "b"], "component": "PCIe 4.0 x16", "channels": 0}]}"#;
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/runs",
+        &format!(r#"{{"queue": "q", "app": "1", "system": {system}}}"#),
+        None,
+    );
+    let body = json(&body);
+    assert_eq!((status, &body["field"]), (422, &"system".into()), "{body}");
+    assert_eq!(
+        body["error"],
+        "system: link[0].channels: 0 is less than the minimum of 1"
+    );
+    // The schema served is the one published.
+    let (status, body) = http(port, "GET", "/api/schemas/system.json", "", None);
+    assert_eq!(status, 200);
+    let published = std::fs::read_to_string(repo().join("docs/schema/system.schema.json")).unwrap();
+    assert_eq!(json(&body), json(&published));
+}

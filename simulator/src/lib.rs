@@ -30,7 +30,8 @@ mod uncertainty;
 pub use engine::{simulate, LinkTiming, Options, Progress, ProgressFn, PROGRESS_EVERY};
 pub use error::SimError;
 pub use platform::{
-    place, Direction, Hop, HostMemory, Link, LinkId, Node, NodeId, Placement, Platform, PlatformError,
+    place, Direction, Hop, HostMemory, Link, LinkId, LinkParameterError, Node, NodeId, Placement, Platform,
+    PlatformError,
 };
 pub use process::{Handle, Message, Process, Request, Resume, Source};
 pub use results::{NodeResult, ProcessResult, Results, Span, SpanKind};

@@ -43,6 +43,50 @@ pub struct Link {
     pub duplex: f64,
 }
 
+/// A link parameter the engine cannot use: which, its value and what is expected.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkParameterError {
+    pub field: &'static str,
+    pub value: f64,
+    pub expected: &'static str,
+}
+
+impl fmt::Display for LinkParameterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let LinkParameterError {
+            field,
+            value,
+            expected,
+        } = self;
+        write!(f, "`{field}` is {value}, expected {expected}")
+    }
+}
+
+impl std::error::Error for LinkParameterError {}
+
+impl Link {
+    /// Checks the parameters the engine reads: at least one channel, and a duplex fraction in
+    /// (0, 1]. [`Platform::new`] checks every link with it, and a system model checks its links
+    /// with it when it is loaded, so that a bad link fails before any run.
+    pub fn check_parameters(&self) -> Result<(), LinkParameterError> {
+        if self.channels == 0 {
+            return Err(LinkParameterError {
+                field: "channels",
+                value: 0.0,
+                expected: "a whole number >= 1",
+            });
+        }
+        if !(self.duplex > 0.0 && self.duplex <= 1.0) {
+            return Err(LinkParameterError {
+                field: "duplex",
+                value: self.duplex,
+                expected: "a fraction in (0, 1]",
+            });
+        }
+        Ok(())
+    }
+}
+
 /// The kind of a transfer, from the kinds of its endpoints unless given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
@@ -125,9 +169,9 @@ pub enum PlatformError {
         asked: u64,
         capacity: u64,
     },
-    Duplex {
+    LinkParameter {
         link: usize,
-        duplex: f64,
+        error: LinkParameterError,
     },
 }
 
@@ -137,12 +181,7 @@ impl fmt::Display for PlatformError {
             PlatformError::UnknownLinkEnd { link, node } => {
                 write!(f, "link {link} joins unknown node {node}")
             }
-            PlatformError::Duplex { link, duplex } => {
-                write!(
-                    f,
-                    "link {link}: duplex is {duplex}, expected a fraction in (0, 1]"
-                )
-            }
+            PlatformError::LinkParameter { link, error } => write!(f, "link {link}: {error}"),
             PlatformError::NoRoute { from, to } => {
                 write!(f, "no route of links from node `{from}` to node `{to}`")
             }
@@ -183,12 +222,8 @@ impl Platform {
         let mut adjacency = vec![Vec::new(); nodes.len()];
         let mut direct = HashMap::new();
         for (id, link) in links.iter().enumerate() {
-            if !(link.duplex > 0.0 && link.duplex <= 1.0) {
-                return Err(PlatformError::Duplex {
-                    link: id,
-                    duplex: link.duplex,
-                });
-            }
+            link.check_parameters()
+                .map_err(|error| PlatformError::LinkParameter { link: id, error })?;
             let [a, b] = link.between;
             for node in [a, b] {
                 if node >= nodes.len() {
@@ -293,7 +328,8 @@ pub fn place(platform: &Platform, labels: &BTreeMap<String, u64>) -> Result<Vec<
                     .map(|&m| (id, u64::from(m) * u64::from(n.count)))
             })
             .collect();
-        if hosts.is_empty() && asked > 0 {
+        // A label no node carries is a typo even when asked 0 processes.
+        if hosts.is_empty() {
             return Err(PlatformError::UnknownLabel {
                 label: label.clone(),
                 hint: closest(

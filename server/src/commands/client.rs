@@ -9,7 +9,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
 use crate::cli::{
-    CatalogCommand, CatalogGetArgs, CatalogKind, CatalogListArgs, CatalogPutArgs, ResultsArgs, SubmitArgs, TargetArgs,
+    CatalogCommand, CatalogGetArgs, CatalogKind, CatalogListArgs, CatalogPutArgs, ResultsArgs, SubmitArgs,
+    TargetArgs,
 };
 use crate::input::{pair, read_text};
 use crate::run::RunStatus;

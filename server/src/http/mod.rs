@@ -97,9 +97,15 @@ where
     }
 }
 
-/// The API's routes that need no token: liveness, and the API's description (the same on
-/// every hetsim server, and read with a browser, which sends no bearer header).
-pub const PUBLIC_PATHS: [&str; 3] = ["/api/health", "/api/openapi.json", "/api/docs"];
+/// The API's routes that need no token: liveness, and the API's description and the system
+/// files' schema (the same on every hetsim server, and read with a browser or an editor,
+/// which send no bearer header).
+pub const PUBLIC_PATHS: [&str; 4] = [
+    "/api/health",
+    "/api/openapi.json",
+    "/api/docs",
+    "/api/schemas/system.json",
+];
 
 /// With a token configured, every route but the public ones ([`PUBLIC_PATHS`], the UI's
 /// login page and assets) needs it, as `Authorization: Bearer <token>` or as the UI's login
@@ -186,6 +192,13 @@ async fn health(State(state): State<AppState>) -> Response {
     (status, Json(body)).into_response()
 }
 
+/// The JSON Schema of system files (`docs/schema/system.schema.json`).
+#[utoipa::path(get, path = "/api/schemas/system.json", tag = "service",
+    responses((status = 200, description = "The JSON Schema (2020-12) of system files, which stored and submitted systems are checked against", body = Object)))]
+async fn system_schema() -> Json<serde_json::Value> {
+    Json(hetsim_scripting::schema::system_schema())
+}
+
 /// The JSON 404 of a path that no route serves.
 async fn no_route(uri: axum::http::Uri) -> ApiError {
     ApiError::NoRoute(uri.path().to_owned())
@@ -206,6 +219,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(health))
         .routes(routes!(openapi::json))
         .routes(routes!(docs_page::page))
+        .routes(routes!(system_schema))
         .routes(routes!(runs::list, runs::submit))
         .routes(routes!(runs::show, runs::delete))
         .routes(routes!(runs::cancel))

@@ -284,9 +284,7 @@ async fn app(store: &Store, sub: &Submission) -> SpecResult<String> {
 async fn system(store: &Store, sub: &Submission) -> SpecResult<(String, System)> {
     let file = match given("system", &sub.system, &sub.system_id, &sub.system_name)? {
         Given::Inline(Value::String(text)) => SystemFile::parse(text, "system"),
-        Given::Inline(object @ Value::Object(_)) => {
-            serde_json::from_value::<SystemFile>(object.clone()).map_err(|e| format!("system: {e}"))
-        }
+        Given::Inline(object @ Value::Object(_)) => SystemFile::from_value(object.clone(), "system"),
         Given::Inline(_) => Err("system: expected TOML text or a JSON object".to_owned()),
         Given::Stored(key) => SystemFile::parse(
             &stored_text(store, Library::Systems, key, "system", "system").await?,

@@ -1,0 +1,205 @@
+//! System files as users write them: the published JSON Schema, the messages of files that
+//! break it, and link parameters checked when a system is loaded.
+
+use std::path::{Path, PathBuf};
+
+use hetsim_scripting::schema::system_schema;
+use hetsim_scripting::SystemFile;
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// Every `.toml` file under `examples/`: all of them are system files.
+fn example_system_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&repo().join("examples"), &mut found);
+    found.sort();
+    found
+}
+
+#[test]
+fn the_published_schema_is_the_one_generated_from_the_system_types() {
+    let published = repo().join("docs/schema/system.schema.json");
+    let generated = serde_json::to_string_pretty(&system_schema()).unwrap() + "\n";
+    if std::env::var_os("HETSIM_BLESS").is_some() {
+        std::fs::write(&published, &generated).unwrap();
+    }
+    let text = std::fs::read_to_string(&published).unwrap_or_default();
+    assert!(
+        text == generated,
+        "{} differs from the schema of SystemFile; rewrite it with HETSIM_BLESS=1 cargo test -p hetsim-scripting --test system_files",
+        published.display()
+    );
+}
+
+#[test]
+fn every_example_system_file_validates_as_toml_and_as_json() {
+    let files = example_system_files();
+    assert!(files.len() >= 9, "{files:?}");
+    for path in files {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = SystemFile::parse(&text, &origin).unwrap_or_else(|e| panic!("{e}"));
+        let json = serde_json::to_string(&file).unwrap();
+        assert_eq!(SystemFile::parse(&json, &origin), Ok(file), "{origin} as JSON");
+    }
+}
+
+/// The error of parsing `toml` as `bad.toml`.
+fn parse_error(toml: &str) -> String {
+    SystemFile::parse(toml, "bad.toml").unwrap_err()
+}
+
+const NODES: &str = r#"
+    [[node]]
+    id = "a"
+    component = "Intel Core i7-4790K"
+    model = "cpu-flops"
+    labels = { P = 1 }
+    [[node]]
+    id = "b"
+    component = "Intel Core i7-4790K"
+    model = "cpu-flops"
+    labels = { Q = 1 }
+"#;
+
+#[test]
+fn schema_messages_name_the_file_the_path_and_what_was_expected() {
+    let err = parse_error(&format!(
+        "{NODES}[[link]]\nbetween = [\"a\", \"b\"]\ncomponent = \"PCIe 4.0 x16\"\nchannels = 0\n"
+    ));
+    assert_eq!(err, "bad.toml: link[0].channels: 0 is less than the minimum of 1");
+    let err = parse_error(&NODES.replace("labels = { Q = 1 }", "cout = 2"));
+    assert!(
+        err.starts_with("bad.toml: node[1]: ") && err.contains("'cout' was unexpected"),
+        "{err}"
+    );
+    let err = parse_error(&NODES.replace("labels = { Q = 1 }", "count = 0"));
+    assert_eq!(err, "bad.toml: node[1].count: 0 is less than the minimum of 1");
+    let err = parse_error(
+        "[[component]]\nname = \"x\"\nkind = \"NETWORK\"\nattributes = { bandwidth = true }\n[[node]]\nid = \"a\"\ncomponent = \"x\"\nmodel = \"cpu-flops\"\n",
+    );
+    assert!(
+        err.starts_with("bad.toml: component[0].attributes.bandwidth: ")
+            && err.contains("\"number\", \"string\""),
+        "{err}"
+    );
+    let err = parse_error("name = \"no nodes\"\n");
+    assert_eq!(err, "bad.toml: (top level): \"node\" is a required property");
+    // JSON names the same paths.
+    let err = SystemFile::parse(
+        r#"{"node": [{"id": "a", "component": "c", "model": 7}]}"#,
+        "bad.json",
+    )
+    .unwrap_err();
+    assert!(err.starts_with("bad.json: node[0].model: "), "{err}");
+}
+
+/// A system whose one link, between `a` and `b`, uses an inline component with `attributes`
+/// and, when given, the link's own `extra` fields.
+fn link_system(attributes: &str, extra: &str) -> String {
+    format!(
+        "{NODES}[[component]]\nname = \"wire\"\nkind = \"NETWORK\"\nattributes = {{ {attributes} }}\n\
+         [[link]]\nbetween = [\"a\", \"b\"]\ncomponent = \"wire\"\n{extra}\n"
+    )
+}
+
+#[test]
+fn bad_link_parameters_fail_when_the_system_is_parsed() {
+    let good = "bandwidth = 1e9, startup = 1e-6, lambda = 0.9";
+    assert!(SystemFile::parse(&link_system(good, ""), "good.toml").is_ok());
+    let link = "bad.toml: link[0] `a`–`b`, component `wire`: ";
+    for (attributes, expected) in [
+        ("bandwidth = 0", "key `bandwidth`: expected a number > 0, got 0"),
+        (
+            "bandwidth = -1e9",
+            "key `bandwidth`: expected a number > 0, got -1000000000",
+        ),
+        (
+            "bandwidth = 1e9, startup = -1e-6",
+            "key `startup`: expected a number >= 0, got -0.000001",
+        ),
+        (
+            "bandwidth = 1e9, startupHtD = -1",
+            "key `startupHtD`: expected a number >= 0, got -1",
+        ),
+        (
+            "bandwidth = 1e9, latency = -1",
+            "key `latency`: expected a number >= 0, got -1",
+        ),
+        (
+            "bandwidth = 1e9, lambda = 1.5",
+            "key `lambda`: expected a fraction in (0, 1], got 1.5",
+        ),
+        (
+            "bandwidth = 1e9, lambdaDtH = 0",
+            "key `lambdaDtH`: expected a fraction in (0, 1], got 0",
+        ),
+        (
+            "bandwidth = 1e9, duplex = 0",
+            "`duplex` is 0, expected a fraction in (0, 1]",
+        ),
+        (
+            "bandwidth = 1e9, channels = 2.5",
+            "`channels` is 2.5, expected a whole number >= 1",
+        ),
+        (
+            "bandwidth = 1e9, channels = 0",
+            "`channels` is 0, expected a whole number >= 1",
+        ),
+        (
+            "bandwidth = \"fast\"",
+            "key `bandwidth`: expected a finite number, got \"fast\"",
+        ),
+        (
+            "bandwidth = 1e9, pageableHtD = \"1:x\"",
+            "key `pageableHtD`: expected knots SIZE:BANDWIDTH ...",
+        ),
+    ] {
+        let err = parse_error(&link_system(attributes, ""));
+        assert!(
+            err.starts_with(&format!("{link}{expected}")),
+            "{attributes}: {err}"
+        );
+    }
+    // TOML's nan and inf are no numbers a rate or a time can be.
+    for (value, shown) in [("nan", "NaN"), ("inf", "inf"), ("-inf", "-inf")] {
+        let err = parse_error(&link_system(&format!("bandwidth = {value}"), ""));
+        assert_eq!(
+            err,
+            format!("bad.toml: component[0].attributes.bandwidth: {shown} is not a finite number")
+        );
+    }
+    let err = parse_error(&link_system(good, "").replace("[\"a\", \"b\"]", "[\"a\", \"bb\"]"));
+    assert_eq!(
+        err,
+        "bad.toml: link[0] `a`–`bb`: unknown node `bb`; did you mean `b`?"
+    );
+}
+
+#[test]
+fn bad_link_parameters_of_a_catalog_component_fail_when_the_system_is_resolved() {
+    // The catalog's PCIe 4.0 x16 is fine; a file's link stating 0 channels over it is
+    // not, and neither is a system whose inline component is only known once resolved.
+    let system = format!("{NODES}[[link]]\nbetween = [\"a\", \"b\"]\ncomponent = \"PCIe 4.0 x16\"\n");
+    let file = SystemFile::parse(&system, "ok.toml").unwrap();
+    assert!(file.clone().resolve("ok.toml", None).is_ok());
+    let mut bad = file;
+    bad.links[0].channels = Some(0);
+    let err = bad.resolve("bad.toml", None).unwrap_err();
+    assert_eq!(
+        err,
+        "bad.toml: link[0] `a`–`b`, component `PCIe 4.0 x16`: `channels` is 0, expected a whole number >= 1"
+    );
+}
