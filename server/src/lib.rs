@@ -18,6 +18,7 @@ mod storage;
 mod table;
 mod trace;
 mod ui;
+mod url;
 
 use clap::Parser;
 

@@ -357,6 +357,7 @@ fn the_openapi_document_and_its_page_list_every_route_with_its_methods() {
             "/api/runs/{id}/cancel",
             "/api/runs/{id}/log",
             "/api/runs/{id}/trace",
+            "/api/schemas/system.json",
             "/api/sweeps",
             "/api/sweeps/{id}",
             "/api/sweeps/{id}/cancel",

@@ -400,10 +400,12 @@ async fn a_server_with_a_token_asks_for_it_once_per_browser_session() {
     b.goto("/").await;
     b.click("form.logout button").await;
     assert_eq!(b.current_path().await, "/login");
-    assert_eq!(
-        http(port, "GET", "/api/components", "", None).0,
-        401,
-        "the API still wants the token"
+    b.goto("/api/components").await;
+    assert!(
+        b.text("body").await.contains("bearer token"),
+        "the login's cookie is gone"
     );
+    b.goto("/components").await;
+    assert_eq!(b.current_path().await, "/login");
     b.client.close().await.unwrap();
 }

@@ -27,7 +27,7 @@ impl Axis {
             (lo, hi) = (lo.floor(), hi.ceil().max(lo.floor() + 1.0));
         } else {
             lo = lo.min(0.0);
-            hi = if hi > lo { hi * 1.05 } else { lo + 1.0 };
+            hi = if hi > lo { hi + 0.05 * (hi - lo) } else { lo + 1.0 };
         }
         Axis { log, lo, hi }
     }

@@ -331,17 +331,6 @@ pub async fn delete(args: TargetArgs) -> Result<()> {
     Ok(())
 }
 
-/// `text` as one segment of a URL's path: every byte but the unreserved ones
-/// (RFC 3986: letters, digits, `-._~`) percent-encoded, so a name may hold spaces or '/'.
-fn path_segment(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            other => format!("%{other:02X}"),
-        })
-        .collect()
-}
-
 pub async fn catalog(command: CatalogCommand) -> Result<()> {
     match command {
         CatalogCommand::List(args) => catalog_list(args).await,
@@ -350,10 +339,19 @@ pub async fn catalog(command: CatalogCommand) -> Result<()> {
     }
 }
 
-/// The item `args` stores: `{name, body}` with the file's text, or a component's JSON.
+/// The item `args` stores: `{name, body}` with the file's text (a system's with the files it
+/// names inlined, as `hetsim submit` sends it: a server reads no file), or a component's
+/// JSON.
 fn catalog_item(args: &CatalogPutArgs) -> Result<Value> {
     let text = read_text(&args.file)?;
     match args.kind {
+        CatalogKind::Systems => {
+            let body = match system_for_server(&args.file)? {
+                Value::String(text) => text,
+                inlined => serde_json::to_string_pretty(&inlined)?,
+            };
+            Ok(serde_json::json!({ "name": args.name, "body": body }))
+        }
         CatalogKind::Components => {
             let mut component: Value = serde_json::from_str(&text)
                 .with_context(|| format!("{}: expected a component as JSON", args.file.display()))?;
@@ -372,7 +370,7 @@ async fn catalog_put(args: CatalogPutArgs) -> Result<()> {
     let client = Client::new(&args.target.server, args.target.token.clone());
     let route = args.kind.route();
     let item = catalog_item(&args)?;
-    let existing = format!("/api/{route}/{}", path_segment(&args.name));
+    let existing = format!("/api/{route}/{}", crate::url::encode(&args.name));
     let stored = if client.get(&existing).await?.is_some() {
         client.put(&existing, &item).await?
     } else {
@@ -410,7 +408,7 @@ async fn catalog_get(args: CatalogGetArgs) -> Result<()> {
     let client = Client::new(&args.target.server, args.target.token);
     let route = args.kind.route();
     let item = client
-        .get(&format!("/api/{route}/{}", path_segment(&args.id_or_name)))
+        .get(&format!("/api/{route}/{}", crate::url::encode(&args.id_or_name)))
         .await?
         .ok_or_else(|| {
             anyhow!(

@@ -3,6 +3,7 @@
 //! response schemas, then every schema). No script and no CDN: it works on a server without
 //! internet, and adds no bundle to the repository (docs/SERVER.md says why not Swagger UI).
 
+use crate::charts::escape;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
@@ -107,7 +108,12 @@ fn render_operation(html: &mut String, path: &str, method: &str, op: &Value) {
         "<div class=\"op\"><h3><span class=\"method {method}\">{}</span> <code>{}</code></h3><p>{}</p>",
         method.to_uppercase(),
         escape(path),
-        text(&op["description"]).replace("\n\n", "</p><p>"),
+        [text(&op["summary"]), text(&op["description"])]
+            .into_iter()
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+            .replace("\n\n", "</p><p>"),
     );
     if let Some(parameters) = op["parameters"].as_array().filter(|p| !p.is_empty()) {
         html.push_str("<table><tr><th>parameter</th><th>in</th><th>type</th><th></th></tr>");
@@ -193,13 +199,6 @@ fn plain(value: &Value) -> String {
 /// A JSON string, escaped for HTML.
 fn text(value: &Value) -> String {
     escape(&plain(value))
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

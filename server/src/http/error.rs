@@ -20,6 +20,10 @@ pub enum ApiError {
     /// 401.
     #[error("missing or wrong bearer token (Authorization: Bearer <token>)")]
     Unauthorized,
+    /// 403: a request from another site's page that would change something (the UI's forms
+    /// take any site's posts otherwise, with or without a token).
+    #[error("a request from another site's page may not change anything here")]
+    CrossSite,
     /// 404: no such stored item (`id` is what the request named it by: an id, or a name
     /// where the route takes either).
     #[error("no {what} {id}")]
@@ -94,6 +98,7 @@ impl ApiError {
         match self {
             ApiError::Malformed(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::CrossSite => StatusCode::FORBIDDEN,
             ApiError::NotFound { .. } | ApiError::NoRoute(_) => StatusCode::NOT_FOUND,
             ApiError::NoMethod { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,

@@ -110,13 +110,20 @@ pub const PUBLIC_PATHS: [&str; 4] = [
 /// With a token configured, every route but the public ones ([`PUBLIC_PATHS`], the UI's
 /// login page and assets) needs it, as `Authorization: Bearer <token>` or as the UI's login
 /// cookie. An API request without it gets 401; a page asks the browser to log in first.
+///
+/// Whatever the token, a request that would change something (not GET or HEAD) sent by
+/// another site's page is refused with 403: browsers say so (`Sec-Fetch-Site`, `Origin`),
+/// and the UI's plain form posts would otherwise be open to any page the user visits.
 async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if crate::ui::is_cross_site_change(&request) {
+        return ApiError::CrossSite.into_response();
+    }
     let Some(token) = &state.token else {
         return next.run(request).await;
     };
     let path = request.uri().path();
     let public = PUBLIC_PATHS.contains(&path) || crate::ui::is_public(path);
-    if public || crate::ui::presented_token(request.headers()) == Some(token.as_str()) {
+    if public || crate::ui::presents(request.headers(), token) {
         return next.run(request).await;
     }
     if path.starts_with("/api/") {

@@ -19,7 +19,8 @@ use super::ErrorBody;
         title = "hetsim",
         description = "Simulation runs of applications on heterogeneous hardware: a catalog of components, \
 computational models, systems and applications, and queued runs and sweeps with their results. \
-With a token configured, every route but /api/health, /api/openapi.json and /api/docs needs \
+With a token configured, every route but /api/health, /api/openapi.json, /api/docs and \
+/api/schemas/system.json needs \
 `Authorization: Bearer <token>`. \
 Every error answers JSON `{error, field}`."
     ),

@@ -42,8 +42,9 @@ pub async fn submit(
     Body(sub): Body<Submission>,
 ) -> ApiResult<(StatusCode, Json<RunAccepted>)> {
     let queued = enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, false).await?;
+    let id = queued.runs.into_iter().next();
     let accepted = RunAccepted {
-        id: queued.runs[0].clone(),
+        id: id.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("a checked run queued no run")))?,
         status: RunStatus::Queued,
     };
     Ok((StatusCode::ACCEPTED, Json(accepted)))

@@ -191,6 +191,12 @@ pub async fn create(State(s): State<AppState>, Form(form): Form<ComponentForm>) 
     Ok(see_other(&format!("/components/{}", encode(&spec.name))))
 }
 
+/// Whether a component other than `id` has `name` (a rename onto a taken name).
+async fn name_taken_by_another(s: &AppState, name: &str, id: &str) -> PageResult<bool> {
+    let holders = s.store.components(None, Some(name)).await?;
+    Ok(holders.iter().any(|c| c.id != id))
+}
+
 async fn by_name(s: &AppState, name: &str) -> PageResult<ComponentRecord> {
     s.store
         .components(None, Some(name))
@@ -236,7 +242,13 @@ pub async fn update(
     Form(form): Form<ComponentForm>,
 ) -> PageResult<Response> {
     let record = by_name(&s, &name).await?;
-    let spec = match form.spec() {
+    let checked = match form.spec() {
+        Ok(spec) if name_taken_by_another(&s, &spec.name, &record.id).await? => {
+            Err(format!("name: a component named {:?} exists", spec.name))
+        }
+        checked => checked,
+    };
+    let spec = match checked {
         Ok(spec) => spec,
         Err(e) => {
             let page = edit_page(&record, &form, Some(&e));

@@ -60,14 +60,15 @@ impl Launch {
         launch
     }
 
-    /// How many runs the launch makes: the product of the list lengths.
+    /// How many runs the launch makes: the product of the list lengths (a blank field is the
+    /// system's count or the app's own default, one value).
     fn run_count(&self) -> usize {
         self.labels
             .values()
             .chain(self.variables.iter().map(|(_, v)| v))
             .filter(|v| !v.trim().is_empty())
             .map(|v| v.split(',').count())
-            .product()
+            .fold(1usize, usize::saturating_mul)
     }
 
     /// The submission, or the field at fault and why.
@@ -87,7 +88,7 @@ impl Launch {
             labels.insert(name.clone(), one_or_list(counts));
         }
         let mut variables = serde_json::Map::new();
-        for (name, text) in &self.variables {
+        for (name, text) in self.variables.iter().filter(|(_, v)| !v.trim().is_empty()) {
             if name.is_empty() {
                 return Err((
                     "variables".to_owned(),
@@ -128,7 +129,7 @@ fn system_labels(system: &Named) -> BTreeMap<String, u64> {
     if let Ok(file) = SystemFile::parse(&system.body, &system.name) {
         for node in &file.nodes {
             for (label, count) in &node.labels {
-                *labels.entry(label.clone()).or_default() += u64::from(*count);
+                *labels.entry(label.clone()).or_default() += u64::from(*count) * u64::from(node.count);
             }
         }
     }
@@ -298,12 +299,18 @@ mod tests {
             ("var_value", "32, 64"),
             ("var_name", ""),
             ("var_value", ""),
+            ("var_name", "rounds"),
+            ("var_value", " "),
         ]));
         assert_eq!(launch.run_count(), 6);
         assert_eq!(launch.queue, "default");
         let sub = launch.submission("a1".into(), "s1".into()).unwrap();
         assert_eq!(sub.labels["Worker"], serde_json::json!([1, 2, 4]));
         assert_eq!(sub.variables["blockSize"], serde_json::json!([32, 64]));
+        assert!(
+            !sub.variables.contains_key("rounds"),
+            "a blank value leaves the app's default"
+        );
     }
 
     #[test]

@@ -29,7 +29,8 @@ use axum::Router;
 
 use crate::http::{ApiError, AppState};
 
-pub use session::{is_public, presented_token};
+pub use crate::url::encode;
+pub use session::{is_cross_site_change, is_public, presents};
 
 /// The UI's routes; `crate::http::router` merges them beside the API's.
 pub fn router() -> Router<AppState> {
@@ -105,17 +106,4 @@ pub type PageResult<T> = Result<T, PageError>;
 /// 303 to `location`: the answer to a form's POST, so that a reload does not post again.
 pub fn see_other(location: &str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, location.to_owned())]).into_response()
-}
-
-/// `text` percent-encoded for a URL's path segment or query value.
-pub fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }

@@ -14,12 +14,20 @@ use crate::charts::{Chart, Series};
 use crate::http::AppState;
 use crate::storage::ComponentRecord;
 
+/// The form's fields as typed: a field left empty or not a whole number keeps its default.
 #[derive(Deserialize)]
 pub struct Kernel {
     gpu: Option<String>,
-    threads: Option<u32>,
-    registers: Option<u32>,
-    shared: Option<u32>,
+    threads: Option<String>,
+    registers: Option<String>,
+    shared: Option<String>,
+}
+
+fn whole(field: &Option<String>, default: u32) -> u32 {
+    field
+        .as_deref()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(default)
 }
 
 /// A GPU's compute capability attribute, as text ("9.0") or as a number (9).
@@ -46,12 +54,9 @@ pub async fn page(State(s): State<AppState>, Query(k): Query<Kernel>) -> PageRes
     let limits = chosen.map_or(&COMPUTE_CAPABILITIES[COMPUTE_CAPABILITIES.len() - 1], |(_, l)| *l);
     let input = Input {
         limits,
-        threads_per_block: k.threads.unwrap_or(256).clamp(1, limits.max_threads_per_block),
-        registers_per_thread: k
-            .registers
-            .unwrap_or(32)
-            .clamp(1, limits.max_registers_per_thread),
-        shared_memory_per_block: k.shared.unwrap_or(0).min(limits.max_shared_memory_per_block),
+        threads_per_block: whole(&k.threads, 256).clamp(1, limits.max_threads_per_block),
+        registers_per_thread: whole(&k.registers, 32).clamp(1, limits.max_registers_per_thread),
+        shared_memory_per_block: whole(&k.shared, 0).min(limits.max_shared_memory_per_block),
     };
     let out = evaluate(&input);
     Ok(layout::page(

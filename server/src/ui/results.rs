@@ -261,6 +261,11 @@ fn inputs(run: &RunRecord) -> BTreeMap<String, Value> {
     out
 }
 
+/// Input `name` of a run, null where the run has none.
+fn input<'a>(inputs: &'a BTreeMap<String, Value>, name: &str) -> &'a Value {
+    inputs.get(name).unwrap_or(&Value::Null)
+}
+
 /// The inputs that differ between the runs: what the sweep varies.
 fn varied(runs: &[(RunRecord, BTreeMap<String, Value>)]) -> Vec<String> {
     let mut values: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
@@ -300,7 +305,7 @@ pub async fn sweep(
     let axes = varied(&runs);
     runs.sort_by(|a, b| {
         axes.iter()
-            .map(|k| compare_cells(&a.1[k], &b.1[k]))
+            .map(|k| compare_cells(input(&a.1, k), input(&b.1, k)))
             .find(|o| o.is_ne())
             .unwrap_or(std::cmp::Ordering::Equal)
     });
@@ -308,10 +313,12 @@ pub async fn sweep(
         .x
         .filter(|x| axes.contains(x))
         .or_else(|| axes.first().cloned());
-    let by = choice
-        .by
-        .filter(|b| axes.contains(b) && Some(b) != x.as_ref())
-        .or_else(|| axes.iter().find(|a| Some(*a) != x.as_ref()).cloned());
+    // `by=` (the "nothing" choice) draws one line; no `by` at all picks the next axis.
+    let by = match choice.by {
+        Some(b) if b.is_empty() => None,
+        Some(b) if axes.contains(&b) && Some(&b) != x.as_ref() => Some(b),
+        _ => axes.iter().find(|a| Some(*a) != x.as_ref()).cloned(),
+    };
     let y = choice
         .y
         .filter(|y| MEASURES.iter().any(|(m, _)| m == y))
@@ -334,7 +341,7 @@ pub async fn sweep(
             form.filters method="get" {
                 label { "x " select name="x" data-autosubmit { @for a in &axes { option selected[a == x] { (a) } } } }
                 label { "one line per " select name="by" data-autosubmit {
-                    option value="" { "nothing" }
+                    option value="" selected[by.is_none()] { "nothing" }
                     @for a in &axes { option selected[Some(a) == by.as_ref()] { (a) } }
                 } }
                 label { "y " select name="y" data-autosubmit { @for (m, name) in MEASURES { option value=(m) selected[m == y] { (name) } } } }
@@ -349,7 +356,7 @@ pub async fn sweep(
                 tr {
                     td { a href={ "/runs/" (encode(&run.id)) } { (short(&run.id)) } }
                     td { span class={ "status " (run.status) } { (run.status) } }
-                    @for a in &axes { td.num { (num(&inputs[a])) } }
+                    @for a in &axes { td.num { (num(input(inputs, a))) } }
                     @for (m, _) in MEASURES { td.num { (run.result.as_ref().map(|r| num(&r[m])).unwrap_or_default()) } }
                 }
             }),
@@ -389,9 +396,9 @@ impl std::fmt::Display for Input {
 fn sweep_plot(runs: &[(RunRecord, BTreeMap<String, Value>)], x: &str, by: Option<&str>, y: &str) -> String {
     let y_name = MEASURES.iter().find(|(m, _)| *m == y).map_or(y, |m| m.1);
     let points = runs.iter().filter_map(|(run, inputs)| {
-        let group = Input(by.map_or(Value::Null, |b| inputs[b].clone()));
+        let group = Input(by.map_or(Value::Null, |b| input(inputs, b).clone()));
         let y = run.result.as_ref().and_then(|r| r[y].as_f64())?;
-        Some((group, inputs[x].as_f64()?, y))
+        Some((group, input(inputs, x).as_f64()?, y))
     });
     let title = format!("{y_name} against {x}");
     let mut chart = Chart::sweep(&title, (x, y_name, by.unwrap_or_default()), points);
