@@ -166,7 +166,7 @@ fn component_form(action: &str, form: &ComponentForm, error: Option<&str>, butto
                 label.wide { "Source (where the figures come from) " input name="source" value=(form.source); }
                 label.wide { "Comment " input name="comment" value=(form.comment); }
             }
-            label.wide { "Attributes, one " code { "key = value" } " a line"
+            label.wide { span { "Attributes, one " code { "key = value" } " a line" }
                 textarea name="attributes" rows="12" spellcheck="false" { (form.attributes) }
             }
             button type="submit" { (button) }
