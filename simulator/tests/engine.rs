@@ -593,7 +593,7 @@ fn opposite_flows_slow_each_other_on_a_half_duplex_link() {
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "link 0: duplex is 1.5, expected a fraction in (0, 1]"
+        "link 0: `duplex` is 1.5, expected a fraction in (0, 1]"
     );
 }
 
