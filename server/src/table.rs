@@ -90,12 +90,18 @@ pub fn compare_cells(a: &Value, b: &Value) -> std::cmp::Ordering {
     }
 }
 
-pub fn csv_cell(v: &Value) -> String {
-    let text = match v {
+/// A JSON value as text: a string without quotes, null as nothing, the rest as JSON.
+pub fn plain(v: &Value) -> String {
+    match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
         other => other.to_string(),
-    };
+    }
+}
+
+/// A JSON value as one CSV cell, quoted where it must be.
+pub fn csv_cell(v: &Value) -> String {
+    let text = plain(v);
     if text.contains([',', '"', '\n']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {

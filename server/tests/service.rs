@@ -442,7 +442,6 @@ fn assert_error_json(what: &str, (status, body): (u16, String), want: u16) {
 /// Sends the headers of a POST with a body of `length` bytes and only `sent` of them, then
 /// waits for the answer; returns (status, body).
 fn post_a_slow_body(port: u16, token: &str, length: usize, sent: usize) -> (u16, String) {
-    use std::io::Read;
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let head = format!(
         "POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer {token}\r\nContent-Length: {length}\r\nConnection: close\r\n\r\n"
@@ -450,24 +449,7 @@ fn post_a_slow_body(port: u16, token: &str, length: usize, sent: usize) -> (u16,
     stream.write_all(head.as_bytes()).unwrap();
     stream.write_all(&vec![b' '; sent]).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut response = Vec::new();
-    let _ = stream.read_to_end(&mut response);
-    let text = String::from_utf8_lossy(&response).into_owned();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    // A chunked body: the JSON between its first '{' and its last '}'.
-    let body = match (body.find('{'), body.rfind('}')) {
-        (Some(a), Some(b)) if a <= b => body[a..=b].to_owned(),
-        _ => body,
-    };
-    (status, body)
+    read_response(stream)
 }
 
 #[test]

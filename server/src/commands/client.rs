@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use hetsim_scripting::Variable;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
@@ -13,7 +12,7 @@ use crate::cli::{
     TargetArgs,
 };
 use crate::input::{pair, read_text};
-use crate::run::RunStatus;
+use crate::run::{label_count, variable_value, RunStatus};
 
 struct Client {
     http: reqwest::Client,
@@ -91,24 +90,15 @@ impl Client {
     }
 }
 
-fn variable_json(v: Variable) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
 /// `NAME=V` (or, in a sweep, `NAME=V1,V2,…`) flags as a JSON object.
 fn values(flags: &[String], flag: &str, sweep: bool, read: impl Fn(&str) -> Result<Value>) -> Result<Value> {
     let mut out = serde_json::Map::new();
     for text in flags {
         let (name, value) = pair(text, flag)?;
-        let items: Vec<Value> = if sweep {
-            value.split(',').map(|v| read(v.trim())).collect::<Result<_>>()?
+        let value = if sweep {
+            crate::run::comma_list(value, &read)?
         } else {
-            vec![read(value)?]
-        };
-        let value = if sweep && items.len() > 1 {
-            Value::Array(items)
-        } else {
-            items.into_iter().next().unwrap_or(Value::Null)
+            read(value)?
         };
         out.insert(name.to_owned(), value);
     }
@@ -155,13 +145,9 @@ fn app_and_system(args: &SubmitArgs) -> Result<serde_json::Map<String, Value>> {
 
 fn submission(args: &SubmitArgs, sweep: bool) -> Result<Value> {
     let labels = values(&args.labels, "--label", sweep, |v| {
-        v.parse::<u64>()
-            .map(Value::from)
-            .map_err(|_| anyhow!("--label: {v:?} is not a whole number"))
+        label_count(v).ok_or_else(|| anyhow!("--label: {v:?} is not a whole number"))
     })?;
-    let variables = values(&args.vars, "--var", sweep, |v| {
-        Ok(variable_json(Variable::infer(v)))
-    })?;
+    let variables = values(&args.vars, "--var", sweep, |v| Ok(variable_value(v)))?;
     let mut body = app_and_system(args)?;
     body.insert("queue".into(), args.queue.as_str().into());
     body.insert("labels".into(), labels);

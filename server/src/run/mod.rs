@@ -8,9 +8,37 @@ mod status;
 pub use spec::{new_id, RunSpec, SpecError, Submission};
 pub use status::RunStatus;
 
+use hetsim_scripting::Variable;
+use serde_json::Value;
+
 use crate::limits::ServiceLimits;
 use crate::queue::RunQueue;
 use crate::storage::Store;
+
+/// `V1,V2,…` as a sweep submission gives one label or variable: each item, trimmed, read by
+/// `read`; one item as itself, more as a list. The CLI's flags and the UI's fields share it.
+pub fn comma_list<E>(text: &str, read: impl Fn(&str) -> Result<Value, E>) -> Result<Value, E> {
+    let mut items = text
+        .split(',')
+        .map(|v| read(v.trim()))
+        .collect::<Result<Vec<_>, E>>()?;
+    Ok(if items.len() == 1 {
+        items.pop().unwrap_or(Value::Null)
+    } else {
+        Value::Array(items)
+    })
+}
+
+/// A label's process count as a submission gives it, or `None` for text that is not a
+/// whole number.
+pub fn label_count(text: &str) -> Option<Value> {
+    text.parse::<u64>().ok().map(Value::from)
+}
+
+/// A variable's value as a submission gives it, its type inferred from the text.
+pub fn variable_value(text: &str) -> Value {
+    serde_json::to_value(Variable::infer(text)).unwrap_or(Value::Null)
+}
 
 /// What a queued submission became: its sweep, if it is one, and its runs.
 #[derive(Clone, Debug)]

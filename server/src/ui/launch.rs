@@ -3,18 +3,18 @@
 //! every combination (the page counts the runs while one types, app.js).
 
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Form;
-use hetsim_scripting::{SystemFile, Variable};
+use hetsim_scripting::SystemFile;
 use maud::{html, Markup};
-use serde_json::Value;
 
 use super::{encode, layout, see_other, PageResult};
 use crate::http::AppState;
-use crate::run::{enqueue, Submission};
+use crate::run::{comma_list, enqueue, label_count, variable_value, Submission};
 use crate::storage::{Library, Named};
 
 /// Empty variable rows offered beyond the names the app reads.
@@ -75,17 +75,13 @@ impl Launch {
     fn submission(&self, app_id: String, system_id: String) -> Result<Submission, (String, String)> {
         let mut labels = serde_json::Map::new();
         for (name, text) in self.labels.iter().filter(|(_, v)| !v.trim().is_empty()) {
-            let counts = text
-                .split(',')
-                .map(|v| v.trim().parse::<u64>().map(Value::from))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|_| {
-                    (
-                        format!("label {name}"),
-                        format!("{text:?}: expected whole numbers of processes, separated by commas"),
-                    )
-                })?;
-            labels.insert(name.clone(), one_or_list(counts));
+            let counts = comma_list(text, |v| label_count(v).ok_or(())).map_err(|()| {
+                (
+                    format!("label {name}"),
+                    format!("{text:?}: expected whole numbers of processes, separated by commas"),
+                )
+            })?;
+            labels.insert(name.clone(), counts);
         }
         let mut variables = serde_json::Map::new();
         for (name, text) in self.variables.iter().filter(|(_, v)| !v.trim().is_empty()) {
@@ -95,11 +91,8 @@ impl Launch {
                     format!("the value {text:?} has no variable name"),
                 ));
             }
-            let values = text
-                .split(',')
-                .map(|v| serde_json::to_value(Variable::infer(v.trim())).unwrap_or(Value::Null))
-                .collect();
-            variables.insert(name.clone(), one_or_list(values));
+            let Ok(values) = comma_list(text, |v| Ok::<_, Infallible>(variable_value(v)));
+            variables.insert(name.clone(), values);
         }
         Ok(Submission {
             queue: self.queue.trim().to_owned(),
@@ -112,14 +105,6 @@ impl Launch {
             labels: labels.into_iter().collect(),
             variables: variables.into_iter().collect(),
         })
-    }
-}
-
-fn one_or_list(mut values: Vec<Value>) -> Value {
-    if values.len() == 1 {
-        values.pop().unwrap_or(Value::Null)
-    } else {
-        Value::Array(values)
     }
 }
 

@@ -18,7 +18,7 @@ use crate::charts::Chart;
 use crate::http::{ApiError, AppState};
 use crate::run::RunStatus;
 use crate::storage::{RunFilter, RunRecord};
-use crate::table::compare_cells;
+use crate::table::{compare_cells, plain};
 
 /// Seconds between reloads of a page whose run or sweep is unfinished.
 const REFRESH_SECONDS: u32 = 2;
@@ -80,7 +80,7 @@ pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResul
             div #nodes { (layout::table(
                 ["node", "busy time [s]", "energy [J]"],
                 result["nodes"].as_array().into_iter().flatten().map(|n| html! {
-                    tr { td { (text(&n["id"])) } td.num { (num(&n["busy_time"])) } td.num { (num(&n["energy"])) } }
+                    tr { td { (plain(&n["id"])) } td.num { (num(&n["busy_time"])) } td.num { (num(&n["energy"])) } }
                 }),
             )) }
             h2 { "Log" }
@@ -127,16 +127,8 @@ fn figure(name: &str, value: &Value, unit: &str) -> Markup {
     html! { div.figure { span.value { (num(value)) " " (unit) } span.name { (name) } } }
 }
 
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
 fn num(v: &Value) -> String {
-    v.as_f64().map(number).unwrap_or_else(|| text(v))
+    v.as_f64().map(number).unwrap_or_else(|| plain(v))
 }
 
 const PROCESS_COLUMNS: [&str; 7] = [

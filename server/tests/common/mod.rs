@@ -88,6 +88,11 @@ pub fn http_bytes(port: u16, method: &str, path: &str, body: &[u8], token: Optio
     );
     stream.write_all(request.as_bytes()).unwrap();
     let _ = stream.write_all(body);
+    read_response(stream)
+}
+
+/// Reads an HTTP/1.1 response to its end; returns (status, body).
+pub fn read_response(mut stream: TcpStream) -> (u16, String) {
     let mut response = Vec::new();
     let _ = stream.read_to_end(&mut response);
     let text = String::from_utf8_lossy(&response).into_owned();
