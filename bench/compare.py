@@ -43,7 +43,7 @@ def median(cmd, runs):
 
 
 def build(tmp):
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "hetsim-server"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "hetsim"], cwd=ROOT, check=True)
     simgrid = os.path.join(tmp, "simgrid")
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "simgrid"], capture_output=True, text=True,
                            check=True).stdout.split()

@@ -1,0 +1,558 @@
+//! The command line, as clap reads it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use hetsim_charts::trace::TraceFormat;
+use hetsim_service::limits::{Attempts, ServiceLimits};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hetsim",
+    version,
+    about = "Simulate parallel and distributed applications on heterogeneous hardware (CPUs, GPUs, links)",
+    after_help = "Examples:\n  hetsim model volkov --params examples/models/volkov-gtx970.json\n  hetsim components\n  \
+hetsim catalog list apps --server http://127.0.0.1:8080"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulate an application (Rhai) on a system model (TOML or JSON), locally.
+    #[command(after_help = "Example (the thesis scenario, seed 004 Figure 5.23):\n  \
+hetsim run --app examples/gajger/app.rhai --system examples/gajger/gtx970.toml \\\n    \
+--var occupancy=64 --var computeIntensity=128 --var blockSize=256 --var numElements=400000000\n\n\
+Every label of the system runs at its capacity (count × multiplicity) unless --label gives\n\
+its count; labels not given keep the system's.\n\
+A variable's type is inferred: integer, else float, else true/false, else string.")]
+    Run(RunArgs),
+    /// Evaluate one analytic model and show its intermediate values.
+    #[command(
+        after_help = "Models: volkov, gmem-throughput, transfer, hong-kim, wang-lou, transit, occupancy.\n\
+Example:\n  hetsim model volkov --params examples/models/volkov-gtx970.json\n  \
+echo '{\"size\": 1e9, \"bandwidth\": 15.8e9}' | hetsim model transfer --params - --json"
+    )]
+    Model(ModelArgs),
+    /// List the hardware catalog: components, their attributes and sources.
+    #[command(
+        after_help = "Example:\n  hetsim components --kind GPU\n  hetsim components --name \"GTX 970 - gajger\" --json"
+    )]
+    Components(ComponentsArgs),
+    /// Fit model parameters to measurements given as CSV.
+    #[command(subcommand)]
+    Calibrate(CalibrateCommand),
+    /// Analyse GPU kernels from their SASS.
+    #[command(subcommand)]
+    Kernel(KernelCommand),
+    /// Hold the GPU and transfer models against measurements: MAPE and worst case per file,
+    /// cross-validation by block size, and a report with plots of predicted against measured.
+    #[command(
+        after_help = "Example:\n  hetsim validate                                   # the shipped H100 data\n  \
+hetsim validate --data ../shared/measurements/h100 --report docs/VALIDATION.md\n\n\
+Exits with an error when a target of docs/VALIDATION.md is missed."
+    )]
+    Validate(ValidateArgs),
+    /// Serve the HTTP API; without --amqp, also queue and run simulations in-process.
+    #[command(
+        after_help = "Examples:\n  hetsim serve                      # SQLite hetsim.db, in-process queue and workers\n  \
+hetsim serve --db postgres://127.0.0.1/hetsim --amqp amqp://guest:guest@127.0.0.1:5672 --token secret"
+    )]
+    Serve(ServeArgs),
+    /// Take runs of one queue from RabbitMQ, simulate them, write the results to the database.
+    #[command(
+        after_help = "Example:\n  HETSIM_DB=postgres://db/hetsim HETSIM_AMQP=amqp://broker hetsim worker --queue gpu"
+    )]
+    Worker(WorkerArgs),
+    /// Queue one run on a server.
+    #[command(
+        after_help = "Example:\n  hetsim submit --server http://127.0.0.1:8080 --queue default --app examples/gajger/app.rhai \\\n    \
+--system examples/gajger/gtx970.toml --var occupancy=64 --var computeIntensity=128 --var blockSize=256 \\\n    \
+--var numElements=400000000 --wait\n  \
+hetsim submit --app-name saxpy2 --system-name gtx970 --var numElements=1000000   # stored on the server\n\n\
+A local --system file goes with the .rhai model files and SASS listings it names, so what\n\
+runs locally runs on the server."
+    )]
+    Submit(SubmitArgs),
+    /// Queue a sweep: the cartesian product of comma-separated label counts and variable values.
+    #[command(
+        after_help = "Example:\n  hetsim sweep --server http://127.0.0.1:8080 --queue default --app examples/gajger/app.rhai \\\n    \
+--system examples/gajger/gtx970.toml --var blockSize=32,64,128,256 --var computeIntensity=1,8,64 \\\n    \
+--var occupancy=64 --var numElements=1000000 --wait"
+    )]
+    Sweep(SubmitArgs),
+    /// Show the result of a run, or the results of a sweep (--csv for a table).
+    #[command(after_help = "Example:\n  hetsim results --server http://127.0.0.1:8080 3f6c… --csv")]
+    Results(ResultsArgs),
+    /// Cancel a run, or every unfinished run of a sweep (a running run stops within a second).
+    #[command(after_help = "Example:\n  hetsim cancel --server http://127.0.0.1:8080 3f6c…")]
+    Cancel(TargetArgs),
+    /// Delete a run or a sweep with its results, traces and logs (cancelling what still runs).
+    #[command(after_help = "Example:\n  hetsim delete --server http://127.0.0.1:8080 3f6c…")]
+    Delete(TargetArgs),
+    /// List or fetch what a server stores: components, models, systems and apps.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// List a server's stored items of one kind: id and name (components with their kind).
+    #[command(
+        after_help = "Examples:\n  hetsim catalog list apps --server http://127.0.0.1:8080\n  hetsim catalog list components --json"
+    )]
+    List(CatalogListArgs),
+    /// Fetch one stored item by id or name: a model's or an app's Rhai source, a system's
+    /// TOML or JSON, a component as JSON.
+    #[command(
+        after_help = "Examples:\n  hetsim catalog get apps saxpy2 -o saxpy2.rhai\n  hetsim catalog get components \"GTX 970 - gajger\""
+    )]
+    Get(CatalogGetArgs),
+    /// Store a local file on a server under a name: a model's or an app's Rhai source, a
+    /// system's TOML or JSON, a component as JSON (the `[[component]]` fields). An item of
+    /// that name is replaced.
+    #[command(
+        after_help = "Examples:\n  hetsim catalog put apps saxpy2 examples/gajger/app.rhai\n  hetsim catalog put systems gtx970 examples/gajger/gtx970.toml"
+    )]
+    Put(CatalogPutArgs),
+}
+
+/// The kinds of item a server's catalog stores (the routes `/api/<kind>`).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum CatalogKind {
+    Components,
+    Models,
+    Systems,
+    Apps,
+}
+
+impl CatalogKind {
+    /// The collection's name in the API's routes.
+    pub fn route(self) -> &'static str {
+        match self {
+            CatalogKind::Components => "components",
+            CatalogKind::Models => "models",
+            CatalogKind::Systems => "systems",
+            CatalogKind::Apps => "apps",
+        }
+    }
+}
+
+/// Where a server is and how to be let in.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    #[arg(long, env = "HETSIM_SERVER", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    #[arg(long, env = "HETSIM_TOKEN")]
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogListArgs {
+    #[command(flatten)]
+    pub target: ServerArgs,
+    pub kind: CatalogKind,
+    /// Print the items as JSON (with their bodies).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogGetArgs {
+    #[command(flatten)]
+    pub target: ServerArgs,
+    pub kind: CatalogKind,
+    /// The item's id or name (an id wins when both match).
+    pub id_or_name: String,
+    /// Write it to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogPutArgs {
+    #[command(flatten)]
+    pub target: ServerArgs,
+    pub kind: CatalogKind,
+    /// The name to store it under (a component's is the `name` in its JSON).
+    pub name: String,
+    /// The file to store.
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Database: a SQLite file, or postgres://…
+    #[arg(long, env = "HETSIM_DB", default_value = "hetsim.db")]
+    pub db: String,
+    /// RabbitMQ URL; without it, runs are queued in the database and run in-process.
+    #[arg(long, env = "HETSIM_AMQP")]
+    pub amqp: Option<String>,
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub bind: String,
+    /// Require `Authorization: Bearer TOKEN` on every route but /api/health. Prefer
+    /// HETSIM_TOKEN or --token-file: an argument is visible to every user in `ps`.
+    #[arg(long, env = "HETSIM_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Read the token from this file (its first line).
+    #[arg(long, conflicts_with = "token")]
+    pub token_file: Option<std::path::PathBuf>,
+    /// In-process workers (default: 2 without --amqp, none with it).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// With --amqp and --workers: the queue the in-process workers take runs from.
+    #[arg(long, default_value = "default")]
+    pub queue: String,
+    /// Times a run may be started before it is failed (when its worker's process dies with
+    /// it each time): the queues' one delivery limit.
+    #[arg(long, default_value_t = Attempts::DEFAULT)]
+    pub max_attempts: Attempts,
+    /// With --amqp: seconds a published run may wait before the reaper asks the broker
+    /// whether its message is still queued, and re-publishes it if not.
+    #[arg(long, default_value_t = 300)]
+    pub requeue_after_seconds: u64,
+    #[command(flatten)]
+    pub limits: LimitFlags,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    #[arg(long)]
+    pub queue: String,
+    #[arg(long, env = "HETSIM_DB")]
+    pub db: String,
+    #[arg(long, env = "HETSIM_AMQP")]
+    pub amqp: String,
+    /// A name for this worker in the runs it takes (default: host and process id).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// As `serve --max-attempts`; the queue's delivery limit is declared from it.
+    #[arg(long, default_value_t = Attempts::DEFAULT)]
+    pub max_attempts: Attempts,
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    #[arg(long, env = "HETSIM_SERVER", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    #[arg(long, env = "HETSIM_TOKEN")]
+    pub token: Option<String>,
+    #[arg(long, default_value = "default")]
+    pub queue: String,
+    /// The application model, a local Rhai file.
+    #[arg(long, value_name = "FILE.rhai", required_unless_present = "app_name")]
+    pub app: Option<PathBuf>,
+    /// An application stored on the server, by name (`hetsim catalog list apps`).
+    #[arg(long, value_name = "NAME", conflicts_with = "app")]
+    pub app_name: Option<String>,
+    /// The system model, a local TOML or JSON file; the .rhai model files and SASS listings
+    /// it names are sent with it.
+    #[arg(long, value_name = "FILE.toml", required_unless_present = "system_name")]
+    pub system: Option<PathBuf>,
+    /// A system stored on the server, by name (`hetsim catalog list systems`).
+    #[arg(long, value_name = "NAME", conflicts_with = "system")]
+    pub system_name: Option<String>,
+    /// NAME=COUNT (a sweep takes NAME=C1,C2,…).
+    #[arg(long = "label", value_name = "NAME=COUNT")]
+    pub labels: Vec<String>,
+    /// NAME=VALUE (a sweep takes NAME=V1,V2,…).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Wait for the run or sweep to finish, with a progress bar, and print the result.
+    #[arg(long)]
+    pub wait: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ResultsArgs {
+    #[arg(long, env = "HETSIM_SERVER", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    #[arg(long, env = "HETSIM_TOKEN")]
+    pub token: Option<String>,
+    /// A run id or a sweep id.
+    pub id: String,
+    /// One CSV row per run.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    #[arg(long, env = "HETSIM_SERVER", default_value = "http://127.0.0.1:8080")]
+    pub server: String,
+    #[arg(long, env = "HETSIM_TOKEN")]
+    pub token: Option<String>,
+    /// A run id or a sweep id.
+    pub id: String,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The application model: a Rhai script run once per process.
+    #[arg(long, value_name = "FILE.rhai")]
+    pub app: PathBuf,
+    /// The system model: nodes, links, components, computational models.
+    #[arg(long, value_name = "FILE.toml")]
+    pub system: PathBuf,
+    /// Processes of a label, e.g. `--label GPU=2` (repeatable).
+    #[arg(long = "label", value_name = "NAME=COUNT")]
+    pub labels: Vec<String>,
+    /// A run variable, e.g. `--var blockSize=256` (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Algorithm of collectives that name none: binomial (default), flat or ring (ring for
+    /// allreduce, allgather and alltoall; binomial for the rest).
+    #[arg(long, default_value = "binomial")]
+    pub algorithm: String,
+    /// Print the results as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the trace of spans (process, kind, start, end, detail) as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    pub trace: Option<PathBuf>,
+    /// The format of --trace: native (hetsim's spans) or chrome (trace events for Perfetto
+    /// and chrome://tracing).
+    #[arg(long, value_enum, default_value_t, requires = "trace")]
+    pub trace_format: TraceFormat,
+    /// Draw a Gantt chart of the processes as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub timeline: Option<PathBuf>,
+    /// Sandbox: wall time a script may run between two sim.* calls [s].
+    #[arg(long, default_value_t = 1.0)]
+    pub max_slice_seconds: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// The model: volkov, gmem-throughput, transfer, hong-kim, wang-lou, transit or occupancy.
+    pub name: String,
+    /// A JSON object of the model's input keys, or `-` for standard input.
+    #[arg(long, value_name = "FILE")]
+    pub params: PathBuf,
+    /// Print one JSON object with every output key.
+    #[arg(long)]
+    pub json: bool,
+    /// Also draw the transit figure as SVG (transit model only).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ComponentsArgs {
+    /// Only components of this kind (GPU, CPU, NETWORK).
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Only the component with this exact name.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// A measurement folder (bench/gpu/run.sh's output).
+    #[arg(long, default_value = "examples/validation/data/h100")]
+    pub data: PathBuf,
+    /// The validation application (variables: phases, computeIntensity, blockSize, numElements, dynamicSharedMemory, hostMemory).
+    #[arg(long, default_value = "examples/validation/saxpy2/app.rhai")]
+    pub app: PathBuf,
+    /// The system model of the measured machine.
+    #[arg(long, default_value = "examples/validation/saxpy2/h100.toml")]
+    pub system: PathBuf,
+    /// Write a Markdown report here, with its SVG figures in a `validation/` folder beside it.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CalibrateCommand {
+    /// Startup time and λ of a link per direction (eq. 5.5), from CSV `direction,size,seconds`.
+    #[command(
+        after_help = "Directions: HtD, DtH, DtD, HtH (or HostToDevice, ...). Zero-byte rows are ignored.\n\
+Example:\n  hetsim calibrate link examples/calibration/pcie3-gtx970.csv --bandwidth 15.8e9"
+    )]
+    Link(CalibrateLinkArgs),
+    /// Kernel λ (eq. 4.4), from CSV `estimated,measured` [s], the estimate simulated with λ = 1.
+    #[command(after_help = "Example:\n  hetsim calibrate kernel examples/calibration/kernel-gtx970.csv")]
+    Kernel(CalibrateKernelArgs),
+    /// A GPU's catalog entry for the `gpu-queueing` model, from a folder that bench/gpu/run.sh
+    /// measured: fits memoryQueueCycles, issueEfficiency, blockLaunchRate and warpSkew to the
+    /// saxpy2 timings, the launch overhead to launch.csv and the power levels to power.csv.
+    #[command(
+        after_help = "Example:\n  hetsim calibrate gpu examples/validation/data/h100 --name \"H100 SXM5 80GB\""
+    )]
+    Gpu(CalibrateGpuArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateGpuArgs {
+    /// The measurement folder (props.csv, sweep.csv, occupancy_block256.csv, launch.csv, power.csv, saxpy2_*.sass).
+    pub dir: PathBuf,
+    /// The component's name in the printed entry (default: props.csv's `name`).
+    #[arg(long)]
+    pub name: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateLinkArgs {
+    /// CSV with a header row: direction,size,seconds.
+    pub csv: PathBuf,
+    /// The link's theoretical bandwidth per direction [bytes/s] (thesis Table 4.3).
+    #[arg(long)]
+    pub bandwidth: f64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateKernelArgs {
+    /// CSV with a header row: estimated,measured.
+    pub csv: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KernelCommand {
+    /// SASS in, model parameters out: loops, per-warp instruction counts by pipe, global bytes
+    /// per warp and the latency bound (seed 004, section 5.2), statically or by emulating a launch.
+    #[command(
+        after_help = "Input: `cuobjdump -sass` output (sm_50 … sm_90, several kernels), the thesis's numbered\n\
+listing (seed 004, Figure 5.2), or, with nvcc/cuobjdump on PATH, a cubin, an executable or a .cu file.\n\n\
+Examples:\n  \
+hetsim kernel analyze examples/kernels/saxpy2-figure-5-2.sass                # formulas: 23 + 4·L0, 942 + 24·L0\n  \
+hetsim kernel analyze examples/kernels/saxpy2-figure-5-2.sass --trip L0=128\n  \
+hetsim kernel analyze examples/kernels/saxpy2-sm90.sass --grid 65536 --block 256 --args 16777216,8,_,_ --json"
+    )]
+    Analyze(KernelAnalyzeArgs),
+    /// Times a launch with TEG (seed 002): the emulated warps' instruction streams replayed
+    /// through a cycle-approximate model of one SM's issue engine, scaled to the grid, with the
+    /// time each bottleneck costs.
+    #[command(after_help = "Examples:\n  \
+hetsim kernel simulate examples/kernels/saxpy2-sm90.sass --grid 262144 --block 256 --args 67108864,32,_,_\n  \
+hetsim kernel simulate examples/kernels/saxpy2-sm90.sass --grid 262144 --block 256 --args 67108864,32,_,_ --warps-per-sm 8 --json")]
+    Simulate(KernelSimulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KernelSimulateArgs {
+    /// A SASS listing, a cubin or executable, or a .cu file.
+    pub file: PathBuf,
+    /// The kernel: a substring of its mangled or demangled name.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Architecture (sm_52 … sm_90); overrides the listing's.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// The grid, `X[,Y,Z]`.
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub grid: String,
+    /// The block, `X[,Y,Z]`.
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub block: String,
+    /// The kernel's arguments in order, `_` for a pointer: `16777216,8,_,_`.
+    #[arg(long, value_name = "V,V,…", allow_hyphen_values = true)]
+    pub args: Option<String>,
+    /// Dynamic shared memory per block [bytes].
+    #[arg(long, default_value_t = 0)]
+    pub dynamic_shared: u32,
+    /// The GPU, by its catalog name (`hetsim components`).
+    #[arg(long, default_value = "H100 SXM5 80GB")]
+    pub gpu: String,
+    /// Resident warps per SM instead of the occupancy calculator's (whole blocks, at least one).
+    #[arg(long)]
+    pub warps_per_sm: Option<u32>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct KernelAnalyzeArgs {
+    /// A SASS listing, a cubin or executable, or a .cu file.
+    pub file: PathBuf,
+    /// The kernel: a substring of its mangled or demangled name.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Architecture (sm_52 … sm_90); overrides the listing's, and picks the target of a .cu file.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// Static mode: how many times loop LOOP's header runs, e.g. `--trip L0=128` (repeatable).
+    #[arg(long = "trip", value_name = "LOOP=N")]
+    pub trips: Vec<String>,
+    /// Emulation mode: the grid, `X[,Y,Z]`.
+    #[arg(long, value_name = "X[,Y,Z]", requires = "block")]
+    pub grid: Option<String>,
+    /// Emulation mode: the block, `X[,Y,Z]`.
+    #[arg(long, value_name = "X[,Y,Z]", requires = "grid")]
+    pub block: Option<String>,
+    /// Emulation mode: the kernel's arguments in order, `_` for a pointer: `16777216,8,_,_`.
+    #[arg(long, value_name = "V,V,…", requires = "grid", allow_hyphen_values = true)]
+    pub args: Option<String>,
+    /// Emulation mode: dynamic shared memory per block [bytes].
+    #[arg(long, default_value_t = 0)]
+    pub dynamic_shared: u32,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hetsim serve`'s limits on what one request may ask (docs/SERVER.md, "Limits"); their
+/// defaults are [`ServiceLimits::default`]'s.
+#[derive(Clone, Debug, Args)]
+pub struct LimitFlags {
+    /// Largest request body [bytes] (413 above).
+    #[arg(long, default_value_t = ServiceLimits::default().max_body_bytes)]
+    pub max_body_bytes: usize,
+    /// Processes one run may place (the labels' counts summed, or the system's nodes ×
+    /// count × label multiplicity when no labels are given).
+    #[arg(long, default_value_t = ServiceLimits::default().max_processes)]
+    pub max_processes: u64,
+    /// Runs one sweep may expand to (the product of its lists, checked).
+    #[arg(long, default_value_t = ServiceLimits::default().max_sweep_runs)]
+    pub max_sweep_runs: u64,
+    /// Variables one run may have.
+    #[arg(long, default_value_t = ServiceLimits::default().max_variables)]
+    pub max_variables: usize,
+    /// Largest text variable [bytes].
+    #[arg(long, default_value_t = ServiceLimits::default().max_variable_bytes)]
+    pub max_variable_bytes: usize,
+    /// Largest application script [bytes].
+    #[arg(long, default_value_t = ServiceLimits::default().max_script_bytes)]
+    pub max_script_bytes: usize,
+    /// Simultaneous connections; further ones wait to be accepted.
+    #[arg(long, default_value_t = ServiceLimits::default().max_connections)]
+    pub max_connections: usize,
+    /// Seconds a client may take to send a request's headers.
+    #[arg(long, default_value_t = ServiceLimits::default().header_timeout_seconds)]
+    pub header_timeout_seconds: u64,
+    /// Seconds a request may take, body and handler included (408 after).
+    #[arg(long, default_value_t = ServiceLimits::default().request_timeout_seconds)]
+    pub request_timeout_seconds: u64,
+}
+
+impl From<LimitFlags> for ServiceLimits {
+    fn from(f: LimitFlags) -> Self {
+        ServiceLimits {
+            max_body_bytes: f.max_body_bytes,
+            max_processes: f.max_processes,
+            max_sweep_runs: f.max_sweep_runs,
+            max_variables: f.max_variables,
+            max_variable_bytes: f.max_variable_bytes,
+            max_script_bytes: f.max_script_bytes,
+            max_connections: f.max_connections,
+            header_timeout_seconds: f.header_timeout_seconds,
+            request_timeout_seconds: f.request_timeout_seconds,
+        }
+    }
+}

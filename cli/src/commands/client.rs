@@ -1,0 +1,424 @@
+//! `hetsim submit`, `hetsim sweep`, `hetsim results` and `hetsim catalog`: clients of a
+//! server's HTTP API.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::Value;
+
+use crate::cli::{
+    CatalogCommand, CatalogGetArgs, CatalogKind, CatalogListArgs, CatalogPutArgs, ResultsArgs, SubmitArgs,
+    TargetArgs,
+};
+use crate::input::pair;
+use hetsim_lab::files::read_text;
+use hetsim_service::submit::{label_count, variable_value, RunStatus};
+
+struct Client {
+    http: reqwest::Client,
+    server: String,
+    token: Option<String>,
+}
+
+impl Client {
+    fn new(server: &str, token: Option<String>) -> Self {
+        Client {
+            http: reqwest::Client::new(),
+            server: server.trim_end_matches('/').to_owned(),
+            token,
+        }
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Option<Value>> {
+        let request = match &self.token {
+            Some(t) => request.bearer_auth(t),
+            None => request,
+        };
+        let response = request
+            .send()
+            .await
+            .with_context(|| format!("reaching {}", self.server))?;
+        let status = response.status();
+        if status == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            let field = body["field"]
+                .as_str()
+                .map(|f| format!(" (field `{f}`)"))
+                .unwrap_or_default();
+            bail!(
+                "{status}: {}{field}",
+                body["error"].as_str().unwrap_or("no message")
+            );
+        }
+        Ok(Some(body))
+    }
+
+    async fn get(&self, path: &str) -> Result<Option<Value>> {
+        self.send(self.http.get(format!("{}{path}", self.server))).await
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> Result<Value> {
+        self.send(self.http.post(format!("{}{path}", self.server)).json(body))
+            .await?
+            .ok_or_else(|| anyhow!("{path}: not found on {}", self.server))
+    }
+
+    async fn put(&self, path: &str, body: &Value) -> Result<Value> {
+        self.send(self.http.put(format!("{}{path}", self.server)).json(body))
+            .await?
+            .ok_or_else(|| anyhow!("{path}: not found on {}", self.server))
+    }
+
+    /// `method` on `/api/runs/ID{suffix}`, or on `/api/sweeps/ID{suffix}` when there is no
+    /// such run: the body answered and whether the id was a sweep's.
+    async fn on_run_or_sweep(
+        &self,
+        method: reqwest::Method,
+        id: &str,
+        suffix: &str,
+    ) -> Result<(Value, bool)> {
+        for (collection, sweep) in [("runs", false), ("sweeps", true)] {
+            let url = format!("{}/api/{collection}/{id}{suffix}", self.server);
+            if let Some(body) = self.send(self.http.request(method.clone(), url)).await? {
+                return Ok((body, sweep));
+            }
+        }
+        bail!("no run or sweep with id {id} on {}", self.server)
+    }
+}
+
+/// `NAME=V` (or, in a sweep, `NAME=V1,V2,…`) flags as a JSON object.
+fn values(flags: &[String], flag: &str, sweep: bool, read: impl Fn(&str) -> Result<Value>) -> Result<Value> {
+    let mut out = serde_json::Map::new();
+    for text in flags {
+        let (name, value) = pair(text, flag)?;
+        let value = if sweep {
+            hetsim_service::submit::comma_list(value, &read)?
+        } else {
+            read(value)?
+        };
+        out.insert(name.to_owned(), value);
+    }
+    Ok(Value::Object(out))
+}
+
+/// The system file as the server takes it: its text, or, where it names files (`.rhai`
+/// computational models, kernels' SASS listings), a JSON object with those files inlined,
+/// as `hetsim run` would read them: a server reads no file.
+fn system_for_server(path: &std::path::Path) -> Result<Value> {
+    let text = read_text(path)?;
+    let origin = path.display().to_string();
+    let file = hetsim_scripting::SystemFile::parse(&text, &origin).map_err(|e| anyhow!(e))?;
+    let base_dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let inlined = file
+        .clone()
+        .inline_kernel_listings(base_dir)
+        .and_then(|f| f.inline_model_files(base_dir))
+        .map_err(|e| anyhow!("{origin}: {e}"))?;
+    if inlined != file {
+        return Ok(serde_json::to_value(inlined)?);
+    }
+    if text.trim_start().starts_with('{') {
+        return serde_json::from_str(&text).with_context(|| format!("{origin}: malformed JSON"));
+    }
+    Ok(Value::String(text))
+}
+
+/// `"KEY": local file's content` or `"KEY_name": stored item's name`, whichever was given.
+fn app_and_system(args: &SubmitArgs) -> Result<serde_json::Map<String, Value>> {
+    let mut out = serde_json::Map::new();
+    match (&args.app, &args.app_name) {
+        (Some(path), _) => out.insert("app".into(), read_text(path)?.into()),
+        (None, Some(name)) => out.insert("app_name".into(), name.as_str().into()),
+        (None, None) => bail!("--app FILE or --app-name NAME is required"),
+    };
+    match (&args.system, &args.system_name) {
+        (Some(path), _) => out.insert("system".into(), system_for_server(path)?),
+        (None, Some(name)) => out.insert("system_name".into(), name.as_str().into()),
+        (None, None) => bail!("--system FILE or --system-name NAME is required"),
+    };
+    Ok(out)
+}
+
+fn submission(args: &SubmitArgs, sweep: bool) -> Result<Value> {
+    let labels = values(&args.labels, "--label", sweep, |v| {
+        label_count(v).ok_or_else(|| anyhow!("--label: {v:?} is not a whole number"))
+    })?;
+    let variables = values(&args.vars, "--var", sweep, |v| Ok(variable_value(v)))?;
+    let mut body = app_and_system(args)?;
+    body.insert("queue".into(), args.queue.as_str().into());
+    body.insert("labels".into(), labels);
+    body.insert("variables".into(), variables);
+    Ok(Value::Object(body))
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    ProgressBar::new(len).with_style(
+        ProgressStyle::with_template(&format!(
+            "{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {what} {{msg}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    )
+}
+
+async fn wait_run(client: &Client, id: &str) -> Result<Value> {
+    let spinner = bar(1, "run");
+    loop {
+        let run = client
+            .get(&format!("/api/runs/{id}"))
+            .await?
+            .ok_or_else(|| anyhow!("run {id} vanished"))?;
+        let status = run["status"].as_str().unwrap_or("").to_owned();
+        spinner.set_message(status.clone());
+        if RunStatus::parse(&status).is_some_and(RunStatus::is_final) {
+            spinner.finish_and_clear();
+            return Ok(run);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn wait_sweep(client: &Client, id: &str) -> Result<Value> {
+    let mut progress: Option<ProgressBar> = None;
+    loop {
+        let sweep = client
+            .get(&format!("/api/sweeps/{id}"))
+            .await?
+            .ok_or_else(|| anyhow!("sweep {id} vanished"))?;
+        let total = sweep["total"].as_u64().unwrap_or(0);
+        let finished: u64 = RunStatus::ALL
+            .into_iter()
+            .filter(|s| s.is_final())
+            .map(|s| sweep[s.as_str()].as_u64().unwrap_or(0))
+            .sum();
+        let p = progress.get_or_insert_with(|| bar(total, "runs"));
+        p.set_position(finished);
+        p.set_message(format!("({} failed)", sweep["failed"]));
+        if finished == total {
+            p.finish_and_clear();
+            return Ok(sweep);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn print_run(run: &Value) {
+    match run["status"].as_str() {
+        Some("done") => println!(
+            "run {} done: overall time {:.6} ms, total energy {:.6} J, failure chance {}",
+            run["id"].as_str().unwrap_or(""),
+            run["result"]["overall_time"].as_f64().unwrap_or(f64::NAN) * 1e3,
+            run["result"]["total_energy"].as_f64().unwrap_or(f64::NAN),
+            run["result"]["failure_chance"]
+        ),
+        _ => println!(
+            "run {} {}: {}",
+            run["id"].as_str().unwrap_or(""),
+            run["status"].as_str().unwrap_or("?"),
+            run["error"].as_str().unwrap_or("")
+        ),
+    }
+}
+
+pub async fn submit(args: SubmitArgs, sweep: bool) -> Result<()> {
+    let client = Client::new(&args.server, args.token.clone());
+    let body = submission(&args, sweep)?;
+    let path = if sweep { "/api/sweeps" } else { "/api/runs" };
+    let accepted = client.post(path, &body).await?;
+    let id = accepted["id"]
+        .as_str()
+        .ok_or_else(|| anyhow!("the server answered no id"))?
+        .to_owned();
+    if !args.wait {
+        if args.json {
+            println!("{accepted}");
+        } else {
+            println!(
+                "{} {id} queued on {}",
+                if sweep { "sweep" } else { "run" },
+                args.queue
+            );
+        }
+        return Ok(());
+    }
+    if sweep {
+        let summary = wait_sweep(&client, &id).await?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&summary)?);
+        } else {
+            println!(
+                "sweep {id}: {} runs, {} done, {} failed, {} cancelled",
+                summary["total"], summary["done"], summary["failed"], summary["cancelled"]
+            );
+        }
+    } else {
+        let run = wait_run(&client, &id).await?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&run)?);
+        } else {
+            print_run(&run);
+        }
+        if run["status"] == "failed" {
+            bail!("run {id} failed: {}", run["error"].as_str().unwrap_or(""));
+        }
+    }
+    Ok(())
+}
+
+pub async fn results(args: ResultsArgs) -> Result<()> {
+    let client = Client::new(&args.server, args.token);
+    let runs: Vec<Value> = match client.get(&format!("/api/runs/{}", args.id)).await? {
+        Some(run) => vec![run],
+        None => {
+            client
+                .get(&format!("/api/sweeps/{}", args.id))
+                .await?
+                .ok_or_else(|| anyhow!("no run or sweep with id {}", args.id))?;
+            let list = client
+                .get(&format!("/api/runs?sweep={}&limit=100000", args.id))
+                .await?;
+            list.and_then(|l| l.as_array().cloned()).unwrap_or_default()
+        }
+    };
+    if !args.csv {
+        if runs.len() == 1 {
+            println!("{}", serde_json::to_string_pretty(&runs[0])?);
+        } else {
+            runs.iter().for_each(print_run);
+        }
+        return Ok(());
+    }
+    print!("{}", hetsim_service::table::runs_csv(&runs));
+    Ok(())
+}
+
+pub async fn cancel(args: TargetArgs) -> Result<()> {
+    let client = Client::new(&args.server, args.token);
+    match client
+        .on_run_or_sweep(reqwest::Method::POST, &args.id, "/cancel")
+        .await?
+    {
+        (answer, true) => println!("sweep {}: {} runs cancelled", args.id, answer["cancelled"]),
+        (_, false) => println!("run {} cancelled", args.id),
+    }
+    Ok(())
+}
+
+pub async fn delete(args: TargetArgs) -> Result<()> {
+    let client = Client::new(&args.server, args.token);
+    let (_, sweep) = client
+        .on_run_or_sweep(reqwest::Method::DELETE, &args.id, "")
+        .await?;
+    println!("{} {} deleted", if sweep { "sweep" } else { "run" }, args.id);
+    Ok(())
+}
+
+pub async fn catalog(command: CatalogCommand) -> Result<()> {
+    match command {
+        CatalogCommand::List(args) => catalog_list(args).await,
+        CatalogCommand::Get(args) => catalog_get(args).await,
+        CatalogCommand::Put(args) => catalog_put(args).await,
+    }
+}
+
+/// The item `args` stores: `{name, body}` with the file's text (a system's with the files it
+/// names inlined, as `hetsim submit` sends it: a server reads no file), or a component's
+/// JSON.
+fn catalog_item(args: &CatalogPutArgs) -> Result<Value> {
+    let text = read_text(&args.file)?;
+    match args.kind {
+        CatalogKind::Systems => {
+            let body = match system_for_server(&args.file)? {
+                Value::String(text) => text,
+                inlined => serde_json::to_string_pretty(&inlined)?,
+            };
+            Ok(serde_json::json!({ "name": args.name, "body": body }))
+        }
+        CatalogKind::Components => {
+            let mut component: Value = serde_json::from_str(&text)
+                .with_context(|| format!("{}: expected a component as JSON", args.file.display()))?;
+            let object = component
+                .as_object_mut()
+                .ok_or_else(|| anyhow!("{}: expected a JSON object", args.file.display()))?;
+            object.insert("name".to_owned(), Value::from(args.name.clone()));
+            Ok(component)
+        }
+        _ => Ok(serde_json::json!({ "name": args.name, "body": text })),
+    }
+}
+
+/// Creates the item, or replaces the one of that name.
+async fn catalog_put(args: CatalogPutArgs) -> Result<()> {
+    let client = Client::new(&args.target.server, args.target.token.clone());
+    let route = args.kind.route();
+    let item = catalog_item(&args)?;
+    let existing = format!("/api/{route}/{}", hetsim_web::url::encode(&args.name));
+    let stored = if client.get(&existing).await?.is_some() {
+        client.put(&existing, &item).await?
+    } else {
+        client.post(&format!("/api/{route}"), &item).await?
+    };
+    println!("{}  {}", stored["id"].as_str().unwrap_or(""), args.name);
+    Ok(())
+}
+
+async fn catalog_list(args: CatalogListArgs) -> Result<()> {
+    let client = Client::new(&args.target.server, args.target.token);
+    let route = args.kind.route();
+    let items = client
+        .get(&format!("/api/{route}"))
+        .await?
+        .ok_or_else(|| anyhow!("/api/{route}: not found on {}", client.server))?;
+    if args.json {
+        return super::print_json(&items);
+    }
+    for item in items.as_array().into_iter().flatten() {
+        let kind = item["kind"]
+            .as_str()
+            .map(|k| format!(" [{k}]"))
+            .unwrap_or_default();
+        println!(
+            "{}  {}{kind}",
+            item["id"].as_str().unwrap_or(""),
+            item["name"].as_str().unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
+async fn catalog_get(args: CatalogGetArgs) -> Result<()> {
+    let client = Client::new(&args.target.server, args.target.token);
+    let route = args.kind.route();
+    let item = client
+        .get(&format!(
+            "/api/{route}/{}",
+            hetsim_web::url::encode(&args.id_or_name)
+        ))
+        .await?
+        .ok_or_else(|| {
+            anyhow!(
+                "no {route} item with id or name {:?} on {} (`hetsim catalog list {route}` lists them)",
+                args.id_or_name,
+                client.server
+            )
+        })?;
+    let text = match args.kind {
+        CatalogKind::Components => format!("{}\n", serde_json::to_string_pretty(&item)?),
+        _ => item["body"]
+            .as_str()
+            .ok_or_else(|| anyhow!("the server answered no body for {:?}", args.id_or_name))?
+            .to_owned(),
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display())),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}

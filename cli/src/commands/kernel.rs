@@ -1,0 +1,262 @@
+//! `hetsim kernel analyze FILE`: SASS in, Volkov/Gajger parameters out; `hetsim kernel
+//! simulate FILE`: a launch timed by TEG.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{anyhow, bail, Context, Result};
+use hetsim_kernel::{analyze, Arch, Launch, Options, Report};
+
+use crate::cli::{KernelAnalyzeArgs, KernelCommand, KernelSimulateArgs};
+use crate::input::pair;
+use hetsim_lab::files::display_name;
+use hetsim_lab::launch::launch_of;
+
+pub fn run(command: KernelCommand) -> Result<()> {
+    match command {
+        KernelCommand::Analyze(args) => analyze_command(args),
+        KernelCommand::Simulate(args) => simulate_command(args),
+    }
+}
+
+fn simulate_command(args: KernelSimulateArgs) -> Result<()> {
+    let origin = display_name(&args.file);
+    let arch = parse_arch(args.arch.as_deref())?;
+    let text = listing_text(&args.file, arch)?;
+    let listing = hetsim_kernel::parse(&text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let kernel = hetsim_kernel::select_kernel(&listing, args.kernel.as_deref(), arch)
+        .map_err(|e| anyhow!("{origin}: {e}"))?;
+    let arch = arch.or(kernel.arch).unwrap_or(Arch::HOPPER);
+    let launch = launch_of(&args.grid, &args.block, args.args.as_deref(), args.dynamic_shared)?;
+    let gpu = hetsim_teg::Gpu::from_catalog(&args.gpu).map_err(|e| anyhow!("--gpu {}: {e}", args.gpu))?;
+    let prepared = hetsim_teg::Prepared::new(kernel, arch).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let options = hetsim_teg::Options {
+        warps_per_sm: args.warps_per_sm,
+        ..hetsim_teg::Options::default()
+    };
+    let (simulation, bottlenecks) = hetsim_teg::simulate_with_bottlenecks(&prepared, &launch, &gpu, &options)
+        .map_err(|e| anyhow!("{origin}: {e}"))?;
+    let name = kernel.demangled.as_deref().unwrap_or(&kernel.name);
+    if args.json {
+        return super::print_json(&serde_json::json!({
+            "kernel": name,
+            "gpu": args.gpu,
+            "parameters": prepared.params.name,
+            "simulation": simulation,
+            "bottlenecks": bottlenecks,
+            "not_modelled": NOT_MODELLED,
+        }));
+    }
+    print!(
+        "{}",
+        simulation_table(name, &args.gpu, &prepared.params.name, &simulation, &bottlenecks)
+    );
+    Ok(())
+}
+
+/// What TEG leaves out, said rather than silently taken as free.
+const NOT_MODELLED: &str = "static __shared__ arrays (a SASS listing does not give their size: pass it with --dynamic-shared for the occupancy), L1 capacity within a block, TLB misses, the L2 bandwidth";
+
+fn simulation_table(
+    kernel: &str,
+    gpu: &str,
+    params: &str,
+    s: &hetsim_teg::Simulation,
+    bottlenecks: &[hetsim_teg::Bottleneck],
+) -> String {
+    let mut out = format!("kernel       {kernel}\nGPU          {gpu} (TEG parameters: {params})\n");
+    out += &format!(
+        "launch       {} blocks on {} SMs; {} resident per SM ({} warps); the busiest SM runs {}{}\n",
+        s.blocks,
+        s.active_sms,
+        s.resident_blocks,
+        s.warps_per_sm,
+        s.blocks_on_busiest_sm,
+        if (s.simulated_blocks as u64) < s.blocks_on_busiest_sm {
+            format!(
+                " ({} simulated, the rest at the steady-state period)",
+                s.simulated_blocks
+            )
+        } else {
+            String::new()
+        }
+    );
+    out += &format!(
+        "time         {:.6} ms ({:.0} cycles)\n",
+        s.seconds * 1e3,
+        s.cycles
+    );
+    out += &format!(
+        "limiter      {} (issue slots {:.0} % used, memory pipeline {:.0} % of {} sectors)\n",
+        s.limiter,
+        100.0 * s.issue_utilization,
+        100.0 * s.memory_utilization,
+        s.memory_slots
+    );
+    out += "bottlenecks  time without it, and the share of the time it costs\n";
+    for b in bottlenecks {
+        out += &format!(
+            "  {:<28} {:.6} ms  {:>5.1} %\n",
+            b.what,
+            b.seconds_without * 1e3,
+            100.0 * b.share
+        );
+    }
+    out += &format!("  not modelled: {NOT_MODELLED}\n");
+    out
+}
+
+fn parse_arch(text: Option<&str>) -> Result<Option<Arch>> {
+    text.map(str::parse::<Arch>)
+        .transpose()
+        .map_err(|e| anyhow!("--arch: {e}"))
+}
+
+fn analyze_command(args: KernelAnalyzeArgs) -> Result<()> {
+    let origin = display_name(&args.file);
+    let arch = parse_arch(args.arch.as_deref())?;
+    let text = listing_text(&args.file, arch)?;
+    let listing = hetsim_kernel::parse(&text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let options = Options {
+        kernel: args.kernel.clone(),
+        arch,
+        trips: trips(&args.trips)?,
+        launch: launch(&args)?,
+    };
+    let report = analyze(&listing, &options).map_err(|e| anyhow!("{origin}: {e}"))?;
+    if args.json {
+        return super::print_json(&report);
+    }
+    print!("{}", table(&report));
+    Ok(())
+}
+
+/// The SASS text of `path`: a listing as it is; a `.cu` file compiled with `nvcc -cubin`; any
+/// other binary (cubin, fatbin, executable) disassembled with `cuobjdump -sass`.
+fn listing_text(path: &Path, arch: Option<Arch>) -> Result<String> {
+    if path == Path::new("-") {
+        return hetsim_lab::files::read_text(path);
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    if path.extension().is_some_and(|e| e == "cu") {
+        let arch = arch.unwrap_or(Arch::HOPPER);
+        let cubin = std::env::temp_dir().join(format!("hetsim-{}.cubin", std::process::id()));
+        let mut nvcc = Command::new("nvcc");
+        nvcc.args(["-cubin", "-O3", &format!("-arch={arch}"), "-o"])
+            .arg(&cubin)
+            .arg(path);
+        tool_output(nvcc, "nvcc", "nvidia-cuda-nvcc")?;
+        let text = cuobjdump(&cubin);
+        let _ = std::fs::remove_file(&cubin);
+        return text;
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) if !text.starts_with("\u{7f}ELF") => Ok(text),
+        _ => cuobjdump(path),
+    }
+}
+
+fn cuobjdump(path: &Path) -> Result<String> {
+    let mut command = Command::new("cuobjdump");
+    command.arg("-sass").arg(path);
+    tool_output(command, "cuobjdump", "nvidia-cuda-cuobjdump")
+}
+
+/// Runs a CUDA tool; its absence is a clear error saying where to get it.
+fn tool_output(mut command: Command, tool: &str, package: &str) -> Result<String> {
+    let output = command.output().map_err(|e| {
+        anyhow!("{tool}: {e}: a binary or .cu input needs {tool} on PATH (pip install {package}); a SASS listing needs nothing")
+    })?;
+    if !output.status.success() {
+        bail!(
+            "{tool} failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    String::from_utf8(output.stdout).map_err(|_| anyhow!("{tool} printed something that is not UTF-8"))
+}
+
+/// `--trip L0=8` → {L0: 8}.
+fn trips(flags: &[String]) -> Result<std::collections::BTreeMap<String, f64>> {
+    flags
+        .iter()
+        .map(|flag| {
+            let (id, n) = pair(flag, "--trip")?;
+            let n: f64 = n
+                .parse()
+                .map_err(|_| anyhow!("--trip {flag}: `{n}` is not a number"))?;
+            if !(n >= 0.0 && n.is_finite()) {
+                bail!("--trip {flag}: a trip count is a number ≥ 0");
+            }
+            Ok((id.to_string(), n))
+        })
+        .collect()
+}
+
+/// The launch of `--grid`, `--block`, `--args`, if given.
+fn launch(args: &KernelAnalyzeArgs) -> Result<Option<Launch>> {
+    let (Some(grid), Some(block)) = (&args.grid, &args.block) else {
+        return Ok(None);
+    };
+    launch_of(grid, block, args.args.as_deref(), args.dynamic_shared).map(Some)
+}
+
+/// The report as a person reads it.
+fn table(r: &Report) -> String {
+    let mut out = String::new();
+    let name = match &r.demangled {
+        Some(d) => format!("{d}  ({})", r.name),
+        None if r.name.is_empty() => "(unnamed listing)".to_string(),
+        None => r.name.clone(),
+    };
+    out += &format!("kernel        {name}\n");
+    out += &format!("architecture  {}  (latencies: {})\n", r.arch, r.latency_table);
+    out += &format!("mode          {}\n", r.mode);
+    out += &format!("instructions  {} in the listing\n", r.instructions);
+    if r.loops.is_empty() {
+        out += "loops         none\n";
+    }
+    for l in &r.loops {
+        out += &format!(
+            "loop {:<8} header {:#06x}, back edge {:#06x}, {} instructions, depth {}\n",
+            l.id, l.header, l.back_edge, l.body_instructions, l.depth
+        );
+    }
+    if let Some(e) = &r.emulation {
+        out += &format!(
+            "launch        {} warps in {} group(s), {} emulated; {}\n",
+            e.warps, e.groups, e.emulated_warps, e.coverage
+        );
+        for (id, runs) in &e.loop_runs_per_warp {
+            out += &format!("  {id} runs {runs:.3} times per warp\n");
+        }
+    }
+    out += "per warp\n";
+    out += &format!("  executed    {}\n", r.per_warp.executed);
+    out += &format!("  issued      {}\n", r.per_warp.issued);
+    out += &format!("  CUDA cores  {}\n", r.per_warp.cuda_core);
+    for (pipe, q) in &r.per_warp.by_pipe {
+        out += &format!("    {pipe:<13} {q}\n");
+    }
+    out += &format!("  global bytes   {}\n", r.gmem_bytes_per_warp);
+    out += &format!("  latency bound  {} cycles\n", r.latency_bound);
+    if let Some(regs) = r.registers {
+        out += &format!("registers     {regs} per thread (estimated from the listing)\n");
+    }
+    for u in &r.unresolved {
+        out += &format!(
+            "unresolved    line {} ({:#06x}) `{}`: {}\n",
+            u.line, u.address, u.instruction, u.reason
+        );
+    }
+    let p = &r.parameters;
+    out += "parameters (hetsim model volkov --params, sim.compute)\n";
+    out += &format!("  CUDACoreInstructions  {}\n", p.CUDACoreInstructions);
+    out += &format!("  issuedInstructions    {}\n", p.issuedInstructions);
+    out += &format!("  GMEMBytesTransferred  {}\n", p.GMEMBytesTransferred);
+    out += &format!("  latencyBound          {}\n", p.latencyBound);
+    for note in &r.notes {
+        out += &format!("note: {note}\n");
+    }
+    out
+}

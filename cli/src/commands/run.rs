@@ -1,0 +1,173 @@
+//! `hetsim run`: one local simulation, no server.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::rc::Rc;
+
+use anyhow::{anyhow, bail, Context, Result};
+use hetsim_scripting::{labels_over_defaults, load_system, RunOptions, RunReport, Variable};
+use hetsim_simulator::collectives::Algorithm;
+use hetsim_simulator::{Options, Progress, ProgressFn, Results, SpanKind};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cli::RunArgs;
+use crate::input::pair;
+use hetsim_charts::trace::{chrome, RunTrace, TraceFormat};
+use hetsim_lab::files::read_text;
+
+fn labels(args: &[String]) -> Result<BTreeMap<String, u64>> {
+    let mut labels = BTreeMap::new();
+    for text in args {
+        let (name, count) = pair(text, "--label")?;
+        let count = count
+            .parse::<u64>()
+            .map_err(|_| anyhow!("--label {text:?}: the count must be a whole number >= 0"))?;
+        labels.insert(name.to_owned(), count);
+    }
+    Ok(labels)
+}
+
+fn variables(args: &[String]) -> Result<BTreeMap<String, Variable>> {
+    args.iter()
+        .map(|text| {
+            let (name, value) = pair(text, "--var")?;
+            Ok((name.to_owned(), Variable::infer(value)))
+        })
+        .collect()
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let app = read_text(&args.app)?;
+    let system = load_system(&args.system).map_err(|e| anyhow!(e))?;
+    let labels = labels_over_defaults(&system, &labels(&args.labels)?);
+    let variables = variables(&args.vars)?;
+    let Some(algorithm) = Algorithm::parse(&args.algorithm) else {
+        bail!("--algorithm {:?}: expected binomial or flat", args.algorithm);
+    };
+    let bar = progress_bar();
+    let mut options = RunOptions {
+        engine: Options {
+            trace: args.json || args.trace.is_some() || args.timeline.is_some(),
+            progress: bar.clone().map(|bar| -> ProgressFn {
+                Rc::new(move |p: Progress| {
+                    bar.set_length(p.processes as u64);
+                    bar.set_position(p.finished as u64);
+                    bar.set_message(format!("t = {:.6} s, {} events", p.now, p.events));
+                })
+            }),
+        },
+        algorithm,
+        ..RunOptions::default()
+    };
+    options.limits.max_slice_seconds = args.max_slice_seconds;
+    let origin = args.app.display().to_string();
+    let report = hetsim_scripting::run(&app, &origin, &system, &labels, &variables, &options);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = report.map_err(|e| anyhow!("simulation failed: {e}"))?;
+    if let Some(path) = &args.trace {
+        let trace = match args.trace_format {
+            TraceFormat::Native => serde_json::to_string(&report.results.trace)?,
+            TraceFormat::Chrome => serde_json::to_string(&chrome(&RunTrace::of(&report.results)))?,
+        };
+        std::fs::write(path, trace).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.timeline {
+        std::fs::write(path, hetsim_charts::timeline_svg(&report.results))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if args.json {
+        let mut value = serde_json::to_value(&report)?;
+        if let Some(object) = value.as_object_mut() {
+            object.remove("trace");
+            object.insert("computes".into(), computes(&report.results));
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        print!("{}", summary(&report));
+    }
+    Ok(())
+}
+
+/// Every compute of the run with its error bar (`uncertainty`, the half-width [s], 0 where
+/// the model states none), in the order they started.
+fn computes(results: &Results) -> serde_json::Value {
+    let spans = results.trace.iter().flatten();
+    spans
+        .filter(|s| s.kind == SpanKind::Compute)
+        .map(|s| {
+            serde_json::json!({
+                "pid": s.pid,
+                "start": s.start,
+                "seconds": s.end - s.start,
+                "uncertainty": s.uncertainty,
+            })
+        })
+        .collect()
+}
+
+/// A bar of finished processes on stderr, shown only to a person at a terminal; the engine
+/// updates it every few tens of thousands of events, so short runs never draw it.
+fn progress_bar() -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} processes finished, {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    Some(bar)
+}
+
+/// A MERPSYS-like summary: each process's finish time, energy per node, overall time, total
+/// energy and failure chance.
+fn summary(report: &RunReport) -> String {
+    const MAX_PROCESSES: usize = 20;
+    let r = &report.results;
+    let mut out = String::new();
+    for p in r.processes.iter().take(MAX_PROCESSES) {
+        out += &format!(
+            "{}[{}] on {} finished at {:.6} ms (compute {:.6} ms, wait {:.6} ms)\n",
+            p.label,
+            p.rank,
+            p.node,
+            p.finish_time * 1e3,
+            p.compute_time * 1e3,
+            p.wait_time * 1e3
+        );
+    }
+    if r.processes.len() > MAX_PROCESSES {
+        out += &format!(
+            "... and {} more processes (--json lists all)\n",
+            r.processes.len() - MAX_PROCESSES
+        );
+    }
+    for n in r.nodes.iter().take(MAX_PROCESSES) {
+        out += &format!(
+            "node {} consumed {:.6} J (busy {:.6} ms)\n",
+            n.id,
+            n.energy,
+            n.busy_time * 1e3
+        );
+    }
+    for line in &report.log {
+        out += &format!("log: {line}\n");
+    }
+    if report.log_dropped > 0 {
+        out += &format!("log: {} more lines dropped\n", report.log_dropped);
+    }
+    out += &format!("Overall time {:.6} ms\n", r.overall_time * 1e3);
+    let [low, high] = r.overall_time_interval;
+    if high > low {
+        out += &format!(
+            "Overall time, 90 % error bar: {:.6} to {:.6} ms\n",
+            low * 1e3,
+            high * 1e3
+        );
+    }
+    out += &format!("Total consumed energy {:.6} J\n", r.total_energy);
+    out += &format!("Failure chance {}\n", r.failure_chance);
+    out
+}

@@ -1,0 +1,886 @@
+//! The `hetsim` binary as a user runs it: commands, outputs and error messages.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn hetsim(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hetsim"))
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the hetsim binary runs");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    // A command that fails before reading its input closes the pipe: not a test failure.
+    if let Err(e) = input.write_all(stdin.unwrap_or("").as_bytes()) {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "writing stdin: {e}");
+    }
+    drop(input);
+    child.wait_with_output().expect("hetsim finishes")
+}
+
+fn ok_json(args: &[&str]) -> serde_json::Value {
+    let out = hetsim(args, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("--json prints JSON")
+}
+
+fn failure(args: &[&str], stdin: Option<&str>) -> String {
+    let out = hetsim(args, stdin);
+    assert!(
+        !out.status.success(),
+        "expected failure: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let out = hetsim(&["--help"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for command in ["model", "components", "calibrate"] {
+        assert!(text.contains(command), "--help lacks {command}:\n{text}");
+    }
+}
+
+#[test]
+fn volkov_example_gives_the_thesis_kernel_time() {
+    let o = ok_json(&[
+        "model",
+        "volkov",
+        "--params",
+        "examples/models/volkov-gtx970.json",
+        "--json",
+    ]);
+    assert!((o["seconds"].as_f64().unwrap() * 1e3 - 146.65).abs() < 0.01);
+    assert_eq!(o["limiter"], "issue");
+}
+
+#[test]
+fn every_example_parameter_file_evaluates() {
+    for (model, file) in [
+        ("gmem-throughput", "gmem-throughput-gtx970"),
+        ("transfer", "transfer-pcie3-htd"),
+        ("hong-kim", "hong-kim-table2"),
+        ("wang-lou", "wang-lou-table2"),
+        ("transit", "transit-memory-bound"),
+        ("occupancy", "occupancy-figure-4-2"),
+    ] {
+        let out = hetsim(
+            &[
+                "model",
+                model,
+                "--params",
+                &format!("examples/models/{file}.json"),
+            ],
+            None,
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("result: "),
+            "{model}: {text}"
+        );
+    }
+}
+
+#[test]
+fn parameters_from_stdin_and_table_output() {
+    let out = hetsim(
+        &["model", "transfer", "--params", "-"],
+        Some(r#"{"size": 8e9, "bandwidth": 4e9, "startup": 1}"#),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("seconds") && text.contains("result: transfer time 3.000000e0 s"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_names_the_key_or_the_place() {
+    let err = failure(
+        &["model", "transfer", "--params", "-"],
+        Some(r#"{"size": 1, "bandwith": 2}"#),
+    );
+    assert!(
+        err.contains("missing key `bandwidth`; found `bandwith`: did you mean `bandwidth`?"),
+        "{err}"
+    );
+    let err = failure(
+        &["model", "transfer", "--params", "-"],
+        Some(r#"{"size": 1, "bandwidth": 2, "x": 1}"#),
+    );
+    assert!(err.contains("unknown key `x`"), "{err}");
+    let err = failure(
+        &["model", "transfer", "--params", "-"],
+        Some(r#"{"size": 1, "bandwidth": -2}"#),
+    );
+    assert!(
+        err.contains("key `bandwidth`: expected a number > 0, got -2"),
+        "{err}"
+    );
+    let err = failure(&["model", "transfer", "--params", "-"], Some("{\"size\": 1,\n"));
+    assert!(
+        err.contains("<stdin>: malformed JSON") && err.contains("line 2"),
+        "{err}"
+    );
+    let err = failure(&["model", "volkow", "--params", "-"], Some("{}"));
+    assert!(err.contains("did you mean `volkov`?"), "{err}");
+    let err = failure(&["model", "transfer", "--params", "no/such/file.json"], None);
+    assert!(err.contains("no/such/file.json"), "{err}");
+}
+
+#[test]
+fn transit_draws_its_figure() {
+    let dir = std::env::temp_dir().join(format!("hetsim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("transit.svg");
+    let o = ok_json(&[
+        "model",
+        "transit",
+        "--params",
+        "examples/models/transit-memory-bound.json",
+        "--json",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o["bound"], "memory");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("memory bound"));
+    let err = failure(
+        &[
+            "model",
+            "volkov",
+            "--params",
+            "examples/models/volkov-gtx970.json",
+            "--svg",
+            "x.svg",
+        ],
+        None,
+    );
+    assert!(err.contains("only the transit model"), "{err}");
+}
+
+#[test]
+fn calibrate_link_recovers_the_thesis_parameters() {
+    // The example CSV holds eqs. 5.6-5.7 with up to 1 % noise.
+    let o = ok_json(&[
+        "calibrate",
+        "link",
+        "examples/calibration/pcie3-gtx970.csv",
+        "--bandwidth",
+        "15.8e9",
+        "--json",
+    ]);
+    let attr = |k: &str| o["attributes"][k].as_f64().unwrap();
+    assert!((attr("lambdaHtD") - 0.689).abs() < 0.005);
+    assert!((attr("lambdaDtH") - 0.653).abs() < 0.005);
+    assert!((attr("startupHtD") - 3.9687e-6).abs() < 1e-6);
+    assert!((attr("startupDtH") - 5.1569e-6).abs() < 1e-6);
+}
+
+#[test]
+fn calibrate_errors_name_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("hetsim-cal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("bad.csv");
+    std::fs::write(&csv, "direction,size,seconds\nHtD,1024,1e-6\nHtD,lots,2e-6\n").unwrap();
+    let err = failure(
+        &["calibrate", "link", csv.to_str().unwrap(), "--bandwidth", "1e9"],
+        None,
+    );
+    assert!(
+        err.contains("line 3: field `size`: expected a number, got \"lots\""),
+        "{err}"
+    );
+    std::fs::write(&csv, "direction,size,seconds\nsideways,1024,1e-6\n").unwrap();
+    let err = failure(
+        &["calibrate", "link", csv.to_str().unwrap(), "--bandwidth", "1e9"],
+        None,
+    );
+    assert!(err.contains("line 2: field `direction`"), "{err}");
+    let o = ok_json(&[
+        "calibrate",
+        "kernel",
+        "examples/calibration/kernel-gtx970.csv",
+        "--json",
+    ]);
+    assert!((o["kernelExecutionLambda"].as_f64().unwrap() - 0.7037).abs() < 0.001);
+}
+
+#[test]
+fn components_lists_the_catalog() {
+    let all = ok_json(&["components", "--json"]);
+    assert!(all.as_array().unwrap().len() >= 11);
+    let gpu = ok_json(&["components", "--name", "GTX 970 - gajger", "--json"]);
+    assert_eq!(gpu[0]["attributes"]["GMEMThroughput"], 13.78);
+    let err = failure(&["components", "--name", "GTX 907 - gajger"], None);
+    assert!(err.contains("did you mean \"GTX 970 - gajger\"?"), "{err}");
+}
+
+const THESIS_VARS: [&str; 8] = [
+    "--var",
+    "occupancy=64",
+    "--var",
+    "computeIntensity=128",
+    "--var",
+    "blockSize=256",
+    "--var",
+    "numElements=400000000",
+];
+
+#[test]
+fn run_prints_a_merpsys_summary_and_json() {
+    let mut args = vec![
+        "run",
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+    ];
+    args.extend(THESIS_VARS);
+    let out = hetsim(&args, None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("Overall time 595.69"), "{text}");
+    assert!(
+        text.contains("GPU[0] on gpu finished at") && text.contains("Failure chance 0"),
+        "{text}"
+    );
+    args.push("--json");
+    let o = ok_json(&args);
+    assert!((o["overall_time"].as_f64().unwrap() - 0.5957).abs() < 1e-4);
+    assert_eq!(o["processes"][1]["label"], "GPU");
+    assert!(o["nodes"][1]["energy"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn run_writes_trace_and_timeline() {
+    let dir = std::env::temp_dir().join(format!("hetsim-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (trace, svg) = (dir.join("trace.json"), dir.join("timeline.svg"));
+    let mut args = vec![
+        "run",
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--timeline",
+        svg.to_str().unwrap(),
+    ];
+    args.extend(THESIS_VARS);
+    let out = hetsim(&args, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let spans: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let kinds: Vec<&str> = spans
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["kind"].as_str())
+        .collect();
+    for kind in ["compute", "wait", "send"] {
+        assert!(kinds.contains(&kind), "trace lacks {kind}: {kinds:?}");
+    }
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("GPU[0] @ gpu"), "{svg}");
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hetsim-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON ({e})", path.display()))
+}
+
+#[test]
+fn run_writes_a_chrome_trace_naming_nodes_and_processes() {
+    let path = scratch_dir("chrome").join("t.json");
+    let out = hetsim(
+        &[
+            "run",
+            "--app",
+            "examples/master-worker/app.rhai",
+            "--system",
+            "examples/master-worker/system.toml",
+            "--label",
+            "Worker=2",
+            "--trace",
+            path.to_str().unwrap(),
+            "--trace-format",
+            "chrome",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = read_json(&path);
+    assert_eq!(doc["displayTimeUnit"], "ms");
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    let of = |ph: &'static str| events.iter().filter(move |e| e["ph"] == ph);
+    let threads: Vec<&str> = of("M")
+        .filter(|e| e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert_eq!(threads, ["Master[0]", "Worker[0]", "Worker[1]"]);
+    assert!(of("M").any(|e| e["name"] == "process_name"), "nodes named");
+    let complete: Vec<&serde_json::Value> = of("X").collect();
+    assert!(complete.iter().any(|e| e["cat"] == "compute"), "{doc}");
+    assert!(complete
+        .iter()
+        .all(|e| e["ts"].as_f64().is_some() && e["dur"].as_f64().unwrap() >= 0.0));
+    assert_eq!(of("b").count(), of("e").count(), "each message begins and ends");
+    assert!(of("b").count() > 0, "messages as async events: {doc}");
+    let wrong = failure(
+        &[
+            "run",
+            "--app",
+            "a",
+            "--system",
+            "s",
+            "--trace",
+            "t",
+            "--trace-format",
+            "perfetto",
+        ],
+        None,
+    );
+    assert!(wrong.contains("native") && wrong.contains("chrome"), "{wrong}");
+}
+
+#[test]
+fn a_timeline_from_a_runs_stored_json_equals_the_one_run_draws() {
+    let dir = scratch_dir("stored-timeline");
+    let (trace, svg) = (dir.join("trace.json"), dir.join("timeline.svg"));
+    let result = ok_json(&[
+        "run",
+        "--app",
+        "examples/training-8gpu/app.rhai",
+        "--system",
+        "examples/training-8gpu/system.toml",
+        "--json",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--timeline",
+        svg.to_str().unwrap(),
+    ]);
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    let from_json = hetsim_charts::timeline_svg_from_json(&result, &read_json(&trace)).expect("draws");
+    assert_eq!(from_json, drawn);
+    assert!(
+        drawn.contains(" ms</text>") && drawn.contains(">compute</text>"),
+        "{drawn}"
+    );
+    let error = hetsim_charts::timeline_svg_from_json(&serde_json::json!({}), &serde_json::Value::Null)
+        .expect_err("no processes");
+    assert!(format!("{error:#}").contains("overall_time"), "{error:#}");
+}
+
+/// `hetsim run` of the thesis application on the GTX 970 testbed, with `extra` arguments.
+fn gajger_run(extra: &[&str]) -> Vec<String> {
+    [
+        "run",
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn run_errors_name_the_problem() {
+    let args = gajger_run(&["--label", "GPU=2"]);
+    let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    assert!(
+        err.contains("label `GPU`: 2 processes asked") && err.contains("at most 1"),
+        "{err}"
+    );
+    let args = gajger_run(&["--var", "x"]);
+    let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    assert!(err.contains("--var \"x\": expected NAME=VALUE"), "{err}");
+    // A missing variable is a script error with its line and column.
+    let args = gajger_run(&[]);
+    let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    assert!(
+        err.contains("examples/gajger/app.rhai:13:") && err.contains("computeIntensity"),
+        "{err}"
+    );
+}
+
+#[test]
+fn kernel_analyze_gives_the_thesis_formulas() {
+    let out = hetsim(
+        &["kernel", "analyze", "examples/kernels/saxpy2-figure-5-2.sass"],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Seed 004, eqs. 5.3 and 5.1.
+    for line in [
+        "CUDA cores  23 + 4·L0",
+        "latency bound  942 + 24·L0 cycles",
+        "global bytes   384",
+    ] {
+        assert!(text.contains(line), "no `{line}` in:\n{text}");
+    }
+}
+
+#[test]
+fn kernel_analyze_parameters_plug_into_the_volkov_model() {
+    let report = ok_json(&[
+        "kernel",
+        "analyze",
+        "examples/kernels/saxpy2-figure-5-2.sass",
+        "--trip",
+        "L0=128",
+        "--json",
+    ]);
+    assert_eq!(report["loops"][0]["id"], "L0");
+    assert_eq!(report["loops"][0]["body_instructions"], 4);
+    assert_eq!(report["per_warp"]["executed"], 26.0 + 4.0 * 128.0);
+    let mut params = report["parameters"].clone();
+    assert_eq!(params["latencyBound"], 942.0 + 24.0 * 128.0);
+    let gtx970: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("examples/models/volkov-gtx970.json")).unwrap(),
+    )
+    .unwrap();
+    for key in [
+        "SMs",
+        "SMCoreClock",
+        "CUDACores",
+        "schedulers",
+        "warpSize",
+        "GMEMThroughput",
+        "gridSize",
+        "blockSize",
+        "occupancy",
+        "kernelExecutionLambda",
+    ] {
+        params[key] = gtx970[key].clone();
+    }
+    let out = hetsim(
+        &["model", "volkov", "--params", "-", "--json"],
+        Some(&params.to_string()),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let volkov: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The analysed 24 + 3a issues leave the CUDA-core bound (eq. 5.3) as the limiter.
+    assert_eq!(volkov["limiter"], "cuda_cores");
+    assert_eq!(volkov["cpw_cuda"], 133.75);
+}
+
+#[test]
+fn kernel_analyze_errors_name_the_file_the_line_or_the_choices() {
+    let err = failure(
+        &["kernel", "analyze", "kernel/tests/sass/all_kernels_fatbin.sass"],
+        None,
+    );
+    assert!(
+        err.contains("14 kernels match")
+            && err.contains("strided_copy(int, int, float const*, float*) [sm_90]"),
+        "{err}"
+    );
+    let err = failure(
+        &[
+            "kernel",
+            "analyze",
+            "examples/kernels/saxpy2-sm90.sass",
+            "--trip",
+            "L3=2",
+        ],
+        None,
+    );
+    assert!(
+        err.contains("--trip L3: no such loop; the kernel's loops are: L0"),
+        "{err}"
+    );
+    let err = failure(
+        &["kernel", "analyze", "-"],
+        Some("        /*0000*/   IMAD R0, R1, [R2, 0x1 ;\n"),
+    );
+    assert!(err.contains("<stdin>: line 1: operand"), "{err}");
+    let dir = std::env::temp_dir().join(format!("hetsim-no-nvcc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("k.cu");
+    std::fs::write(&source, "__global__ void k() {}\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hetsim"))
+        .args(["kernel", "analyze"])
+        .arg(&source)
+        .env("PATH", &dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("pip install nvidia-cuda-nvcc"),
+        "{err}"
+    );
+}
+
+#[test]
+fn calibrate_gpu_fits_the_shipped_h100_measurements() {
+    let out = ok_json(&["calibrate", "gpu", "examples/validation/data/h100", "--json"]);
+    let fit = &out["calibration"]["fit"];
+    assert_eq!(fit["samples"], 136, "{out}");
+    assert!(fit["mape"].as_f64().expect("mape") < 0.04, "{out}");
+    let attrs = &out["attributes"];
+    // The catalog's H100 SXM5 80GB holds these numbers (models/src/catalog.rs).
+    let issue = attrs["issueEfficiency"].as_f64().expect("issueEfficiency");
+    assert!((issue - 0.9603).abs() < 0.005, "{out}");
+    let power = attrs["powerMemory"].as_f64().expect("powerMemory");
+    assert!((power / 371.1 - 1.0).abs() < 0.02, "{out}");
+    // Error bars from the cross-validated residuals, as in the catalog.
+    for (key, catalog) in [
+        ("errorCompute", 0.05864),
+        ("errorMemory", 0.05953),
+        ("errorLatency", 0.1223),
+        ("errorLaunch", 0.05981),
+    ] {
+        let bar = attrs[key].as_f64().expect(key);
+        assert!((bar / catalog - 1.0).abs() < 0.02, "{key}: {out}");
+    }
+    assert_eq!(attrs["calibratedResidentWarpsMin"], 8.0, "{out}");
+    assert_eq!(attrs["calibratedResidentWarpsMax"], 64.0, "{out}");
+    let missing = failure(&["calibrate", "gpu", "examples/gajger"], None);
+    assert!(
+        missing.contains("props.csv") && missing.contains("not a measurement folder"),
+        "{missing}"
+    );
+}
+
+#[test]
+fn validate_meets_the_targets_on_the_shipped_h100_data_and_writes_its_report() {
+    let dir = std::env::temp_dir().join(format!("hetsim-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let report = dir.join("VALIDATION.md");
+    let report_arg = report.display().to_string();
+    let out = ok_json(&["validate", "--report", &report_arg, "--json"]);
+    let checks = out["checks"].as_array().expect("checks");
+    assert!(checks.len() >= 9, "kernel ×2, TEG ×2, transfers ×4, power: {out}");
+    assert!(
+        checks.iter().any(|c| c["name"] == "sweep.csv (kernel, TEG)"),
+        "{out}"
+    );
+    for c in checks {
+        assert_eq!(c["pass"], true, "{c}");
+    }
+    let folds = out["cross_validation"].as_array().expect("cross-validation");
+    assert_eq!(folds.len(), 7 + 9, "7 block sizes, 9 occupancy levels: {out}");
+    for c in folds
+        .iter()
+        .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with("sweep")))
+    {
+        assert!(c["mape"].as_f64().expect("mape") < 0.10, "{c}");
+    }
+    let bars = out["error_bars"].as_array().expect("error bars");
+    assert_eq!(bars.len(), 5, "{out}");
+    for c in bars {
+        assert_eq!(c["pass"], true, "the 90 % intervals cover their points: {c}");
+        assert!(c["covered"].as_f64().expect("covered") >= c["floor"].as_f64().expect("floor"));
+    }
+    let text = std::fs::read_to_string(&report).expect("the report is written");
+    assert!(text.contains("| sweep.csv (kernel) | 91 |"), "{text}");
+    assert!(text.contains("## Error bars"), "{text}");
+    for figure in ["sweep.svg", "occupancy.svg", "transfers.svg"] {
+        let svg = std::fs::read_to_string(dir.join("validation").join(figure)).expect("figure");
+        assert!(svg.starts_with("<svg") && svg.contains("MAPE"), "{figure}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn saxpy2_run(system: &str, vars: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "run",
+        "--app",
+        "examples/validation/saxpy2/app.rhai",
+        "--system",
+        system,
+        "--json",
+    ];
+    for v in vars {
+        args.extend(["--var", v]);
+    }
+    ok_json(&args)
+}
+
+/// `[low, high]` of `overall_time_interval`, relative to `overall_time`.
+fn relative_bar(out: &serde_json::Value) -> (f64, f64) {
+    let t = out["overall_time"].as_f64().expect("overall_time");
+    let [low, high] = [0, 1].map(|i| out["overall_time_interval"][i].as_f64().expect("interval"));
+    (1.0 - low / t, high / t - 1.0)
+}
+
+#[test]
+fn run_json_states_error_bars_per_compute_and_for_the_overall_time() {
+    // Memory-bound saxpy2 (a = 1, 2^26 elements, block 256): the H100's memory bar (±5.953 %),
+    // twice that on the H200, which has no calibrated domain.
+    let kernel = [
+        "phases=kernel",
+        "computeIntensity=1",
+        "blockSize=256",
+        "numElements=67108864",
+    ];
+    let h100 = saxpy2_run("examples/validation/saxpy2/h100.toml", &kernel);
+    let computes = h100["computes"].as_array().expect("computes");
+    assert_eq!(computes.len(), 1, "{h100}");
+    let seconds = computes[0]["seconds"].as_f64().expect("seconds");
+    let bar = computes[0]["uncertainty"].as_f64().expect("uncertainty");
+    assert!((bar / seconds - 0.05953).abs() < 1e-9, "{h100}");
+    let (below, above) = relative_bar(&h100);
+    assert!(
+        (below - 0.05953).abs() < 1e-6 && (above - 0.05953).abs() < 1e-6,
+        "{h100}"
+    );
+    let h200 = saxpy2_run("examples/validation/saxpy2/h200.toml", &kernel);
+    let (below, above) = relative_bar(&h200);
+    assert!(
+        (below - 0.11906).abs() < 1e-6 && (above - 0.11906).abs() < 1e-6,
+        "{h200}"
+    );
+    // The application (copy x and y in, the kernel, y back): the copies' pinned bar (±3.652 %)
+    // and the kernel's add along the one process that waits for each.
+    let app = saxpy2_run(
+        "examples/validation/saxpy2/h100.toml",
+        &[
+            "computeIntensity=1",
+            "blockSize=256",
+            "numElements=67108864",
+            "hostMemory=pinned",
+        ],
+    );
+    let (below, above) = relative_bar(&app);
+    assert!(
+        below > 0.03652 && below < 0.05953 && (above - below).abs() < 1e-9,
+        "{app}"
+    );
+}
+
+#[test]
+fn kernel_simulate_times_a_launch_with_teg_and_its_bottlenecks() {
+    // occupancy_block256.csv at intensity 128, 8 warps per SM: 5.743 ms measured.
+    let args = [
+        "kernel",
+        "simulate",
+        "examples/kernels/saxpy2-sm90.sass",
+        "--grid",
+        "262144",
+        "--block",
+        "256",
+        "--args",
+        "67108864,128,_,_",
+    ];
+    let few: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--warps-per-sm", "8", "--json"])
+        .collect();
+    let v = ok_json(&few);
+    let seconds = v["simulation"]["seconds"].as_f64().expect("seconds");
+    assert!((seconds - 5.743e-3).abs() / 5.743e-3 < 0.08, "{seconds}");
+    assert_eq!(v["simulation"]["warps_per_sm"], 8);
+    let bottlenecks = v["bottlenecks"].as_array().expect("bottlenecks");
+    assert_eq!(bottlenecks.len(), 4);
+    assert!(bottlenecks
+        .iter()
+        .any(|b| b["what"] == "shared-memory bank conflicts" && b["share"] == 0.0));
+    assert!(v["not_modelled"]
+        .as_str()
+        .is_some_and(|s| s.contains("--dynamic-shared")));
+    let many: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
+    let v = ok_json(&many);
+    assert_eq!(v["simulation"]["warps_per_sm"], 64);
+    assert_eq!(v["simulation"]["limiter"], "issue");
+    let table = hetsim(&args, None);
+    assert!(String::from_utf8_lossy(&table.stdout).contains("the busiest SM runs 1986"));
+    let bad: Vec<&str> = args.iter().copied().chain(["--gpu", "H1000"]).collect();
+    let e = failure(&bad, None);
+    assert!(e.contains("--gpu H1000") && e.contains("H100 SXM5 80GB"), "{e}");
+}
+
+#[test]
+fn a_closed_pipe_ends_the_command_without_a_panic() {
+    // `hetsim components | true`: the reader is gone before hetsim writes (it starts 0.3 s
+    // late), so every write meets a broken pipe.
+    let script = format!(
+        "(sleep 0.3; '{}' components; echo \"status $?\" >&2) | true",
+        env!("CARGO_BIN_EXE_hetsim")
+    );
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(repo())
+        .output()
+        .expect("bash runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("status 141"), "ends as SIGPIPE would: {stderr}");
+}
+
+#[test]
+fn a_label_given_changes_its_count_and_keeps_the_systems_others() {
+    // The README's tour: `--label Worker=4` on the master-worker system keeps its Master.
+    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
+    let tour = "hetsim run --app examples/master-worker/app.rhai --system examples/master-worker/system.toml --label Worker=4";
+    assert!(readme.contains(tour), "the README still shows the command");
+    let args: Vec<&str> = tour.split(' ').skip(1).chain(["--json"]).collect();
+    let v = ok_json(&args);
+    let processes = v["processes"].as_array().expect("processes");
+    let count = |label: &str| {
+        processes
+            .iter()
+            .filter(|p| p["label"].as_str() == Some(label))
+            .count()
+    };
+    assert_eq!((count("Master"), count("Worker")), (1, 4), "{v}");
+}
+
+/// `hetsim run` of the master-worker example with `extra` arguments.
+fn master_worker_run(extra: &[&str]) -> Vec<String> {
+    [
+        "run",
+        "--app",
+        "examples/master-worker/app.rhai",
+        "--system",
+        "examples/master-worker/system.toml",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn a_label_given_zero_processes_runs_the_others_alone() {
+    let args = master_worker_run(&["--label", "Worker=0", "--json"]);
+    let v = ok_json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let labels: Vec<&str> = v["processes"]
+        .as_array()
+        .expect("processes")
+        .iter()
+        .filter_map(|p| p["label"].as_str())
+        .collect();
+    assert_eq!(labels, ["Master"], "{v}");
+    assert_eq!(
+        v["log"][0], "[0.000000000 s] Master[0]: all 10 rounds done at 0.0 s",
+        "{v}"
+    );
+    // A label no node carries is named, with the closest one, even at 0.
+    let args = master_worker_run(&["--label", "Wroker=0"]);
+    let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    assert!(
+        err.contains("label `Wroker` is carried by no node; did you mean `Worker`?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_syntax_error_names_the_file_and_the_line_of_the_missing_semicolon() {
+    let dir = std::env::temp_dir().join(format!("hetsim-cli-syntax-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    let app = dir.join("app.rhai");
+    std::fs::write(&app, "let a = 1;\nlet b = 2\n\n// then\nsim.sleep(a + b);\n").expect("app written");
+    let app = app.display().to_string();
+    let err = failure(
+        &[
+            "run",
+            "--app",
+            &app,
+            "--system",
+            "examples/master-worker/system.toml",
+        ],
+        None,
+    );
+    assert!(
+        err.contains(&format!(
+            "{app}:2:10: syntax error: Expecting ';' to terminate this statement"
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).expect("temporary folder removed");
+}
+
+#[test]
+fn run_refuses_a_system_with_a_bad_link_before_simulating() {
+    let dir = std::env::temp_dir().join(format!("hetsim-cli-bad-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary folder");
+    let good = std::fs::read_to_string(repo().join("examples/master-worker/system.toml")).expect("example");
+    let cases = [
+        (
+            "lambda = 0.94",
+            "lambda = 1.94",
+            "key `lambda`: expected a fraction in (0, 1], got 1.94",
+        ),
+        (
+            "bandwidth = 125e6",
+            "bandwidth = 0",
+            "key `bandwidth`: expected a number > 0, got 0",
+        ),
+        (
+            "startup = 50e-6",
+            "startup = -50e-6",
+            "key `startup`: expected a number >= 0, got -0.00005",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        let system = dir.join("system.toml");
+        std::fs::write(&system, good.replacen(from, to, 1)).expect("system written");
+        let system = system.display().to_string();
+        let out = hetsim(
+            &[
+                "run",
+                "--app",
+                "examples/master-worker/app.rhai",
+                "--system",
+                &system,
+            ],
+            None,
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && out.stdout.is_empty(), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{system}: link[0] `master`–`w0`, component `Gigabit Ethernet`: {expected}"
+            )) && !err.contains("simulation failed"),
+            "{err}"
+        );
+    }
+    // The schema's messages name the path in the file.
+    let system = dir.join("system.toml");
+    std::fs::write(
+        &system,
+        good.replacen("labels = { Worker = 1 }", "labels = { Worker = -1 }", 1),
+    )
+    .expect("system written");
+    let system = system.display().to_string();
+    let err = failure(
+        &[
+            "run",
+            "--app",
+            "examples/master-worker/app.rhai",
+            "--system",
+            &system,
+        ],
+        None,
+    );
+    assert!(
+        err.contains(&format!(
+            "{system}: node[1].labels.Worker: -1 is less than the minimum of 0"
+        )),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).expect("temporary folder removed");
+}

@@ -1,0 +1,411 @@
+//! The web UI in a real browser: Debian's headless Chromium, driven through chromedriver
+//! (WebDriver, fantoccini), against `hetsim serve` on SQLite with its in-process workers.
+//! A user creates a component, stores an app through the editor (a syntax error shown at
+//! its line first), launches a run and sees its result and timeline, launches a sweep and
+//! sees its plot; a server with a token asks for it once per browser session.
+//!
+//! Every page visited is photographed into `target/ui-screenshots/`, or into the folder
+//! `HETSIM_UI_SCREENSHOTS` names: `HETSIM_UI_SCREENSHOTS=docs/ui cargo test -p
+//! hetsim --test ui` renews the README's and docs/ui's pictures.
+//!
+//! Without chromedriver the tests fail under `CI=true` (`.ci/run` installs `chromium` and
+//! `chromium-driver`) and skip with a message elsewhere.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{embedded_server, free_port, http, reachable, repo, Proc};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// chromedriver on a free port, or `None` (after saying why) where it is not installed
+/// and this is not CI.
+fn chromedriver() -> Option<(Proc, u16)> {
+    if !Path::new(CHROMEDRIVER).exists() || !Path::new(CHROMIUM).exists() {
+        let why =
+            format!("{CHROMEDRIVER} or {CHROMIUM} is missing (apt-get install chromium chromium-driver)");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the browser tests need Chromium: {why}"
+        );
+        eprintln!("\n!!! SKIPPING the web UI's browser tests: {why} !!!\n");
+        return None;
+    }
+    let port = free_port();
+    let child = std::process::Command::new(CHROMEDRIVER)
+        .arg(format!("--port={port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("chromedriver starts");
+    let driver = Proc(child);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !reachable(port) {
+        assert!(Instant::now() < deadline, "chromedriver did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some((driver, port))
+}
+
+/// A headless Chromium session on the server at `base`.
+struct Browser {
+    client: Client,
+    base: String,
+    shots: PathBuf,
+}
+
+impl Browser {
+    async fn open(driver_port: u16, server_port: u16) -> Browser {
+        let mut capabilities = serde_json::Map::new();
+        capabilities.insert(
+            "goog:chromeOptions".into(),
+            json!({
+                "binary": CHROMIUM,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"],
+            }),
+        );
+        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(capabilities)
+            .connect(&format!("http://127.0.0.1:{driver_port}"))
+            .await
+            .expect("a Chromium session");
+        let shots = std::env::var_os("HETSIM_UI_SCREENSHOTS")
+            .map(|d| repo().join(d))
+            .unwrap_or_else(|| repo().join("target/ui-screenshots"));
+        std::fs::create_dir_all(&shots).unwrap();
+        Browser {
+            client,
+            base: format!("http://127.0.0.1:{server_port}"),
+            shots,
+        }
+    }
+
+    async fn goto(&self, path: &str) {
+        self.client.goto(&format!("{}{path}", self.base)).await.unwrap();
+    }
+
+    async fn current_path(&self) -> String {
+        self.client.current_url().await.unwrap().path().to_owned()
+    }
+
+    async fn text(&self, css: &str) -> String {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .text()
+            .await
+            .unwrap()
+    }
+
+    async fn count(&self, css: &str) -> usize {
+        self.client.find_all(Locator::Css(css)).await.unwrap().len()
+    }
+
+    async fn fill(&self, css: &str, text: &str) {
+        let field = self
+            .client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"));
+        field.clear().await.unwrap();
+        field.send_keys(text).await.unwrap();
+    }
+
+    /// Sets a textarea's text whole (typing a script key by key is slow and the editor
+    /// indents on Tab), then tells the page it changed.
+    async fn paste(&self, css: &str, text: &str) {
+        let script = "const t = document.querySelector(arguments[0]); t.value = arguments[1]; t.dispatchEvent(new Event('input', {bubbles: true}));";
+        self.client
+            .execute(script, vec![json!(css), json!(text)])
+            .await
+            .unwrap();
+    }
+
+    /// Clicks `css` and waits for the next page to load (the old one's root goes stale).
+    async fn click(&self, css: &str) {
+        let old = self.client.find(Locator::Css("html")).await.unwrap();
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .click()
+            .await
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while old.tag_name().await.is_ok() {
+            assert!(Instant::now() < deadline, "clicking {css} loaded no page");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        self.client
+            .wait()
+            .for_element(Locator::Css("body"))
+            .await
+            .unwrap();
+    }
+
+    /// Reloads the page until `css` shows `wanted` in its text (a run finishing).
+    async fn reload_until(&self, css: &str, wanted: &str) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            self.client.refresh().await.unwrap();
+            if let Ok(element) = self.client.find(Locator::Css(css)).await {
+                if element.text().await.unwrap_or_default().contains(wanted) {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "{css} never showed {wanted:?}");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+
+    /// A picture of the whole page: the window is made as tall as the document first.
+    async fn shoot(&self, name: &str) {
+        let height = self
+            .client
+            .execute("return document.documentElement.scrollHeight;", vec![])
+            .await
+            .unwrap()
+            .as_u64()
+            .unwrap_or(900);
+        self.client
+            .set_window_size(1280, (height as u32 + 140).clamp(600, 4000))
+            .await
+            .unwrap();
+        let png = self.client.screenshot().await.unwrap();
+        std::fs::write(self.shots.join(format!("{name}.png")), png).unwrap();
+        self.client.set_window_size(1280, 900).await.unwrap();
+    }
+}
+
+const APP: &str = r#"// Master-worker: the master sends every worker a task and collects the results.
+let ops = if is_def_var("ops") { ops } else { 1e9 };
+let workers = labels["Worker"];
+if tag == "Master" {
+    for w in 0..workers { sim.send(1e6, ["Worker", w]); }
+    for w in 0..workers { sim.receive("any"); }
+} else {
+    sim.receive("Master");
+    sim.compute(#{ ops: ops });
+    sim.send(1e3, "Master");
+}
+"#;
+
+const SYSTEM: &str = r#"name = "lab"
+
+[[node]]
+id = "master"
+component = "Intel Core i7-4790K"
+model = "cpu-flops"
+labels = { Master = 1 }
+
+[[node]]
+id = "workers"
+component = "Intel Core i7-4790K"
+model = "cpu-flops"
+labels = { Worker = 4 }
+
+[[link]]
+between = ["master", "workers"]
+component = "Lab Ethernet"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_results() {
+    let Some((_driver, driver_port)) = chromedriver() else {
+        return;
+    };
+    let (_server, port) = embedded_server(&[]);
+    let b = Browser::open(driver_port, port).await;
+
+    // A component, through the form.
+    b.goto("/components").await;
+    b.fill("form.card input[name=name]", "Lab Ethernet").await;
+    b.client
+        .find(Locator::Css("form.card select[name=kind]"))
+        .await
+        .unwrap()
+        .select_by_value("NETWORK")
+        .await
+        .unwrap();
+    b.fill("form.card input[name=source]", "a lab's switch, measured")
+        .await;
+    b.paste(
+        "form.card textarea[name=attributes]",
+        "bandwidth = 1.25e8\nstartup = 5e-5\nlambda = 0.94",
+    )
+    .await;
+    b.click("form.card button[type=submit]").await;
+    assert_eq!(b.current_path().await, "/components/Lab%20Ethernet");
+    let attributes = b.text("main table").await;
+    assert!(
+        attributes.contains("bandwidth") && attributes.contains("1.25e8"),
+        "{attributes}"
+    );
+    b.shoot("component").await;
+    b.goto("/components?kind=NETWORK").await;
+    assert!(b.text("main table").await.contains("Lab Ethernet"));
+    b.goto("/components").await;
+    b.shoot("components").await;
+
+    // An app through the editor: a syntax error comes back at its line, then the fix.
+    b.goto("/apps").await;
+    b.fill("input[name=name]", "master-worker").await;
+    b.paste(
+        "textarea[name=body]",
+        &APP.replace("sim.compute(#{ ops: ops });", "sim.compute(#{ ops: ops };"),
+    )
+    .await;
+    b.click("form.editor-form button[type=submit]").await;
+    let error = b.text("p.error").await;
+    assert!(error.starts_with("Line 9"), "the error names line 9: {error}");
+    assert_eq!(b.text(".gutter span.bad").await, "9");
+    b.shoot("app-error").await;
+    b.paste("textarea[name=body]", APP).await;
+    b.click("form.editor-form button[type=submit]").await;
+    assert_eq!(b.current_path().await, "/apps/master-worker");
+    b.shoot("app").await;
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/systems",
+        &json!({"name": "lab", "body": SYSTEM}).to_string(),
+        None,
+    );
+    assert_eq!(status, 201, "{body}");
+    b.goto("/systems").await;
+    b.shoot("systems").await;
+    b.goto("/models").await;
+    b.shoot("models").await;
+
+    // One run: its result, processes and timeline.
+    b.goto("/launch?app=master-worker&system=lab").await;
+    assert_eq!(
+        b.client
+            .find(Locator::Css("input[name='label.Worker']"))
+            .await
+            .unwrap()
+            .attr("placeholder")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("4")
+    );
+    b.fill("input[name='label.Worker']", "2").await;
+    b.fill("tbody tr:first-child input[name=var_value]", "2e9").await;
+    assert_eq!(b.text("#run-count").await, "1 run");
+    b.click("#launch button[type=submit]").await;
+    assert!(b.current_path().await.starts_with("/runs/"));
+    b.reload_until("h1", "done").await;
+    let processes = b.text("#processes").await;
+    assert_eq!(
+        b.count("#processes tbody tr").await,
+        3,
+        "a master and two workers: {processes}"
+    );
+    assert_eq!(
+        b.count(".timeline svg").await,
+        1,
+        "the run page shows its timeline"
+    );
+    assert!(b.text(".summary").await.contains("overall time"));
+    b.shoot("run").await;
+
+    // A sweep: 3 worker counts × 2 task sizes, plotted with one line per task size.
+    b.goto("/launch?app=master-worker&system=lab").await;
+    b.fill("input[name='label.Worker']", "1,2,4").await;
+    b.fill("tbody tr:first-child input[name=var_value]", "1e9,4e9")
+        .await;
+    assert_eq!(b.text("#run-count").await, "6 runs (a sweep)");
+    b.shoot("launch").await;
+    b.click("#launch button[type=submit]").await;
+    let sweep = b.current_path().await;
+    assert!(sweep.starts_with("/sweeps/"), "{sweep}");
+    b.reload_until("p.progress", "6 of 6 runs finished").await;
+    assert_eq!(b.count("#runs tbody tr").await, 6);
+    assert_eq!(
+        b.count(".sweep-plot svg polyline").await,
+        2,
+        "one line per task size"
+    );
+    let plot = b
+        .client
+        .find(Locator::Css(".sweep-plot svg"))
+        .await
+        .unwrap()
+        .html(false)
+        .await
+        .unwrap();
+    assert!(
+        plot.contains("ops = 1e9") && plot.contains("label:Worker"),
+        "{plot}"
+    );
+    b.shoot("sweep").await;
+    let (status, csv) = http(port, "GET", &format!("{sweep}/results.csv"), "", None);
+    assert_eq!(status, 200);
+    let workers: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(3).unwrap_or(""))
+        .collect();
+    assert_eq!(
+        workers,
+        ["1", "1", "2", "2", "4", "4"],
+        "rows ordered by the sweep's inputs: {csv}"
+    );
+
+    b.goto("/").await;
+    assert!(b.text("main").await.contains("Recent sweeps"));
+    assert_eq!(b.count("#sweeps tbody tr").await, 1, "the sweep is listed");
+    assert_eq!(b.count("#runs tbody tr").await, 1, "the run alone is listed");
+    b.shoot("overview").await;
+    b.goto("/occupancy?gpu=H100%20SXM5%2080GB&threads=256&registers=64")
+        .await;
+    assert_eq!(b.count(".charts svg").await, 3);
+    b.shoot("occupancy").await;
+    b.goto("/api/docs").await;
+    assert!(b.text("body").await.contains("/api/runs"));
+    b.shoot("api-docs").await;
+    b.client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_with_a_token_asks_for_it_once_per_browser_session() {
+    let Some((_driver, driver_port)) = chromedriver() else {
+        return;
+    };
+    let (_server, port) = embedded_server(&["--token", "s3cret"]);
+    let b = Browser::open(driver_port, port).await;
+    b.goto("/components?kind=GPU").await;
+    assert_eq!(b.current_path().await, "/login");
+    b.shoot("login").await;
+    b.fill("input[name=token]", "wrong").await;
+    b.click("form.card button[type=submit]").await;
+    assert!(b.text("p.error").await.contains("not the server's token"));
+    b.fill("input[name=token]", "s3cret").await;
+    b.click("form.card button[type=submit]").await;
+    let url = b.client.current_url().await.unwrap();
+    assert_eq!((url.path(), url.query()), ("/components", Some("kind=GPU")));
+    assert!(b.text("main table").await.contains("H100"));
+    b.goto("/api/components").await;
+    assert!(
+        b.text("body").await.contains("H100"),
+        "the API takes the login's cookie"
+    );
+    b.goto("/").await;
+    b.click("form.logout button").await;
+    assert_eq!(b.current_path().await, "/login");
+    b.goto("/api/components").await;
+    assert!(
+        b.text("body").await.contains("bearer token"),
+        "the login's cookie is gone"
+    );
+    b.goto("/components").await;
+    assert_eq!(b.current_path().await, "/login");
+    b.client.close().await.unwrap();
+}

@@ -1,0 +1,171 @@
+//! `hetsim calibrate gpu DIR`: a catalog entry for the `gpu-queueing` model from a measurement
+//! folder (bench/gpu/run.sh's output, or ../shared/measurements/h100).
+
+use anyhow::{anyhow, bail, Result};
+use hetsim_models::queueing::calibration::{
+    calibrate, error_bars, fit_launch, leave_group_out, out_of_fold, Fit, Fold, Sample,
+};
+use hetsim_models::queueing::{evaluate, keys, Device, Input, Kernel, Power};
+use serde::Serialize;
+
+use crate::measurements::Measurements;
+use crate::saxpy2::{self, Saxpy2};
+
+/// The fitted device, the fit's quality and the power levels.
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuCalibration {
+    pub name: String,
+    pub compute_capability: String,
+    pub fit: Fit,
+    pub launch_overhead: f64,
+    pub power: Option<Power>,
+    #[serde(skip)]
+    pub device: Device,
+}
+
+/// Every measured launch of the folder as a calibration sample.
+pub fn samples(m: &Measurements) -> Result<Vec<(&'static str, Sample)>> {
+    let sass = m.sass.as_deref().ok_or_else(|| {
+        anyhow!(
+            "{}: no saxpy2_*.sass (cuobjdump -sass of the measured binary)",
+            m.dir.display()
+        )
+    })?;
+    let mut saxpy2 = Saxpy2::new(sass)?;
+    m.kernel_runs()
+        .map(|run| {
+            Ok((
+                run.file,
+                Sample {
+                    kernel: saxpy2.kernel(run)?,
+                    seconds: run.seconds,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The cross-validation groups of the launches: each block size of sweep.csv, each shared
+/// memory size (occupancy level) of occupancy_block256.csv.
+pub fn groups(samples: &[(&'static str, Sample)]) -> Vec<String> {
+    samples
+        .iter()
+        .map(|(file, s)| match *file {
+            "sweep" => format!("sweep block {}", s.kernel.block_size),
+            other => format!("{other} smem {}", s.kernel.shared_memory_per_block),
+        })
+        .collect()
+}
+
+/// Leave-one-group-out calibrations of `base` over the launches.
+pub fn folds<'a>(base: &Device, samples: &[(&'static str, Sample)], groups: &'a [String]) -> Vec<Fold<'a>> {
+    let plain: Vec<Sample> = samples.iter().map(|(_, s)| s.clone()).collect();
+    let names: Vec<&str> = groups.iter().map(String::as_str).collect();
+    leave_group_out(base, &plain, &names)
+}
+
+/// The compute and memory utilisations of one launch.
+fn utilisations(device: &Device, kernel: &Kernel) -> (f64, f64) {
+    let out = evaluate(&Input {
+        device: device.clone(),
+        kernel: kernel.clone(),
+    });
+    (out.compute_utilisation, out.memory_utilisation)
+}
+
+/// power.csv's phases ran saxpy2 at n = 2^26, block 256, intensity 4096 (compute-bound) and
+/// 1 (memory-bound) back to back: solve `idle + u_c·compute + u_m·memory = steady watts` for
+/// both, with the utilisations the calibrated model gives those launches.
+fn power(m: &Measurements, device: &Device, samples: &[(&str, Sample)]) -> Option<Power> {
+    let idle = m.steady_power("idle")?;
+    let compute = m.steady_power("compute")?;
+    let memory = m.steady_power("memory")?;
+    let launch = |a: f64| {
+        samples.iter().find(|(file, s)| {
+            *file == "sweep"
+                && s.kernel.block_size == 256.0
+                && (s.kernel.issued_instructions - (26.0 + 4.0 * a)).abs() < 0.5
+        })
+    };
+    let (ci, cm) = utilisations(device, &launch(4096.0)?.1.kernel);
+    let (mi, mm) = utilisations(device, &launch(1.0)?.1.kernel);
+    let det = ci * mm - cm * mi;
+    if det.abs() < 1e-9 {
+        return None;
+    }
+    let (dc, dm) = (compute - idle, memory - idle);
+    Some(Power {
+        idle,
+        compute: (dc * mm - cm * dm) / det,
+        memory: (ci * dm - mi * dc) / det,
+    })
+}
+
+pub fn calibrate_folder(m: &Measurements, name: Option<String>) -> Result<GpuCalibration> {
+    let mut base = saxpy2::device(m)?;
+    let (overhead, rate) = fit_launch(&m.launches).ok_or_else(|| {
+        anyhow!(
+            "{}: launch.csv: no async rows over several grids",
+            m.dir.display()
+        )
+    })?;
+    base.launch_overhead = overhead.max(0.0);
+    base.block_launch_rate = rate;
+    let samples = samples(m)?;
+    if samples.is_empty() {
+        bail!(
+            "{}: no kernel timings (sweep.csv, occupancy_block256.csv)",
+            m.dir.display()
+        );
+    }
+    let plain: Vec<Sample> = samples.iter().map(|(_, s)| s.clone()).collect();
+    let fit = calibrate(&base, &plain).ok_or_else(|| anyhow!("no samples"))?;
+    let groups = groups(&samples);
+    let folds = folds(&base, &samples, &groups);
+    let device = Device {
+        error_bars: error_bars(&out_of_fold(&folds)),
+        ..fit.apply(&base)
+    };
+    Ok(GpuCalibration {
+        name: name
+            .or_else(|| m.props.get("name").cloned())
+            .unwrap_or_else(|| "calibrated GPU".to_owned()),
+        compute_capability: device.limits.compute_capability.to_owned(),
+        power: power(m, &device, &samples),
+        launch_overhead: device.launch_overhead,
+        fit,
+        device,
+    })
+}
+
+/// The catalog attributes of a calibration, as `(key, value)` pairs.
+pub fn attributes(c: &GpuCalibration) -> Vec<(&'static str, f64)> {
+    let d = &c.device;
+    let mut out = vec![
+        ("SMs", d.sms),
+        ("SMCoreClock", d.sm_clock_mhz),
+        ("schedulers", d.schedulers),
+        ("warpSize", d.warp_size),
+        (keys::MEMORY_BANDWIDTH, d.memory_bandwidth),
+        (keys::MEMORY_QUEUE_CYCLES, d.memory_queue_cycles),
+        (keys::ISSUE_EFFICIENCY, d.issue_efficiency),
+        (keys::BLOCK_LAUNCH_RATE, d.block_launch_rate),
+        (keys::WARP_SKEW, d.warp_skew),
+        (keys::LAUNCH_OVERHEAD, d.launch_overhead),
+        ("fp32Lanes", d.lanes.fp32),
+        ("intLanes", d.lanes.int),
+        ("sfuLanes", d.lanes.sfu),
+        ("fp64Lanes", d.lanes.fp64),
+    ];
+    if let Some(p) = &c.power {
+        out.extend([
+            (keys::POWER_IDLE, p.idle),
+            (keys::POWER_COMPUTE, p.compute),
+            (keys::POWER_MEMORY, p.memory),
+        ]);
+    }
+    if let Some(bars) = &d.error_bars {
+        out.extend(bars.attributes());
+    }
+    out
+}

@@ -1,0 +1,14 @@
+//! hetsim-lab: hetsim's models against real hardware. Measurement folders as bench/gpu
+//! writes them ([`measurements`]), the saxpy2 benchmark's launches ([`saxpy2`]), a GPU's
+//! calibration for the `gpu-queueing` model ([`gpu`]), and the validation report that
+//! predicts every measurement and scores it ([`validate`]).
+//!
+//! Modules, lowest first (each uses only those above it): [`files`], [`launch`],
+//! [`measurements`], [`saxpy2`], [`gpu`], [`validate`].
+
+pub mod files;
+pub mod gpu;
+pub mod launch;
+pub mod measurements;
+pub mod saxpy2;
+pub mod validate;

@@ -1,0 +1,21 @@
+//! hetsim-service: the simulation service below its HTTP edge. A submission is checked whole
+//! and stored ([`submit`]), waits in a queue ([`queue`]: the database itself, or RabbitMQ),
+//! is taken by a worker and simulated ([`execute`]), and its result, log and trace are
+//! written back ([`storage`], SQLite or PostgreSQL). The CLI and the web crate call in here;
+//! nothing here knows HTTP or the command line.
+//!
+//! Modules, lowest first (each uses only those above it): [`status`], [`limits`], `redact`,
+//! [`table`], [`storage`], [`execute`], [`queue`], [`submit`].
+
+pub mod execute;
+pub mod limits;
+#[cfg(feature = "openapi")]
+pub mod openapi;
+pub mod queue;
+mod redact;
+pub mod status;
+pub mod storage;
+pub mod submit;
+pub mod table;
+
+pub use redact::redact_url;

@@ -1,0 +1,554 @@
+//! Runs: queued with their inputs, claimed by workers, finished once.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::Result;
+use hetsim_scripting::Variable;
+use serde::Serialize;
+use sqlx::any::AnyRow;
+use sqlx::Row;
+
+use super::{now, Store};
+use crate::limits::Attempts;
+use crate::status::RunStatus;
+
+/// The error of a run cancelled through the API.
+const CANCELLED_BY_A_USER: &str = "cancelled by a user";
+
+/// What the runs of one submission share, stored once: the application's Rhai source and
+/// the system as self-contained JSON (components and models inline).
+#[derive(Clone, Debug)]
+pub struct NewInput {
+    pub id: String,
+    pub app: String,
+    pub system: String,
+}
+
+/// One run to queue: its own labels and variables (its app and system are its submission's).
+#[derive(Clone, Debug)]
+pub struct NewRun {
+    pub id: String,
+    pub labels: BTreeMap<String, u64>,
+    pub variables: BTreeMap<String, Variable>,
+}
+
+/// What a worker needs to simulate a run.
+#[derive(Clone, Debug)]
+pub struct RunInputs {
+    pub app: String,
+    pub system: String,
+    pub labels: String,
+    pub variables: String,
+    pub attempts: i64,
+}
+
+/// A run the outbox has yet to publish: `publication` numbers its message.
+#[derive(Clone, Debug)]
+pub struct Unpublished {
+    pub id: String,
+    pub queue: String,
+    pub publication: i64,
+}
+
+/// A run as the API shows it.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunRecord {
+    pub id: String,
+    pub status: RunStatus,
+    pub queue: String,
+    pub sweep: Option<String>,
+    /// Each label's process count.
+    #[cfg_attr(feature = "openapi", schema(value_type = std::collections::BTreeMap<String, u64>))]
+    pub labels: serde_json::Value,
+    /// Each variable's value: a number, a bool or a string.
+    #[cfg_attr(feature = "openapi", schema(value_type = std::collections::BTreeMap<String, crate::openapi::VariableValue>))]
+    pub variables: serde_json::Value,
+    pub attempts: i64,
+    pub error: Option<String>,
+    pub worker: Option<String>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// The `hetsim run --json` object, once done.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub result: Option<serde_json::Value>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RunFilter {
+    pub status: Option<RunStatus>,
+    pub queue: Option<String>,
+    pub sweep: Option<String>,
+}
+
+/// A sweep: its runs' ids and how many are in each status.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SweepSummary {
+    pub id: String,
+    pub queue: String,
+    pub total: i64,
+    pub queued: i64,
+    pub running: i64,
+    pub done: i64,
+    pub failed: i64,
+    pub cancelled: i64,
+    pub runs: Vec<String>,
+}
+
+/// What claiming a run found.
+pub enum Start {
+    /// The run is now `running`, with its attempts counted.
+    Run(RunInputs),
+    /// Nothing to do: the run is finished or cancelled (a redelivery), deleted, or the
+    /// message is of an older publication than the run's (the run was re-published).
+    Skip,
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+}
+
+fn status(row: &AnyRow) -> Result<RunStatus> {
+    let text: String = row.try_get("status")?;
+    RunStatus::parse(&text).ok_or_else(|| anyhow::anyhow!("unknown run status {text:?} in the database"))
+}
+
+pub(super) fn record(row: &AnyRow) -> Result<RunRecord> {
+    let result: Option<String> = row.try_get("result")?;
+    Ok(RunRecord {
+        id: row.try_get("id")?,
+        status: status(row)?,
+        queue: row.try_get("queue")?,
+        sweep: row.try_get("sweep_id")?,
+        labels: json(&row.try_get::<String, _>("labels")?),
+        variables: json(&row.try_get::<String, _>("variables")?),
+        attempts: row.try_get("attempts")?,
+        error: row.try_get("error")?,
+        worker: row.try_get("worker")?,
+        created_at: row.try_get("created_at")?,
+        started_at: row.try_get("started_at")?,
+        finished_at: row.try_get("finished_at")?,
+        result: result.as_deref().map(json),
+    })
+}
+
+pub(super) const RUN_COLUMNS: &str =
+    "r.id, r.status, r.queue, r.sweep_id, r.labels, r.variables, r.attempts, r.error, \
+     r.worker, r.created_at, r.started_at, r.finished_at, s.result";
+
+impl Store {
+    /// Inserts `runs` of `input` on `queue` (and their sweep) in one transaction, unpublished.
+    pub async fn insert_runs(
+        &self,
+        queue: &str,
+        input: &NewInput,
+        runs: &[NewRun],
+        sweep: Option<&str>,
+    ) -> Result<()> {
+        let created = now();
+        let mut tx = self.pool().begin().await?;
+        sqlx::query("INSERT INTO inputs (id, app, system) VALUES ($1, $2, $3)")
+            .bind(&input.id)
+            .bind(&input.app)
+            .bind(&input.system)
+            .execute(&mut *tx)
+            .await?;
+        if let Some(sweep) = sweep {
+            sqlx::query("INSERT INTO sweeps (id, queue, created_at) VALUES ($1, $2, $3)")
+                .bind(sweep)
+                .bind(queue)
+                .bind(&created)
+                .execute(&mut *tx)
+                .await?;
+        }
+        for run in runs {
+            sqlx::query(
+                "INSERT INTO runs (id, sweep_id, queue, input_id, labels, variables, status, attempts, published, \
+                 created_at) VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0, 0, $7)",
+            )
+            .bind(&run.id)
+            .bind(sweep)
+            .bind(queue)
+            .bind(&input.id)
+            .bind(serde_json::to_string(&run.labels)?)
+            .bind(serde_json::to_string(&run.variables)?)
+            .bind(&created)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    pub async fn run(&self, id: &str) -> Result<Option<RunRecord>> {
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN results s ON s.run_id = r.id WHERE r.id = $1"
+        );
+        sqlx::query(&sql)
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .as_ref()
+            .map(record)
+            .transpose()
+    }
+
+    pub async fn runs(&self, filter: &RunFilter, limit: i64) -> Result<Vec<RunRecord>> {
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN results s ON s.run_id = r.id \
+             WHERE ($1 = '' OR r.status = $1) AND ($2 = '' OR r.queue = $2) AND ($3 = '' OR r.sweep_id = $3) \
+             ORDER BY r.created_at, r.id LIMIT $4"
+        );
+        sqlx::query(&sql)
+            .bind(filter.status.map_or("", RunStatus::as_str))
+            .bind(filter.queue.as_deref().unwrap_or(""))
+            .bind(filter.sweep.as_deref().unwrap_or(""))
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await?
+            .iter()
+            .map(record)
+            .collect()
+    }
+
+    /// The trace and the log of a finished run.
+    pub async fn run_output(&self, id: &str) -> Result<Option<(Option<String>, String)>> {
+        let row = sqlx::query("SELECT trace, log FROM results WHERE run_id = $1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.map(|r| Ok((r.try_get("trace")?, r.try_get("log")?)))
+            .transpose()
+    }
+
+    pub async fn sweep(&self, id: &str) -> Result<Option<SweepSummary>> {
+        let Some(sweep) = sqlx::query("SELECT id, queue FROM sweeps WHERE id = $1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+        else {
+            return Ok(None);
+        };
+        let rows = sqlx::query("SELECT id, status FROM runs WHERE sweep_id = $1 ORDER BY created_at, id")
+            .bind(id)
+            .fetch_all(self.pool())
+            .await?;
+        let mut summary = SweepSummary {
+            id: sweep.try_get("id")?,
+            queue: sweep.try_get("queue")?,
+            total: rows.len() as i64,
+            queued: 0,
+            running: 0,
+            done: 0,
+            failed: 0,
+            cancelled: 0,
+            runs: Vec::with_capacity(rows.len()),
+        };
+        for row in rows {
+            *match status(&row)? {
+                RunStatus::Queued => &mut summary.queued,
+                RunStatus::Running => &mut summary.running,
+                RunStatus::Done => &mut summary.done,
+                RunStatus::Failed => &mut summary.failed,
+                RunStatus::Cancelled => &mut summary.cancelled,
+            } += 1;
+            summary.runs.push(row.try_get("id")?);
+        }
+        Ok(Some(summary))
+    }
+
+    /// The status of run `id`, if it exists.
+    pub async fn status(&self, id: &str) -> Result<Option<RunStatus>> {
+        sqlx::query("SELECT status FROM runs WHERE id = $1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .as_ref()
+            .map(status)
+            .transpose()
+    }
+
+    /// Marks `id` running for `worker`, counting the attempt, if it may run: not finished,
+    /// and (for a broker message) of the message's `publication`. One conditional UPDATE,
+    /// so that it takes the write lock at once (SQLite refuses to upgrade a read transaction
+    /// that another writer overtook).
+    pub async fn start_run(&self, id: &str, worker: &str, publication: Option<i64>) -> Result<Start> {
+        let sql = format!(
+            "UPDATE runs SET status = 'running', attempts = attempts + 1, worker = $1, started_at = $2 \
+             WHERE id = $3 AND status IN ({}) AND ($4 < 0 OR publication = $4)",
+            RunStatus::Running.sql_sources()
+        );
+        let claimed = sqlx::query(&sql)
+            .bind(worker)
+            .bind(now())
+            .bind(id)
+            .bind(publication.unwrap_or(-1))
+            .execute(self.pool())
+            .await?
+            .rows_affected()
+            > 0;
+        if !claimed {
+            return Ok(Start::Skip);
+        }
+        let row = sqlx::query(
+            "SELECT i.app, i.system, r.labels, r.variables, r.attempts FROM runs r JOIN inputs i ON i.id = r.input_id \
+             WHERE r.id = $1",
+        )
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else {
+            return Ok(Start::Skip);
+        };
+        Ok(Start::Run(RunInputs {
+            app: row.try_get("app")?,
+            system: row.try_get("system")?,
+            labels: row.try_get("labels")?,
+            variables: row.try_get("variables")?,
+            attempts: row.try_get("attempts")?,
+        }))
+    }
+
+    /// Claims the oldest queued run of any queue (the embedded, broker-less queue).
+    pub async fn claim_next(&self) -> Result<Option<String>> {
+        let row = sqlx::query(
+            "UPDATE runs SET status = 'running' WHERE id = (SELECT id FROM runs WHERE status = 'queued' \
+             ORDER BY created_at, id LIMIT 1) AND status = 'queued' RETURNING id",
+        )
+        .fetch_optional(self.pool())
+        .await?;
+        row.map(|r| Ok(r.try_get("id")?)).transpose()
+    }
+
+    /// Stores the result and marks the run done, if it is running: a second call, or a call
+    /// for a run cancelled or deleted meanwhile, changes nothing. Returns whether it stored.
+    pub async fn finish_run(&self, id: &str, result: &str, trace: Option<&str>, log: &str) -> Result<bool> {
+        let mut tx = self.pool().begin().await?;
+        let sql = format!(
+            "UPDATE runs SET status = 'done', error = NULL, finished_at = $1 WHERE id = $2 AND status IN ({})",
+            RunStatus::Done.sql_sources()
+        );
+        let finished = sqlx::query(&sql)
+            .bind(now())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            > 0;
+        if finished {
+            sqlx::query("INSERT INTO results (run_id, result, trace, log) VALUES ($1, $2, $3, $4)")
+                .bind(id)
+                .bind(result)
+                .bind(trace)
+                .bind(log)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(finished)
+    }
+
+    /// Moves the runs whose `column` (`id` or `sweep_id`, named by the code) is `key` to
+    /// `to` with `error`, each if the transition table allows it from its status. Returns how
+    /// many moved.
+    async fn end_runs(&self, column: &'static str, key: &str, to: RunStatus, error: &str) -> Result<u64> {
+        let sql = format!(
+            "UPDATE runs SET status = $1, error = $2, finished_at = $3 WHERE {column} = $4 AND status IN ({})",
+            to.sql_sources()
+        );
+        Ok(sqlx::query(&sql)
+            .bind(to.as_str())
+            .bind(error)
+            .bind(now())
+            .bind(key)
+            .execute(self.pool())
+            .await?
+            .rows_affected())
+    }
+
+    /// Marks the run failed with `error`, unless it is finished.
+    pub async fn fail_run(&self, id: &str, error: &str) -> Result<()> {
+        self.end_runs("id", id, RunStatus::Failed, error).await.map(drop)
+    }
+
+    /// Cancels run `id` unless it is finished; returns its status afterwards (`None`: no
+    /// such run). A worker running it sees the status and stops the simulation.
+    pub async fn cancel_run(&self, id: &str) -> Result<Option<RunStatus>> {
+        self.end_runs("id", id, RunStatus::Cancelled, CANCELLED_BY_A_USER)
+            .await?;
+        self.status(id).await
+    }
+
+    /// Cancels every unfinished run of sweep `id`; returns how many (`None`: no such sweep).
+    pub async fn cancel_sweep(&self, id: &str) -> Result<Option<u64>> {
+        if !self.sweep_exists(id).await? {
+            return Ok(None);
+        }
+        let cancelled = self
+            .end_runs("sweep_id", id, RunStatus::Cancelled, CANCELLED_BY_A_USER)
+            .await?;
+        Ok(Some(cancelled))
+    }
+
+    async fn sweep_exists(&self, id: &str) -> Result<bool> {
+        Ok(sqlx::query("SELECT id FROM sweeps WHERE id = $1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?
+            .is_some())
+    }
+
+    /// Deletes, in `tx`, the runs whose `column` (`id` or `sweep_id`) is `key`, with their
+    /// results, traces and logs, and the inputs no other run shares. Returns how many runs.
+    async fn delete_runs(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        column: &'static str,
+        key: &str,
+    ) -> Result<usize> {
+        sqlx::query(&format!(
+            "DELETE FROM results WHERE run_id IN (SELECT id FROM runs WHERE {column} = $1)"
+        ))
+        .bind(key)
+        .execute(&mut **tx)
+        .await?;
+        let inputs: Vec<String> = sqlx::query(&format!(
+            "DELETE FROM runs WHERE {column} = $1 RETURNING input_id"
+        ))
+        .bind(key)
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|r| r.try_get("input_id"))
+        .collect::<Result<_, _>>()?;
+        for input in inputs.iter().collect::<BTreeSet<_>>() {
+            sqlx::query(
+                "DELETE FROM inputs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE input_id = $1)",
+            )
+            .bind(input)
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(inputs.len())
+    }
+
+    /// Deletes run `id` with its result, trace and log (and its input, when no other run
+    /// shares it); an unfinished run is cancelled first. Returns whether it existed.
+    pub async fn delete_run(&self, id: &str) -> Result<bool> {
+        self.cancel_run(id).await?;
+        let mut tx = self.pool().begin().await?;
+        let deleted = Self::delete_runs(&mut tx, "id", id).await?;
+        tx.commit().await?;
+        Ok(deleted > 0)
+    }
+
+    /// Deletes sweep `id` and all its runs as [`Store::delete_run`] does. Returns whether it
+    /// existed.
+    pub async fn delete_sweep(&self, id: &str) -> Result<bool> {
+        if self.cancel_sweep(id).await?.is_none() {
+            return Ok(false);
+        }
+        let mut tx = self.pool().begin().await?;
+        Self::delete_runs(&mut tx, "sweep_id", id).await?;
+        sqlx::query("DELETE FROM sweeps WHERE id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Runs committed but not yet confirmed by the broker (the outbox), leaving out `skip`'s
+    /// queues (ones the broker refused lately, so that they hold up no other).
+    pub async fn unpublished(&self, limit: i64, skip: &[String]) -> Result<Vec<Unpublished>> {
+        let skipped: String = (0..skip.len())
+            .map(|i| format!(" AND queue <> ${}", i + 2))
+            .collect();
+        let sql = format!(
+            "SELECT id, queue, publication FROM runs WHERE published = 0 AND status = 'queued'{skipped} \
+             ORDER BY created_at, id LIMIT $1"
+        );
+        let mut query = sqlx::query(&sql).bind(limit);
+        for queue in skip {
+            query = query.bind(queue);
+        }
+        query
+            .fetch_all(self.pool())
+            .await?
+            .iter()
+            .map(|row| {
+                Ok(Unpublished {
+                    id: row.try_get("id")?,
+                    queue: row.try_get("queue")?,
+                    publication: row.try_get("publication")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Records that the broker confirmed these publications (a run re-published meanwhile
+    /// keeps waiting for its newer one).
+    pub async fn mark_published(&self, published: &[Unpublished]) -> Result<()> {
+        let at = now();
+        let mut tx = self.pool().begin().await?;
+        for run in published {
+            sqlx::query(
+                "UPDATE runs SET published = 1, published_at = $1 WHERE id = $2 AND publication = $3",
+            )
+            .bind(&at)
+            .bind(&run.id)
+            .bind(run.publication)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The queues holding runs published before `before` and still queued: the reaper asks
+    /// the broker whether their messages are still there.
+    pub async fn queues_waiting_since(&self, before: &str) -> Result<Vec<String>> {
+        sqlx::query(
+            "SELECT DISTINCT queue FROM runs WHERE status = 'queued' AND published = 1 AND published_at < $1",
+        )
+        .bind(before)
+        .fetch_all(self.pool())
+        .await?
+        .iter()
+        .map(|r| Ok(r.try_get("queue")?))
+        .collect()
+    }
+
+    /// Puts the runs of `queue` published before `before` and still queued back in the
+    /// outbox under a new publication number (their lost messages, should they turn up, are
+    /// then dropped). Returns how many.
+    pub async fn republish(&self, queue: &str, before: &str) -> Result<u64> {
+        Ok(sqlx::query(
+            "UPDATE runs SET published = 0, publication = publication + 1 \
+             WHERE queue = $1 AND status = 'queued' AND published = 1 AND published_at < $2",
+        )
+        .bind(queue)
+        .bind(before)
+        .execute(self.pool())
+        .await?
+        .rows_affected())
+    }
+
+    /// After a crash of the embedded server: runs left `running` go back to the queue, or
+    /// fail once they have used up their `attempts`.
+    pub async fn requeue_interrupted(&self, attempts: Attempts) -> Result<()> {
+        sqlx::query(
+            "UPDATE runs SET status = 'failed', error = $1, finished_at = $2 WHERE status = 'running' AND attempts >= $3",
+        )
+        .bind(attempts.exhausted_message())
+        .bind(now())
+        .bind(attempts.get())
+        .execute(self.pool())
+        .await?;
+        sqlx::query("UPDATE runs SET status = 'queued' WHERE status = 'running'")
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,261 @@
+//! Submitting, reading, cancelling and deleting runs and sweeps.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+use super::openapi::{BodyErrors, NotFound};
+use crate::error::{ApiError, ApiResult};
+use crate::extract::{Body, Params, Path};
+use crate::state::AppState;
+use hetsim_charts::trace::{chrome, RunTrace, TraceFormat};
+use hetsim_service::storage::{RunFilter, RunRecord, SweepSummary};
+use hetsim_service::submit::{enqueue, RunStatus, Submission};
+
+/// A run queued, or cancelled.
+#[derive(Serialize, ToSchema)]
+pub struct RunAccepted {
+    id: String,
+    status: RunStatus,
+}
+
+/// A sweep queued: its id and its runs' ids.
+#[derive(Serialize, ToSchema)]
+pub struct SweepQueued {
+    id: String,
+    runs: Vec<String>,
+}
+
+/// A sweep cancelled: how many of its runs were.
+#[derive(Serialize, ToSchema)]
+pub struct SweepCancelled {
+    id: String,
+    cancelled: u64,
+}
+
+/// Queues one run.
+#[utoipa::path(post, path = "/api/runs", tag = "runs", request_body = Submission,
+    responses((status = 202, description = "Queued", body = RunAccepted), BodyErrors))]
+pub async fn submit(
+    State(s): State<AppState>,
+    Body(sub): Body<Submission>,
+) -> ApiResult<(StatusCode, Json<RunAccepted>)> {
+    let queued = enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, false).await?;
+    let id = queued.runs.into_iter().next();
+    let accepted = RunAccepted {
+        id: id.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("a checked run queued no run")))?,
+        status: RunStatus::Queued,
+    };
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
+}
+
+/// Queues a sweep: any label count or variable may be a list, and their cartesian product
+/// is queued (at most --max-sweep-runs runs).
+#[utoipa::path(post, path = "/api/sweeps", tag = "sweeps", request_body = Submission,
+    responses((status = 202, description = "Queued", body = SweepQueued), BodyErrors))]
+pub async fn submit_sweep(
+    State(s): State<AppState>,
+    Body(sub): Body<Submission>,
+) -> ApiResult<(StatusCode, Json<SweepQueued>)> {
+    let queued = enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, true).await?;
+    let id = queued.sweep.unwrap_or_default();
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(SweepQueued {
+            id,
+            runs: queued.runs,
+        }),
+    ))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Only runs in this status.
+    pub status: Option<RunStatus>,
+    /// Only runs of this queue.
+    pub queue: Option<String>,
+    /// Only the runs of this sweep.
+    pub sweep: Option<String>,
+    /// At most this many runs (1 to 100,000; default 1000).
+    pub limit: Option<i64>,
+}
+
+/// Runs in submission order.
+#[utoipa::path(get, path = "/api/runs", tag = "runs", params(ListQuery),
+    responses(
+        (status = 200, description = "The runs", body = Vec<RunRecord>),
+        (status = 400, description = "A query parameter cannot be read", body = crate::error::ErrorBody),
+    ))]
+pub async fn list(
+    State(s): State<AppState>,
+    Params(q): Params<ListQuery>,
+) -> ApiResult<Json<Vec<RunRecord>>> {
+    let filter = RunFilter {
+        status: q.status,
+        queue: q.queue,
+        sweep: q.sweep,
+    };
+    Ok(Json(
+        s.store
+            .runs(&filter, q.limit.unwrap_or(1000).clamp(1, 100_000))
+            .await?,
+    ))
+}
+
+/// One run, with its result once done.
+#[utoipa::path(get, path = "/api/runs/{id}", tag = "runs", params(("id" = String, Path, description = "The run's id")),
+    responses((status = 200, description = "The run", body = RunRecord), NotFound))]
+pub async fn show(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<RunRecord>> {
+    s.store
+        .run(&id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found("run", &id))
+}
+
+async fn output(s: &AppState, id: &str) -> ApiResult<(Option<String>, String)> {
+    let Some(status) = s.store.status(id).await? else {
+        return Err(ApiError::not_found("run", id));
+    };
+    s.store.run_output(id).await?.ok_or_else(|| ApiError::Conflict {
+        field: None,
+        message: format!("run {id} has no result ({status})"),
+    })
+}
+
+/// The query of `GET /api/runs/{id}/trace`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct TraceQuery {
+    /// `native` (default): the spans as stored; `chrome`: the Chrome trace-event format
+    /// (Perfetto, chrome://tracing).
+    #[param(value_type = Option<String>, example = "chrome")]
+    pub format: Option<TraceFormat>,
+}
+
+/// The run's trace: its spans (process, kind, start, end, detail), or with
+/// `?format=chrome` the Chrome trace-event format (`null` where the run stored none; in the
+/// Chrome format, only the events naming its nodes and processes).
+#[utoipa::path(get, path = "/api/runs/{id}/trace", tag = "runs",
+    params(("id" = String, Path, description = "The run's id"), TraceQuery),
+    responses(
+        (status = 200, description = "The spans, or null when the trace was not kept; or a Chrome trace {traceEvents, displayTimeUnit}", body = Object),
+        NotFound,
+        (status = 409, description = "The run has no result yet", body = crate::error::ErrorBody),
+    ))]
+pub async fn trace(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Params(q): Params<TraceQuery>,
+) -> ApiResult<Json<Value>> {
+    let (trace, _) = output(&s, &id).await?;
+    let spans = trace
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    match q.format.unwrap_or_default() {
+        TraceFormat::Native => Ok(Json(spans)),
+        TraceFormat::Chrome => {
+            let result = s
+                .store
+                .run(&id)
+                .await?
+                .and_then(|run| run.result)
+                .ok_or_else(|| ApiError::not_found("run", &id))?;
+            Ok(Json(chrome(&RunTrace::from_stored(&result, &spans)?)))
+        }
+    }
+}
+
+/// The run's log, as text.
+#[utoipa::path(get, path = "/api/runs/{id}/log", tag = "runs", params(("id" = String, Path, description = "The run's id")),
+    responses(
+        (status = 200, description = "The log", body = String, content_type = "text/plain"),
+        NotFound,
+        (status = 409, description = "The run has no result yet", body = crate::error::ErrorBody),
+    ))]
+pub async fn log(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<String> {
+    Ok(output(&s, &id).await?.1)
+}
+
+/// A sweep: how many of its runs are in each status, and their ids.
+#[utoipa::path(get, path = "/api/sweeps/{id}", tag = "sweeps", params(("id" = String, Path, description = "The sweep's id")),
+    responses((status = 200, description = "The sweep", body = SweepSummary), NotFound))]
+pub async fn sweep(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<SweepSummary>> {
+    s.store
+        .sweep(&id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found("sweep", &id))
+}
+
+/// Cancels a run: 202 once it is cancelled (a worker running it stops within a second),
+/// again for a cancelled run; 409 for a run that finished first.
+#[utoipa::path(post, path = "/api/runs/{id}/cancel", tag = "runs", params(("id" = String, Path, description = "The run's id")),
+    responses(
+        (status = 202, description = "Cancelled", body = RunAccepted),
+        NotFound,
+        (status = 409, description = "The run is already done or failed", body = crate::error::ErrorBody),
+    ))]
+pub async fn cancel(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<(StatusCode, Json<RunAccepted>)> {
+    match s.store.cancel_run(&id).await? {
+        None => Err(ApiError::not_found("run", &id)),
+        Some(RunStatus::Cancelled) => Ok((
+            StatusCode::ACCEPTED,
+            Json(RunAccepted {
+                id,
+                status: RunStatus::Cancelled,
+            }),
+        )),
+        Some(finished) => Err(ApiError::Conflict {
+            field: None,
+            message: format!("run {id} is already {finished}"),
+        }),
+    }
+}
+
+/// Cancels a sweep's unfinished runs: 202 with how many were cancelled (the finished ones
+/// keep their outcome).
+#[utoipa::path(post, path = "/api/sweeps/{id}/cancel", tag = "sweeps", params(("id" = String, Path, description = "The sweep's id")),
+    responses((status = 202, description = "Its unfinished runs are cancelled", body = SweepCancelled), NotFound))]
+pub async fn cancel_sweep(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<(StatusCode, Json<SweepCancelled>)> {
+    let cancelled = s
+        .store
+        .cancel_sweep(&id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("sweep", &id))?;
+    Ok((StatusCode::ACCEPTED, Json(SweepCancelled { id, cancelled })))
+}
+
+/// Deletes a run with its result, trace and log (cancelled first if it is unfinished).
+#[utoipa::path(delete, path = "/api/runs/{id}", tag = "runs", params(("id" = String, Path, description = "The run's id")),
+    responses((status = 204, description = "Deleted"), NotFound))]
+pub async fn delete(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
+    if s.store.delete_run(&id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("run", &id))
+    }
+}
+
+/// Deletes a sweep and all its runs, as `DELETE /api/runs/{id}` does.
+#[utoipa::path(delete, path = "/api/sweeps/{id}", tag = "sweeps", params(("id" = String, Path, description = "The sweep's id")),
+    responses((status = 204, description = "Deleted"), NotFound))]
+pub async fn delete_sweep(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<StatusCode> {
+    if s.store.delete_sweep(&id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("sweep", &id))
+    }
+}

@@ -1,0 +1,308 @@
+//! `/launch`: pick an app, a system and a queue; the system's labels and the run's
+//! variables are fields, and a comma list in any of them makes the launch a sweep over
+//! every combination (the page counts the runs while one types, app.js).
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Form;
+use hetsim_scripting::SystemFile;
+use maud::{html, Markup};
+
+use super::{encode, layout, see_other, PageResult};
+use crate::state::AppState;
+use hetsim_service::storage::{Library, Named};
+use hetsim_service::submit::{comma_list, enqueue, label_count, variable_value, Submission};
+
+/// Empty variable rows offered beyond the names the app reads.
+const SPARE_ROWS: usize = 3;
+
+/// The launch form as filled in: `app`, `system`, `queue`, `label.NAME` fields, and
+/// `var_name`/`var_value` pairs in order.
+#[derive(Clone, Debug, Default)]
+struct Launch {
+    app: String,
+    system: String,
+    queue: String,
+    labels: BTreeMap<String, String>,
+    variables: Vec<(String, String)>,
+}
+
+impl Launch {
+    fn from_pairs(pairs: Vec<(String, String)>) -> Self {
+        let mut launch = Launch::default();
+        let mut pending_name: Option<String> = None;
+        for (key, value) in pairs {
+            match key.as_str() {
+                "app" => launch.app = value,
+                "system" => launch.system = value,
+                "queue" => launch.queue = value,
+                "var_name" => pending_name = Some(value),
+                "var_value" => {
+                    let name = pending_name.take().unwrap_or_default();
+                    if !name.trim().is_empty() || !value.trim().is_empty() {
+                        launch.variables.push((name.trim().to_owned(), value));
+                    }
+                }
+                _ => {
+                    if let Some(label) = key.strip_prefix("label.") {
+                        launch.labels.insert(label.to_owned(), value);
+                    }
+                }
+            }
+        }
+        if launch.queue.trim().is_empty() {
+            launch.queue = "default".to_owned();
+        }
+        launch
+    }
+
+    /// How many runs the launch makes: the product of the list lengths (a blank field is the
+    /// system's count or the app's own default, one value).
+    fn run_count(&self) -> usize {
+        self.labels
+            .values()
+            .chain(self.variables.iter().map(|(_, v)| v))
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| v.split(',').count())
+            .fold(1usize, usize::saturating_mul)
+    }
+
+    /// The submission, or the field at fault and why.
+    fn submission(&self, app_id: String, system_id: String) -> Result<Submission, (String, String)> {
+        let mut labels = serde_json::Map::new();
+        for (name, text) in self.labels.iter().filter(|(_, v)| !v.trim().is_empty()) {
+            let counts = comma_list(text, |v| label_count(v).ok_or(())).map_err(|()| {
+                (
+                    format!("label {name}"),
+                    format!("{text:?}: expected whole numbers of processes, separated by commas"),
+                )
+            })?;
+            labels.insert(name.clone(), counts);
+        }
+        let mut variables = serde_json::Map::new();
+        for (name, text) in self.variables.iter().filter(|(_, v)| !v.trim().is_empty()) {
+            if name.is_empty() {
+                return Err((
+                    "variables".to_owned(),
+                    format!("the value {text:?} has no variable name"),
+                ));
+            }
+            let Ok(values) = comma_list(text, |v| Ok::<_, Infallible>(variable_value(v)));
+            variables.insert(name.clone(), values);
+        }
+        Ok(Submission {
+            queue: self.queue.trim().to_owned(),
+            app: None,
+            app_id: Some(app_id),
+            app_name: None,
+            system: None,
+            system_id: Some(system_id),
+            system_name: None,
+            labels: labels.into_iter().collect(),
+            variables: variables.into_iter().collect(),
+        })
+    }
+}
+
+/// The labels a system's nodes declare, with their total counts.
+fn system_labels(system: &Named) -> BTreeMap<String, u64> {
+    let mut labels = BTreeMap::new();
+    if let Ok(file) = SystemFile::parse(&system.body, &system.name) {
+        for node in &file.nodes {
+            for (label, count) in &node.labels {
+                *labels.entry(label.clone()).or_default() += u64::from(*count) * u64::from(node.count);
+            }
+        }
+    }
+    labels
+}
+
+/// The variables an app reads by `is_def_var("name")`: the optional ones it documents.
+fn app_variables(app: &Named) -> Vec<String> {
+    let mut names: Vec<String> = app
+        .body
+        .split("is_def_var(\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .map(str::to_owned)
+        .collect();
+    names.dedup();
+    names
+}
+
+pub async fn page(
+    State(s): State<AppState>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> PageResult<Markup> {
+    let launch = Launch::from_pairs(pairs);
+    form_page(&s, &launch, None).await
+}
+
+async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)>) -> PageResult<Markup> {
+    let apps = s.store.named(Library::Apps, None, None).await?;
+    let systems = s.store.named(Library::Systems, None, None).await?;
+    let app = apps.iter().find(|a| a.name == launch.app).or(apps.first());
+    let system = systems
+        .iter()
+        .find(|a| a.name == launch.system)
+        .or(systems.first());
+    let labels = system.map(system_labels).unwrap_or_default();
+    let mut rows = launch.variables.clone();
+    for name in app.map(app_variables).unwrap_or_default() {
+        if !rows.iter().any(|(n, _)| *n == name) {
+            rows.push((name, String::new()));
+        }
+    }
+    rows.extend(std::iter::repeat_n((String::new(), String::new()), SPARE_ROWS));
+    let count = launch.run_count();
+    Ok(layout::page(
+        "Launch",
+        html! {
+            h1 { "Launch" }
+            @if apps.is_empty() || systems.is_empty() {
+                p.error { "Store an " a href="/apps" { "app" } " and a " a href="/systems" { "system" } " first." }
+            }
+            @if let Some((field, message)) = &error {
+                p.error role="alert" { (field) ": " (message) }
+            }
+            form.card #launch method="post" action="/launch" {
+                div.fields {
+                    label { "App "
+                        select name="app" data-reload {
+                            @for a in &apps { option value=(a.name) selected[Some(a) == app] { (a.name) } }
+                        }
+                    }
+                    label { "System "
+                        select name="system" data-reload {
+                            @for sys in &systems { option value=(sys.name) selected[Some(sys) == system] { (sys.name) } }
+                        }
+                    }
+                    label { "Queue " input name="queue" value=(launch.queue) pattern="[A-Za-z0-9_-]{1,64}"; }
+                }
+                h2 { "Labels" }
+                p.muted { "Processes per label; empty keeps the system's count. A comma list (1,2,4) sweeps." }
+                div.fields {
+                    @for (label, default) in &labels {
+                        label { (label) " "
+                            input.count name={ "label." (label) } placeholder=(default)
+                                value=(launch.labels.get(label).cloned().unwrap_or_default());
+                        }
+                    }
+                }
+                h2 { "Variables" }
+                p.muted { "A number, true/false or a text; a comma list (32,64,128) sweeps." }
+                table.variables {
+                    thead { tr { th { "name" } th { "value" } } }
+                    tbody {
+                        @for (name, value) in &rows {
+                            tr {
+                                td { input name="var_name" value=(name) aria-label="variable name"; }
+                                td { input.count name="var_value" value=(value) aria-label="variable value"; }
+                            }
+                        }
+                    }
+                }
+                p.count { output #run-count { (runs_text(count)) } }
+                button type="submit" { "Launch" }
+            }
+            @if let (Some(app), Some(system)) = (app, system) {
+                p.muted { "From a shell: " code { "hetsim sweep --server URL --app-name " (app.name) " --system-name " (system.name) " --var NAME=V1,V2 --label LABEL=N1,N2" } }
+            }
+        },
+    ))
+}
+
+fn runs_text(count: usize) -> String {
+    if count == 1 {
+        "1 run".to_owned()
+    } else {
+        format!("{count} runs (a sweep)")
+    }
+}
+
+pub async fn submit(
+    State(s): State<AppState>,
+    Form(pairs): Form<Vec<(String, String)>>,
+) -> PageResult<Response> {
+    let launch = Launch::from_pairs(pairs);
+    let refuse = |field: &str, message: String| (field.to_owned(), message);
+    let app = s.store.named(Library::Apps, None, Some(&launch.app)).await?.pop();
+    let system = s
+        .store
+        .named(Library::Systems, None, Some(&launch.system))
+        .await?
+        .pop();
+    let checked = match (app, system) {
+        (None, _) => Err(refuse("app", format!("no stored app named {:?}", launch.app))),
+        (_, None) => Err(refuse(
+            "system",
+            format!("no stored system named {:?}", launch.system),
+        )),
+        (Some(app), Some(system)) => launch.submission(app.id, system.id),
+    };
+    let queued = match checked {
+        Ok(sub) => enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, launch.run_count() > 1)
+            .await
+            .map_err(|e| match e {
+                hetsim_service::submit::SpecError::Store(e) => Err(e),
+                e => Ok((e.field().to_owned(), e.to_string())),
+            }),
+        Err(refused) => Err(Ok(refused)),
+    };
+    match queued {
+        Ok(queued) => Ok(match (&queued.sweep, queued.runs.first()) {
+            (Some(sweep), _) => see_other(&format!("/sweeps/{}", encode(sweep))),
+            (None, Some(run)) => see_other(&format!("/runs/{}", encode(run))),
+            (None, None) => see_other("/"),
+        }),
+        Err(Ok(error)) => {
+            let page = form_page(&s, &launch, Some(error)).await?;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, page).into_response())
+        }
+        Err(Err(store)) => Err(store.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn comma_lists_multiply_into_the_run_count() {
+        let launch = Launch::from_pairs(pairs(&[
+            ("app", "a"),
+            ("label.Worker", "1,2,4"),
+            ("var_name", "blockSize"),
+            ("var_value", "32, 64"),
+            ("var_name", ""),
+            ("var_value", ""),
+            ("var_name", "rounds"),
+            ("var_value", " "),
+        ]));
+        assert_eq!(launch.run_count(), 6);
+        assert_eq!(launch.queue, "default");
+        let sub = launch.submission("a1".into(), "s1".into()).unwrap();
+        assert_eq!(sub.labels["Worker"], serde_json::json!([1, 2, 4]));
+        assert_eq!(sub.variables["blockSize"], serde_json::json!([32, 64]));
+        assert!(
+            !sub.variables.contains_key("rounds"),
+            "a blank value leaves the app's default"
+        );
+    }
+
+    #[test]
+    fn a_label_that_is_not_a_count_names_its_field() {
+        let launch = Launch::from_pairs(pairs(&[("label.Worker", "two")]));
+        let (field, message) = launch.submission("a".into(), "s".into()).unwrap_err();
+        assert_eq!(field, "label Worker");
+        assert!(message.contains("whole numbers"), "{message}");
+    }
+}

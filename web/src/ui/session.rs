@@ -1,0 +1,109 @@
+//! The login of a server started with `--token`: the token is kept in a cookie for the
+//! browser session, so that pages and their downloads (which go to the API) need no header.
+//! The cookie is HttpOnly (no script reads it) and SameSite=Strict (no other site's page
+//! can make the browser send it, which is what keeps the UI's plain form POSTs safe).
+
+use axum::extract::{Query, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::Form;
+use maud::{html, Markup};
+use serde::Deserialize;
+
+use super::layout;
+use crate::auth::COOKIE;
+use crate::state::AppState;
+
+#[derive(Deserialize)]
+pub struct Next {
+    next: Option<String>,
+}
+
+/// Where to go after logging in: a path of this site, never another site.
+fn local(next: Option<&str>) -> &str {
+    match next {
+        Some(path)
+            if path.starts_with('/')
+                && !path.starts_with("//")
+                && !path.bytes().any(|b| b == b'\\' || b < 0x20) =>
+        {
+            path
+        }
+        _ => "/",
+    }
+}
+
+pub async fn form(State(s): State<AppState>, Query(q): Query<Next>) -> Markup {
+    login_page(s.token.is_some(), local(q.next.as_deref()), None)
+}
+
+fn login_page(needed: bool, next: &str, error: Option<&str>) -> Markup {
+    layout::page(
+        "Log in",
+        html! {
+            h1 { "Log in" }
+            @if needed {
+                p { "This server was started with " code { "--token" } ": enter that token. It is kept for this browser session only." }
+            } @else {
+                p { "This server needs no token; " a href="/" { "go on" } "." }
+            }
+            @if let Some(error) = error { p.error { (error) } }
+            form.card method="post" action="/login" {
+                input type="hidden" name="next" value=(next);
+                label { "Token " input type="password" name="token" autofocus required; }
+                button type="submit" { "Log in" }
+            }
+        },
+    )
+}
+
+#[derive(Deserialize)]
+pub struct Login {
+    token: String,
+    next: Option<String>,
+}
+
+pub async fn login(State(s): State<AppState>, Form(login): Form<Login>) -> Response {
+    let next = local(login.next.as_deref()).to_owned();
+    let presented = login.token.trim();
+    match &s.token {
+        Some(token) if token != presented => (
+            axum::http::StatusCode::UNAUTHORIZED,
+            login_page(true, &next, Some("That is not the server's token.")),
+        )
+            .into_response(),
+        _ => {
+            let value = crate::url::encode(presented);
+            let cookie = format!("{COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict");
+            let mut response = super::see_other(&next);
+            if let Ok(value) = cookie.parse() {
+                response.headers_mut().insert(header::SET_COOKIE, value);
+            }
+            response
+        }
+    }
+}
+
+pub async fn logout() -> Response {
+    let mut response = super::see_other("/login");
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        header::HeaderValue::from_static("hetsim_token=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_login_never_sends_the_browser_to_another_site() {
+        assert_eq!(local(Some("/runs/1")), "/runs/1");
+        assert_eq!(local(Some("//evil.example/")), "/");
+        assert_eq!(local(Some("https://evil.example/")), "/");
+        assert_eq!(local(Some("/\\evil.example")), "/");
+        assert_eq!(local(Some("/\t/evil.example")), "/");
+        assert_eq!(local(None), "/");
+    }
+}

@@ -1,0 +1,284 @@
+//! `/models`, `/systems`, `/apps`: the named texts, each edited in a code editor with line
+//! numbers; a text the server refuses comes back with the error shown at its line.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Form;
+use maud::{html, Markup};
+use serde::Deserialize;
+
+use super::{encode, layout, see_other, PageResult};
+use crate::error::ApiError;
+use crate::state::AppState;
+use hetsim_service::storage::{Library, Named};
+
+/// What the pages of one library call it.
+struct Kind {
+    library: Library,
+    /// The URL and the title: "apps", "Apps".
+    path: &'static str,
+    title: &'static str,
+    /// One of them: "app".
+    one: &'static str,
+    /// The editor's language, for its class: "rhai", "toml".
+    language: &'static str,
+    help: &'static str,
+    template: &'static str,
+}
+
+const APPS: Kind = Kind {
+    library: Library::Apps,
+    path: "apps",
+    title: "Apps",
+    one: "app",
+    language: "rhai",
+    help: "Application models: a Rhai script run once per process, with tag, rank, pid, labels, the run's variables and the sim.* primitives in scope (docs/SIMULATION.md).",
+    template: "// Each process computes, then the first sends its result to the second.\nsim.compute(#{ ops: 1e9 });\nif rank == 0 {\n    sim.send(1e6, [tag, 1]);\n}\n",
+};
+
+const MODELS: Kind = Kind {
+    library: Library::Models,
+    path: "models",
+    title: "Models",
+    one: "model",
+    language: "rhai",
+    help: "Computational models: Rhai defining compute_time(params) or transfer_time(params); a system names them by name.",
+    template: "fn compute_time(params) {\n    params.ops / params.component.flops\n}\n",
+};
+
+const SYSTEMS: Kind = Kind {
+    library: Library::Systems,
+    path: "systems",
+    title: "Systems",
+    one: "system",
+    language: "toml",
+    help: "System models: nodes with their component, computational model and process labels, and the links between them (TOML or JSON).",
+    template: "[[node]]\nid = \"host\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\nlabels = { Worker = 2 }\n",
+};
+
+#[derive(Deserialize)]
+pub struct TextForm {
+    name: String,
+    body: String,
+}
+
+async fn list(s: &AppState, kind: &Kind) -> PageResult<Markup> {
+    let items = s.store.named(kind.library, None, None).await?;
+    Ok(list_page(
+        kind,
+        &items,
+        &TextForm {
+            name: String::new(),
+            body: kind.template.to_owned(),
+        },
+        None,
+    ))
+}
+
+fn list_page(kind: &Kind, items: &[Named], draft: &TextForm, error: Option<&str>) -> Markup {
+    layout::page(
+        kind.title,
+        html! {
+            h1 { (kind.title) }
+            p.muted { (kind.help) }
+            @if items.is_empty() {
+                p.muted { "None stored yet." }
+            } @else {
+                (layout::table(
+                    ["name", "lines"],
+                    items.iter().map(|item| html! {
+                        tr {
+                            td { a href={ "/" (kind.path) "/" (encode(&item.name)) } { (item.name) } }
+                            td.num { (item.body.lines().count()) }
+                        }
+                    }),
+                ))
+            }
+            h2 #new { "New " (kind.one) }
+            (editor(kind, &format!("/{}", kind.path), draft, error, true))
+        },
+    )
+}
+
+/// The line an error message names: `origin:LINE:COLUMN: …` (Rhai) or `… line LINE …`
+/// (TOML, JSON).
+fn error_line(origin: &str, message: &str) -> Option<usize> {
+    let located = message
+        .strip_prefix(origin)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|line| line.parse().ok());
+    located.or_else(|| {
+        let lower = message.to_ascii_lowercase();
+        let at = lower.find("line ")? + "line ".len();
+        let digits: String = lower[at..].chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
+}
+
+/// A code editor: line numbers beside a textarea (kept in step by app.js while typing),
+/// the line an error names marked.
+fn editor(kind: &Kind, action: &str, form: &TextForm, error: Option<&str>, new: bool) -> Markup {
+    let bad_line = error.and_then(|e| error_line(&form.name, e));
+    let lines = form.body.lines().count().max(1);
+    html! {
+        form.card.editor-form method="post" action=(action) {
+            label { "Name " input name="name" value=(form.name) required readonly[!new]; }
+            @if let Some(error) = error {
+                p.error role="alert" {
+                    @if let Some(line) = bad_line { a href={ "#line-" (line) } { "Line " (line) } ": " }
+                    (error)
+                }
+            }
+            div.editor data-error-line=[bad_line] {
+                pre.gutter aria-hidden="true" {
+                    @for n in 1..=lines {
+                        span id={ "line-" (n) } class=[(bad_line == Some(n)).then_some("bad")] { (n) "\n" }
+                    }
+                }
+                textarea name="body" class=(kind.language) rows=(lines.clamp(12, 40)) spellcheck="false" wrap="off" { (form.body) }
+            }
+            button type="submit" { @if new { "Create" } @else { "Save" } }
+        }
+    }
+}
+
+async fn create(s: &AppState, kind: &Kind, form: TextForm) -> PageResult<Response> {
+    let item = Named {
+        id: String::new(),
+        name: form.name.trim().to_owned(),
+        body: form.body.replace("\r\n", "\n"),
+    };
+    let refused = match kind.library.check(&item) {
+        Err((_, message)) => Some(message),
+        Ok(())
+            if !s
+                .store
+                .named(kind.library, None, Some(&item.name))
+                .await?
+                .is_empty() =>
+        {
+            Some(format!("name: {:?} exists", item.name))
+        }
+        Ok(()) => None,
+    };
+    if let Some(message) = refused {
+        let items = s.store.named(kind.library, None, None).await?;
+        let form = TextForm {
+            name: item.name,
+            body: item.body,
+        };
+        return Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            list_page(kind, &items, &form, Some(&message)),
+        )
+            .into_response());
+    }
+    s.store.insert_named(kind.library, &item).await?;
+    Ok(see_other(&format!("/{}/{}", kind.path, encode(&item.name))))
+}
+
+async fn by_name(s: &AppState, kind: &Kind, name: &str) -> PageResult<Named> {
+    s.store
+        .named(kind.library, None, Some(name))
+        .await?
+        .pop()
+        .ok_or_else(|| ApiError::not_found(kind.one, name).into())
+}
+
+async fn edit(s: &AppState, kind: &Kind, name: &str) -> PageResult<Markup> {
+    let item = by_name(s, kind, name).await?;
+    Ok(edit_page(
+        kind,
+        &TextForm {
+            name: item.name,
+            body: item.body,
+        },
+        None,
+    ))
+}
+
+fn edit_page(kind: &Kind, form: &TextForm, error: Option<&str>) -> Markup {
+    let action = format!("/{}/{}", kind.path, encode(&form.name));
+    let launch = match kind.library {
+        Library::Apps => Some(format!("/launch?app={}", encode(&form.name))),
+        Library::Systems => Some(format!("/launch?system={}", encode(&form.name))),
+        Library::Models => None,
+    };
+    layout::page(
+        &form.name,
+        html! {
+            p.crumbs { a href={ "/" (kind.path) } { (kind.title) } }
+            h1 { (form.name) }
+            @if let Some(launch) = launch { p { a.button href=(launch) { "Launch with this " (kind.one) } } }
+            (editor(kind, &action, form, error, false))
+        },
+    )
+}
+
+async fn update(s: &AppState, kind: &Kind, name: &str, form: TextForm) -> PageResult<Response> {
+    let stored = by_name(s, kind, name).await?;
+    let item = Named {
+        id: stored.id.clone(),
+        name: stored.name,
+        body: form.body.replace("\r\n", "\n"),
+    };
+    if let Err((_, message)) = kind.library.check(&item) {
+        let form = TextForm {
+            name: item.name,
+            body: item.body,
+        };
+        return Ok((
+            StatusCode::UNPROCESSABLE_ENTITY,
+            edit_page(kind, &form, Some(&message)),
+        )
+            .into_response());
+    }
+    s.store.update_named(kind.library, &stored.id, &item).await?;
+    Ok(see_other(&format!("/{}/{}", kind.path, encode(&item.name))))
+}
+
+/// The four handlers of one library's pages.
+macro_rules! text_pages {
+    ($kind:expr, $list:ident, $create:ident, $edit:ident, $update:ident) => {
+        pub async fn $list(State(s): State<AppState>) -> PageResult<Markup> {
+            list(&s, &$kind).await
+        }
+        pub async fn $create(State(s): State<AppState>, Form(form): Form<TextForm>) -> PageResult<Response> {
+            create(&s, &$kind, form).await
+        }
+        pub async fn $edit(State(s): State<AppState>, Path(name): Path<String>) -> PageResult<Markup> {
+            edit(&s, &$kind, &name).await
+        }
+        pub async fn $update(
+            State(s): State<AppState>,
+            Path(name): Path<String>,
+            Form(form): Form<TextForm>,
+        ) -> PageResult<Response> {
+            update(&s, &$kind, &name, form).await
+        }
+    };
+}
+
+text_pages!(APPS, list_apps, create_app, edit_app, update_app);
+text_pages!(MODELS, list_models, create_model, edit_model, update_model);
+text_pages!(SYSTEMS, list_systems, create_system, edit_system, update_system);
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    #[test]
+    fn the_error_line_comes_from_rhai_and_toml_messages() {
+        assert_eq!(
+            error_line("ring", "ring:7:3: syntax error: expecting ';'"),
+            Some(7)
+        );
+        assert_eq!(
+            error_line("sys", "sys: TOML parse error at line 4, column 9"),
+            Some(4)
+        );
+        assert_eq!(error_line("sys", "sys: missing field `node`"), None);
+    }
+}
