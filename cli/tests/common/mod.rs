@@ -3,6 +3,9 @@
 //! well-behaved client would).
 #![allow(dead_code)] // each test file uses its own part
 
+pub mod fixture;
+pub mod oneshot;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;

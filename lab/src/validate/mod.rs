@@ -3,15 +3,12 @@
 //! catalog, kernel analyser, Rhai models, engine), against what the GPU measured.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use hetsim_models::queueing::calibration::{error_bars, out_of_fold, relative_error, Residual};
 use hetsim_scripting::{default_labels, load_system, RunOptions, RunReport, System, Variable};
 use serde::Serialize;
-
-use hetsim_charts::{Chart, Series};
 
 use crate::files::read_text;
 use crate::gpu::{folds, groups, samples};
@@ -19,7 +16,10 @@ use crate::measurements::{KernelRun, Measurements};
 use crate::saxpy2;
 
 pub mod coverage;
+mod report;
 use coverage::Coverage;
+
+pub use report::{table, write_report};
 
 /// One measured configuration and the simulated figure for it.
 #[derive(Clone, Debug, Serialize)]
@@ -477,269 +477,6 @@ fn percent(x: f64) -> String {
         "—".to_owned()
     }
 }
-
-pub fn table(checks: &[Check]) -> String {
-    let mut s = String::from("| what | points | MAPE | worst | target | |\n|---|---:|---:|---:|---|---|\n");
-    for c in checks {
-        let target = if !c.target_mape.is_finite() {
-            "(reported)".to_owned()
-        } else if c.target_worst.is_finite() {
-            format!(
-                "MAPE ≤ {}, worst ≤ {}",
-                percent(c.target_mape),
-                percent(c.target_worst)
-            )
-        } else {
-            format!("MAPE ≤ {}", percent(c.target_mape))
-        };
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {} |",
-            c.name,
-            c.points,
-            percent(c.mape),
-            percent(c.worst),
-            target,
-            if !c.target_mape.is_finite() {
-                "—"
-            } else if c.pass {
-                "met"
-            } else {
-                "**missed**"
-            }
-        );
-    }
-    s
-}
-
-/// Groups kernel points by `group` into measured dots and predicted lines along `x`.
-fn kernel_chart(
-    title: String,
-    x_label: &str,
-    points: &[(KernelKey, Point)],
-    group: impl Fn(&KernelKey) -> f64,
-    x: impl Fn(&KernelKey) -> f64,
-    log_x: bool,
-    group_name: &str,
-) -> Chart {
-    let mut groups: BTreeMap<u64, Vec<(f64, &Point)>> = BTreeMap::new();
-    for (k, p) in points {
-        groups.entry(group(k) as u64).or_default().push((x(k), p));
-    }
-    let mut series = Vec::new();
-    for (i, (g, mut pts)) in groups.into_iter().enumerate() {
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        series.push(Series {
-            label: format!("{group_name} {g}"),
-            points: pts.iter().map(|(x, p)| (*x, p.measured * 1e3)).collect(),
-            line: false,
-            colour: i,
-        });
-        series.push(Series {
-            label: "  predicted".into(),
-            points: pts.iter().map(|(x, p)| (*x, p.predicted * 1e3)).collect(),
-            line: true,
-            colour: i,
-        });
-    }
-    Chart {
-        title,
-        x_label: x_label.into(),
-        y_label: "kernel time [ms]".into(),
-        log_x,
-        log_y: true,
-        series,
-    }
-}
-
-fn transfer_chart(v: &Validation) -> Chart {
-    let mut groups: BTreeMap<(String, String), Vec<(f64, &Point)>> = BTreeMap::new();
-    for (k, p) in &v.transfers {
-        groups
-            .entry((k.direction.clone(), k.memory.clone()))
-            .or_default()
-            .push((k.bytes as f64, p));
-    }
-    let mut series = Vec::new();
-    for (i, ((direction, memory), pts)) in groups.into_iter().enumerate() {
-        series.push(Series {
-            label: format!("{direction} {memory}"),
-            points: pts.iter().map(|(x, p)| (*x, p.measured)).collect(),
-            line: false,
-            colour: i,
-        });
-        series.push(Series {
-            label: "  predicted".into(),
-            points: pts.iter().map(|(x, p)| (*x, p.predicted)).collect(),
-            line: true,
-            colour: i,
-        });
-    }
-    let errs: Vec<String> = v
-        .checks
-        .iter()
-        .filter(|c| c.name.starts_with("transfers"))
-        .map(|c| {
-            let name = c
-                .name
-                .trim_start_matches("transfers.csv ")
-                .trim_end_matches(" ≥ 1 MiB");
-            format!(
-                "{} {}",
-                name.replace("HostToDevice", "HtD").replace("DeviceToHost", "DtH"),
-                percent(c.mape)
-            )
-        })
-        .collect();
-    Chart {
-        title: format!("cudaMemcpy, MAPE ≥ 1 MiB: {}", errs.join(", ")),
-        x_label: "bytes".into(),
-        y_label: "seconds".into(),
-        log_x: true,
-        log_y: true,
-        series,
-    }
-}
-
-fn mape_of(v: &Validation, prefix: &str) -> String {
-    v.checks.iter().find(|c| c.name.starts_with(prefix)).map_or_else(
-        || "—".to_owned(),
-        |c| format!("MAPE {}, worst {}", percent(c.mape), percent(c.worst)),
-    )
-}
-
-/// Writes the Markdown report and its figures (in `validation/` beside it).
-pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new(".")).join("validation");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let figures = [
-        (
-            "sweep.svg",
-            kernel_chart(
-                format!(
-                    "saxpy2 time vs intensity per block size ({})",
-                    mape_of(v, "sweep")
-                ),
-                "compute intensity a",
-                &v.sweep,
-                |k| k.block,
-                |k| k.intensity,
-                true,
-                "block",
-            ),
-        ),
-        (
-            "occupancy.svg",
-            kernel_chart(
-                format!(
-                    "saxpy2 time vs occupancy, block 256 ({})",
-                    mape_of(v, "occupancy")
-                ),
-                "resident warps per SM",
-                &v.occupancy,
-                |k| k.intensity,
-                |k| k.warps_per_sm,
-                false,
-                "a =",
-            ),
-        ),
-        ("transfers.svg", transfer_chart(v)),
-    ];
-    for (name, chart) in &figures {
-        let file = dir.join(name);
-        std::fs::write(&file, chart.svg()).with_context(|| format!("writing {}", file.display()))?;
-    }
-    let mut s = String::new();
-    let _ = writeln!(s, "# Validation against measurements\n");
-    let _ = writeln!(
-        s,
-        "Written by `hetsim validate --data {} --report {}`: the validation example \
-(examples/validation/saxpy2, system h100.toml) simulated for every configuration the GPU \
-measured, through the whole stack (catalog, kernel analyser on the measured SASS, \
-`gpu-queueing` and `link-host-memory` models, engine). Errors are (predicted − measured) / measured.\n",
-        v.data,
-        path.display()
-    );
-    let _ = writeln!(s, "## Targets\n\n{}", table(&v.checks));
-    let _ = writeln!(s, "{TEG_AGAINST_CLOSED_FORM}");
-    let _ = writeln!(
-        s,
-        "## Cross-validation\n\nThe four calibrated attributes (memoryQueueCycles, \
-issueEfficiency, blockLaunchRate, warpSkew) fitted by `hetsim calibrate gpu`'s procedure on \
-every group of launches but one (a group: one block size of sweep.csv, or one occupancy level \
-of occupancy_block256.csv); the error is that of the pure model on the group left out \
-(held-out target per block size: MAPE ≤ 10 %). These residuals also give the error bars.\n\n{}",
-        table(&v.cross_validation)
-    );
-    let _ = writeln!(
-        s,
-        "## Error bars\n\nEvery kernel and copy prediction carries a 90 % interval: the conformal \
-quantile of the calibration's relative residuals in its regime (compute-, memory-, latency- or \
-launch-bound; copies: pinned or pageable), doubled outside the calibrated domain (docs/MODELS.md, \
-\"Error bars\"). `covered` is the fraction of measurements inside their interval; `needed ±` the \
-half-width a conformal calibration on these very points would state. The kernel rows are the \
-catalog's predictions, fitted on these launches, with bars from cross-validated residuals \
-(so wider than the in-sample errors need); the held-out row is the strict one: each group of \
-launches (a block size, an occupancy level) predicted by a fit that never saw it, against bars \
-drawn from the other groups' residuals only. A coverage measured on n points passes above \
-90 % − 2·√(0.09/n).\n\n{}",
-        coverage::table(&v.error_bars)
-    );
-    let _ = writeln!(s, "## Figures\n");
-    for (name, chart) in &figures {
-        let _ = writeln!(s, "![{}](validation/{name})\n", chart.title);
-    }
-    let _ = writeln!(
-        s,
-        "## Power\n\n| phase | measured [W] | predicted [W] | error |\n|---|---:|---:|---:|"
-    );
-    for p in &v.power {
-        let _ = writeln!(
-            s,
-            "| {} | {:.1} | {:.1} | {} |",
-            p.what,
-            p.measured,
-            p.predicted,
-            percent(p.error())
-        );
-    }
-    s.push_str(LIMITS);
-    std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
-}
-
-/// How the TEG rows differ from the closed-form ones, stated under the targets.
-const TEG_AGAINST_CLOSED_FORM: &str = "The rows marked TEG are the same launches predicted by \
-the cycle-approximate issue engine (`hetsim kernel simulate`, model `gpu-teg`; docs/MODELS.md, \
-\"TEG\") from the measured SASS and teg/data/hopper.toml, against the closed-form \
-`gpu-queueing` rows above them. Both fit four numbers to these launches (`gpu-queueing`: \
-memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew; TEG: efficiency, queue_cycles, \
-replacement, taken_branch), so both are in-sample. TEG's loop costs come from the compiler's \
-stall counts and its latency/issue overlap from simulation, not from a fitted issue \
-efficiency; it also follows bank conflicts, block barriers and L1/L2 reuse, which saxpy2 does \
-not exercise.
-";
-
-/// What the report cannot show, stated in every report.
-const LIMITS: &str = "
-## What this does not show
-
-- **Other GPUs.** The H200 SXM 141GB entry is its spec sheet plus the H100's calibration; no
-  H200 was measured, so its predictions are unvalidated here. A GPU at hand is measured with
-  `bench/gpu/run.sh OUTDIR` and calibrated with `hetsim calibrate gpu OUTDIR`; then
-  `hetsim validate --data OUTDIR --system …` checks it.
-- **Other kernels.** Every timing here is saxpy2. The models take no per-kernel number (the
-  analyser gives them from SASS), but kernels with L2 reuse, shared-memory traffic or tensor
-  cores meet parts of the models that saxpy2 does not exercise. The kernels of
-  kernel/tests/kernels (strided, double precision, SFU loops, naive and tiled SGEMM, a
-  5-point stencil) are there to be measured with `bench/gpu/run.sh` where a GPU is at hand.
-- **Pageable copies** are fitted at these very sizes (knots of the curve): their errors are
-  in-sample; they belong to this host.
-- **Error bars** are calibrated on saxpy2 at one data size; other kernels and sizes are
-  extrapolations, whose bars are only doubled, not validated.
-- **The thesis's GPUs** (GTX 970, GTX TITAN X) stay exact under the thesis's `gpu-volkov`
-  model: the golden tests of models/tests/golden.rs and tests/tests/examples.rs check them.
-";
 
 #[cfg(test)]
 mod tests {

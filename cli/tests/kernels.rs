@@ -1,0 +1,297 @@
+//! The `hetsim` binary's GPU commands as a user runs them: `kernel analyze` and `kernel
+//! simulate`, `calibrate gpu`, `validate`, and the error bars of saxpy2 runs.
+
+mod common;
+
+use std::process::Command;
+
+use common::oneshot::*;
+
+#[test]
+fn kernel_analyze_gives_the_thesis_formulas() {
+    let out = hetsim(
+        &["kernel", "analyze", "examples/kernels/saxpy2-figure-5-2.sass"],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Seed 004, eqs. 5.3 and 5.1.
+    for line in [
+        "CUDA cores  23 + 4·L0",
+        "latency bound  942 + 24·L0 cycles",
+        "global bytes   384",
+    ] {
+        assert!(text.contains(line), "no `{line}` in:\n{text}");
+    }
+}
+
+#[test]
+fn kernel_analyze_parameters_plug_into_the_volkov_model() {
+    let report = ok_json(&[
+        "kernel",
+        "analyze",
+        "examples/kernels/saxpy2-figure-5-2.sass",
+        "--trip",
+        "L0=128",
+        "--json",
+    ]);
+    assert_eq!(report["loops"][0]["id"], "L0");
+    assert_eq!(report["loops"][0]["body_instructions"], 4);
+    assert_eq!(report["per_warp"]["executed"], 26.0 + 4.0 * 128.0);
+    let mut params = report["parameters"].clone();
+    assert_eq!(params["latencyBound"], 942.0 + 24.0 * 128.0);
+    let gtx970: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("examples/models/volkov-gtx970.json")).unwrap(),
+    )
+    .unwrap();
+    for key in [
+        "SMs",
+        "SMCoreClock",
+        "CUDACores",
+        "schedulers",
+        "warpSize",
+        "GMEMThroughput",
+        "gridSize",
+        "blockSize",
+        "occupancy",
+        "kernelExecutionLambda",
+    ] {
+        params[key] = gtx970[key].clone();
+    }
+    let out = hetsim(
+        &["model", "volkov", "--params", "-", "--json"],
+        Some(&params.to_string()),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let volkov: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The analysed 24 + 3a issues leave the CUDA-core bound (eq. 5.3) as the limiter.
+    assert_eq!(volkov["limiter"], "cuda_cores");
+    assert_eq!(volkov["cpw_cuda"], 133.75);
+}
+
+#[test]
+fn kernel_analyze_errors_name_the_file_the_line_or_the_choices() {
+    let err = failure(
+        &["kernel", "analyze", "kernel/tests/sass/all_kernels_fatbin.sass"],
+        None,
+    );
+    assert!(
+        err.contains("14 kernels match")
+            && err.contains("strided_copy(int, int, float const*, float*) [sm_90]"),
+        "{err}"
+    );
+    let err = failure(
+        &[
+            "kernel",
+            "analyze",
+            "examples/kernels/saxpy2-sm90.sass",
+            "--trip",
+            "L3=2",
+        ],
+        None,
+    );
+    assert!(
+        err.contains("--trip L3: no such loop; the kernel's loops are: L0"),
+        "{err}"
+    );
+    let err = failure(
+        &["kernel", "analyze", "-"],
+        Some("        /*0000*/   IMAD R0, R1, [R2, 0x1 ;\n"),
+    );
+    assert!(err.contains("<stdin>: line 1: operand"), "{err}");
+    let dir = std::env::temp_dir().join(format!("hetsim-no-nvcc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("k.cu");
+    std::fs::write(&source, "__global__ void k() {}\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hetsim"))
+        .args(["kernel", "analyze"])
+        .arg(&source)
+        .env("PATH", &dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("pip install nvidia-cuda-nvcc"),
+        "{err}"
+    );
+}
+
+#[test]
+fn calibrate_gpu_fits_the_shipped_h100_measurements() {
+    let out = ok_json(&["calibrate", "gpu", "examples/validation/data/h100", "--json"]);
+    let fit = &out["calibration"]["fit"];
+    assert_eq!(fit["samples"], 136, "{out}");
+    assert!(fit["mape"].as_f64().expect("mape") < 0.04, "{out}");
+    let attrs = &out["attributes"];
+    // The catalog's H100 SXM5 80GB holds these numbers (models/src/catalog.rs).
+    let issue = attrs["issueEfficiency"].as_f64().expect("issueEfficiency");
+    assert!((issue - 0.9603).abs() < 0.005, "{out}");
+    let power = attrs["powerMemory"].as_f64().expect("powerMemory");
+    assert!((power / 371.1 - 1.0).abs() < 0.02, "{out}");
+    // Error bars from the cross-validated residuals, as in the catalog.
+    for (key, catalog) in [
+        ("errorCompute", 0.05864),
+        ("errorMemory", 0.05953),
+        ("errorLatency", 0.1223),
+        ("errorLaunch", 0.05981),
+    ] {
+        let bar = attrs[key].as_f64().expect(key);
+        assert!((bar / catalog - 1.0).abs() < 0.02, "{key}: {out}");
+    }
+    assert_eq!(attrs["calibratedResidentWarpsMin"], 8.0, "{out}");
+    assert_eq!(attrs["calibratedResidentWarpsMax"], 64.0, "{out}");
+    let missing = failure(&["calibrate", "gpu", "examples/gajger"], None);
+    assert!(
+        missing.contains("props.csv") && missing.contains("not a measurement folder"),
+        "{missing}"
+    );
+}
+
+#[test]
+fn validate_meets_the_targets_on_the_shipped_h100_data_and_writes_its_report() {
+    let dir = std::env::temp_dir().join(format!("hetsim-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let report = dir.join("VALIDATION.md");
+    let report_arg = report.display().to_string();
+    let out = ok_json(&["validate", "--report", &report_arg, "--json"]);
+    let checks = out["checks"].as_array().expect("checks");
+    assert!(checks.len() >= 9, "kernel ×2, TEG ×2, transfers ×4, power: {out}");
+    assert!(
+        checks.iter().any(|c| c["name"] == "sweep.csv (kernel, TEG)"),
+        "{out}"
+    );
+    for c in checks {
+        assert_eq!(c["pass"], true, "{c}");
+    }
+    let folds = out["cross_validation"].as_array().expect("cross-validation");
+    assert_eq!(folds.len(), 7 + 9, "7 block sizes, 9 occupancy levels: {out}");
+    for c in folds
+        .iter()
+        .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with("sweep")))
+    {
+        assert!(c["mape"].as_f64().expect("mape") < 0.10, "{c}");
+    }
+    let bars = out["error_bars"].as_array().expect("error bars");
+    assert_eq!(bars.len(), 5, "{out}");
+    for c in bars {
+        assert_eq!(c["pass"], true, "the 90 % intervals cover their points: {c}");
+        assert!(c["covered"].as_f64().expect("covered") >= c["floor"].as_f64().expect("floor"));
+    }
+    let text = std::fs::read_to_string(&report).expect("the report is written");
+    assert!(text.contains("| sweep.csv (kernel) | 91 |"), "{text}");
+    assert!(text.contains("## Error bars"), "{text}");
+    for figure in ["sweep.svg", "occupancy.svg", "transfers.svg"] {
+        let svg = std::fs::read_to_string(dir.join("validation").join(figure)).expect("figure");
+        assert!(svg.starts_with("<svg") && svg.contains("MAPE"), "{figure}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn saxpy2_run(system: &str, vars: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "run",
+        "--app",
+        "examples/validation/saxpy2/app.rhai",
+        "--system",
+        system,
+        "--json",
+    ];
+    for v in vars {
+        args.extend(["--var", v]);
+    }
+    ok_json(&args)
+}
+
+/// `[low, high]` of `overall_time_interval`, relative to `overall_time`.
+fn relative_bar(out: &serde_json::Value) -> (f64, f64) {
+    let t = out["overall_time"].as_f64().expect("overall_time");
+    let [low, high] = [0, 1].map(|i| out["overall_time_interval"][i].as_f64().expect("interval"));
+    (1.0 - low / t, high / t - 1.0)
+}
+
+#[test]
+fn run_json_states_error_bars_per_compute_and_for_the_overall_time() {
+    // Memory-bound saxpy2 (a = 1, 2^26 elements, block 256): the H100's memory bar (±5.953 %),
+    // twice that on the H200, which has no calibrated domain.
+    let kernel = [
+        "phases=kernel",
+        "computeIntensity=1",
+        "blockSize=256",
+        "numElements=67108864",
+    ];
+    let h100 = saxpy2_run("examples/validation/saxpy2/h100.toml", &kernel);
+    let computes = h100["computes"].as_array().expect("computes");
+    assert_eq!(computes.len(), 1, "{h100}");
+    let seconds = computes[0]["seconds"].as_f64().expect("seconds");
+    let bar = computes[0]["uncertainty"].as_f64().expect("uncertainty");
+    assert!((bar / seconds - 0.05953).abs() < 1e-9, "{h100}");
+    let (below, above) = relative_bar(&h100);
+    assert!(
+        (below - 0.05953).abs() < 1e-6 && (above - 0.05953).abs() < 1e-6,
+        "{h100}"
+    );
+    let h200 = saxpy2_run("examples/validation/saxpy2/h200.toml", &kernel);
+    let (below, above) = relative_bar(&h200);
+    assert!(
+        (below - 0.11906).abs() < 1e-6 && (above - 0.11906).abs() < 1e-6,
+        "{h200}"
+    );
+    // The application (copy x and y in, the kernel, y back): the copies' pinned bar (±3.652 %)
+    // and the kernel's add along the one process that waits for each.
+    let app = saxpy2_run(
+        "examples/validation/saxpy2/h100.toml",
+        &[
+            "computeIntensity=1",
+            "blockSize=256",
+            "numElements=67108864",
+            "hostMemory=pinned",
+        ],
+    );
+    let (below, above) = relative_bar(&app);
+    assert!(
+        below > 0.03652 && below < 0.05953 && (above - below).abs() < 1e-9,
+        "{app}"
+    );
+}
+
+#[test]
+fn kernel_simulate_times_a_launch_with_teg_and_its_bottlenecks() {
+    // occupancy_block256.csv at intensity 128, 8 warps per SM: 5.743 ms measured.
+    let args = [
+        "kernel",
+        "simulate",
+        "examples/kernels/saxpy2-sm90.sass",
+        "--grid",
+        "262144",
+        "--block",
+        "256",
+        "--args",
+        "67108864,128,_,_",
+    ];
+    let few: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--warps-per-sm", "8", "--json"])
+        .collect();
+    let v = ok_json(&few);
+    let seconds = v["simulation"]["seconds"].as_f64().expect("seconds");
+    assert!((seconds - 5.743e-3).abs() / 5.743e-3 < 0.08, "{seconds}");
+    assert_eq!(v["simulation"]["warps_per_sm"], 8);
+    let bottlenecks = v["bottlenecks"].as_array().expect("bottlenecks");
+    assert_eq!(bottlenecks.len(), 4);
+    assert!(bottlenecks
+        .iter()
+        .any(|b| b["what"] == "shared-memory bank conflicts" && b["share"] == 0.0));
+    assert!(v["not_modelled"]
+        .as_str()
+        .is_some_and(|s| s.contains("--dynamic-shared")));
+    let many: Vec<&str> = args.iter().copied().chain(["--json"]).collect();
+    let v = ok_json(&many);
+    assert_eq!(v["simulation"]["warps_per_sm"], 64);
+    assert_eq!(v["simulation"]["limiter"], "issue");
+    let table = hetsim(&args, None);
+    assert!(String::from_utf8_lossy(&table.stdout).contains("the busiest SM runs 1986"));
+    let bad: Vec<&str> = args.iter().copied().chain(["--gpu", "H1000"]).collect();
+    let e = failure(&bad, None);
+    assert!(e.contains("--gpu H1000") && e.contains("H100 SXM5 80GB"), "{e}");
+}

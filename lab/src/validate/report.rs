@@ -1,0 +1,250 @@
+//! The validation report: its tables, its figures and its Markdown, whose prose is the
+//! template `report.md` beside this file, with a `{{name}}` for each part computed here.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use hetsim_charts::{Chart, Series};
+
+use super::coverage;
+use super::{percent, Check, KernelKey, Point, Validation};
+
+/// The report's text around the computed parts.
+const TEMPLATE: &str = include_str!("report.md");
+
+/// `template` with each `{{key}}` replaced by its value.
+fn fill(template: &str, parts: &[(&str, String)]) -> String {
+    parts.iter().fold(template.to_owned(), |text, (key, value)| {
+        text.replace(&format!("{{{{{key}}}}}"), value)
+    })
+}
+
+/// The checks as a Markdown table.
+pub fn table(checks: &[Check]) -> String {
+    let mut s = String::from("| what | points | MAPE | worst | target | |\n|---|---:|---:|---:|---|---|\n");
+    for c in checks {
+        let target = if !c.target_mape.is_finite() {
+            "(reported)".to_owned()
+        } else if c.target_worst.is_finite() {
+            format!(
+                "MAPE ≤ {}, worst ≤ {}",
+                percent(c.target_mape),
+                percent(c.target_worst)
+            )
+        } else {
+            format!("MAPE ≤ {}", percent(c.target_mape))
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} |",
+            c.name,
+            c.points,
+            percent(c.mape),
+            percent(c.worst),
+            target,
+            if !c.target_mape.is_finite() {
+                "—"
+            } else if c.pass {
+                "met"
+            } else {
+                "**missed**"
+            }
+        );
+    }
+    s
+}
+
+/// Groups kernel points by `group` into measured dots and predicted lines along `x`.
+fn kernel_chart(
+    title: String,
+    x_label: &str,
+    points: &[(KernelKey, Point)],
+    group: impl Fn(&KernelKey) -> f64,
+    x: impl Fn(&KernelKey) -> f64,
+    log_x: bool,
+    group_name: &str,
+) -> Chart {
+    let mut groups: BTreeMap<u64, Vec<(f64, &Point)>> = BTreeMap::new();
+    for (k, p) in points {
+        groups.entry(group(k) as u64).or_default().push((x(k), p));
+    }
+    let mut series = Vec::new();
+    for (i, (g, mut pts)) in groups.into_iter().enumerate() {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        series.push(Series {
+            label: format!("{group_name} {g}"),
+            points: pts.iter().map(|(x, p)| (*x, p.measured * 1e3)).collect(),
+            line: false,
+            colour: i,
+        });
+        series.push(Series {
+            label: "  predicted".into(),
+            points: pts.iter().map(|(x, p)| (*x, p.predicted * 1e3)).collect(),
+            line: true,
+            colour: i,
+        });
+    }
+    Chart {
+        title,
+        x_label: x_label.into(),
+        y_label: "kernel time [ms]".into(),
+        log_x,
+        log_y: true,
+        series,
+    }
+}
+
+fn transfer_chart(v: &Validation) -> Chart {
+    let mut groups: BTreeMap<(String, String), Vec<(f64, &Point)>> = BTreeMap::new();
+    for (k, p) in &v.transfers {
+        groups
+            .entry((k.direction.clone(), k.memory.clone()))
+            .or_default()
+            .push((k.bytes as f64, p));
+    }
+    let mut series = Vec::new();
+    for (i, ((direction, memory), pts)) in groups.into_iter().enumerate() {
+        series.push(Series {
+            label: format!("{direction} {memory}"),
+            points: pts.iter().map(|(x, p)| (*x, p.measured)).collect(),
+            line: false,
+            colour: i,
+        });
+        series.push(Series {
+            label: "  predicted".into(),
+            points: pts.iter().map(|(x, p)| (*x, p.predicted)).collect(),
+            line: true,
+            colour: i,
+        });
+    }
+    let errs: Vec<String> = v
+        .checks
+        .iter()
+        .filter(|c| c.name.starts_with("transfers"))
+        .map(|c| {
+            let name = c
+                .name
+                .trim_start_matches("transfers.csv ")
+                .trim_end_matches(" ≥ 1 MiB");
+            format!(
+                "{} {}",
+                name.replace("HostToDevice", "HtD").replace("DeviceToHost", "DtH"),
+                percent(c.mape)
+            )
+        })
+        .collect();
+    Chart {
+        title: format!("cudaMemcpy, MAPE ≥ 1 MiB: {}", errs.join(", ")),
+        x_label: "bytes".into(),
+        y_label: "seconds".into(),
+        log_x: true,
+        log_y: true,
+        series,
+    }
+}
+
+fn mape_of(v: &Validation, prefix: &str) -> String {
+    v.checks.iter().find(|c| c.name.starts_with(prefix)).map_or_else(
+        || "—".to_owned(),
+        |c| format!("MAPE {}, worst {}", percent(c.mape), percent(c.worst)),
+    )
+}
+
+/// Writes the Markdown report and its figures (in `validation/` beside it).
+pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new(".")).join("validation");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let figures = [
+        (
+            "sweep.svg",
+            kernel_chart(
+                format!(
+                    "saxpy2 time vs intensity per block size ({})",
+                    mape_of(v, "sweep")
+                ),
+                "compute intensity a",
+                &v.sweep,
+                |k| k.block,
+                |k| k.intensity,
+                true,
+                "block",
+            ),
+        ),
+        (
+            "occupancy.svg",
+            kernel_chart(
+                format!(
+                    "saxpy2 time vs occupancy, block 256 ({})",
+                    mape_of(v, "occupancy")
+                ),
+                "resident warps per SM",
+                &v.occupancy,
+                |k| k.intensity,
+                |k| k.warps_per_sm,
+                false,
+                "a =",
+            ),
+        ),
+        ("transfers.svg", transfer_chart(v)),
+    ];
+    for (name, chart) in &figures {
+        let file = dir.join(name);
+        std::fs::write(&file, chart.svg()).with_context(|| format!("writing {}", file.display()))?;
+    }
+    let figure_links: String = figures
+        .iter()
+        .map(|(name, chart)| format!("![{}](validation/{name})\n\n", chart.title))
+        .collect();
+    let power: String = v
+        .power
+        .iter()
+        .map(|p| {
+            format!(
+                "| {} | {:.1} | {:.1} | {} |\n",
+                p.what,
+                p.measured,
+                p.predicted,
+                percent(p.error())
+            )
+        })
+        .collect();
+    let s = fill(
+        TEMPLATE,
+        &[
+            ("data", v.data.clone()),
+            ("report", path.display().to_string()),
+            ("targets", table(&v.checks)),
+            ("cross_validation", table(&v.cross_validation)),
+            ("error_bars", coverage::table(&v.error_bars)),
+            ("figures", figure_links),
+            ("power", power),
+        ],
+    );
+    std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_template_names_every_part_and_fill_leaves_none() {
+        let parts = [
+            "data",
+            "report",
+            "targets",
+            "cross_validation",
+            "error_bars",
+            "figures",
+            "power",
+        ];
+        for key in parts {
+            assert!(TEMPLATE.contains(&format!("{{{{{key}}}}}")), "{key}");
+        }
+        let filled = fill(TEMPLATE, &parts.map(|k| (k, String::new())));
+        assert!(!filled.contains("{{"), "a part is left: {filled}");
+    }
+}
