@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh OUTDIR [--quick]
 #
-# Measures the GPU the way ../shared/measurements/h100 was measured and writes the same
+# Measures the GPU the way examples/validation/data/h100 was measured and writes the same
 # files, with the same columns, into OUTDIR (see README.md here). Needs the CUDA toolkit
 # (nvcc, with a host C++ compiler, and cuobjdump) and the NVIDIA driver (nvidia-smi);
 # Nsight Compute (ncu) is optional, and without it the ncu_*.csv files are skipped.
@@ -390,7 +390,7 @@ CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
     echo "PCIe: $(smi pcie.link.gen.current) (max $(smi pcie.link.gen.max)), x$(smi pcie.link.width.current)."
     echo "Clocks left as found; see clock.csv and nvidia_smi.csv. Times are CUDA events."
     echo
-    echo "Columns and methods are those of ../shared/measurements (see bench/gpu/README.md in the"
+    echo "Columns and methods are those of examples/validation/data (see bench/gpu/README.md in the"
     echo "hetsim repository). Read it with: hetsim calibrate gpu $(basename "$OUT")"
     echo
     echo "| file | rows |"

@@ -51,7 +51,7 @@ echo '{\"size\": 1e9, \"bandwidth\": 15.8e9}' | hetsim model transfer --params -
     /// cross-validation by block size, and a report with plots of predicted against measured.
     #[command(
         after_help = "Example:\n  hetsim validate                                   # the shipped H100 data\n  \
-hetsim validate --data ../shared/measurements/h100 --report docs/VALIDATION.md\n\n\
+hetsim validate --data examples/validation/data/h100 --report docs/VALIDATION.md\n\n\
 Exits with an error when a target of docs/VALIDATION.md is missed."
     )]
     Validate(ValidateArgs),

@@ -1,5 +1,5 @@
 //! `hetsim calibrate gpu DIR`: a catalog entry for the `gpu-queueing` model from a measurement
-//! folder (bench/gpu/run.sh's output, or ../shared/measurements/h100).
+//! folder (bench/gpu/run.sh's output, or examples/validation/data/h100).
 
 use anyhow::{anyhow, bail, Result};
 use hetsim_models::queueing::calibration::{

@@ -1,4 +1,4 @@
-//! A folder of GPU measurements as `bench/gpu/run.sh` writes it and `../shared/measurements`
+//! A folder of GPU measurements as `bench/gpu/run.sh` writes it and `examples/validation/data`
 //! holds it (`props.csv`, `sweep.csv`, `occupancy_block256.csv`, `launch.csv`,
 //! `transfers.csv`, `power.csv`, `saxpy2_sm90.sass`, `heldout_times.csv`, `heldout_sm90.sass`):
 //! read into typed rows, every error

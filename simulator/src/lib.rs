@@ -5,7 +5,7 @@
 //! finish). It knows nothing of scripts: Rhai processes live in `hetsim-scripting`, and the
 //! benchmarks drive native Rust processes. Link transfer times come from a [`LinkTiming`].
 //!
-//! Semantics (DESIGN.md, "Application primitives"): time is `f64` seconds; events at equal
+//! Semantics (docs/SIMULATION.md): time is `f64` seconds; events at equal
 //! times run in the order they were scheduled, so the same inputs give identical results. A
 //! send costs the sender nothing; after its startup, a message shares its link direction's
 //! bandwidth max-min fairly with the others on it (`channels` of them run at full rate); the
