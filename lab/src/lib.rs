@@ -1,11 +1,13 @@
-//! hetsim-lab: hetsim's models against real hardware. Measurement folders as bench/gpu
-//! writes them ([`measurements`]), the saxpy2 benchmark's launches ([`saxpy2`]), a GPU's
-//! calibration for the `gpu-queueing` model ([`gpu`]), and the validation report that
-//! predicts every measurement and scores it ([`validate`]).
+//! hetsim-lab: hetsim's models against real hardware, the one home of calibration outside
+//! the pure fits of hetsim-models. Measurement folders as bench/gpu writes them
+//! ([`measurements`]), the saxpy2 benchmark's launches ([`saxpy2`]), a GPU's calibration for
+//! the `gpu-queueing` model ([`gpu`]), links' and kernels' λ ([`calibrate`]), and the
+//! validation report that predicts every measurement and scores it ([`validate`]).
 //!
 //! Modules, lowest first (each uses only those above it): [`files`], [`launch`],
-//! [`measurements`], [`saxpy2`], [`gpu`], [`validate`].
+//! [`calibrate`], [`measurements`], [`saxpy2`], [`gpu`], [`validate`].
 
+pub mod calibrate;
 pub mod files;
 pub mod gpu;
 pub mod launch;

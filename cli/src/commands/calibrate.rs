@@ -1,16 +1,12 @@
-//! `hetsim calibrate`: kernel λ (eq. 4.4) and link startup/λ per direction (eq. 5.5) from
-//! measurements.
+//! `hetsim calibrate`: kernel λ (eq. 4.4), link startup/λ per direction (eq. 5.5) and a GPU's
+//! `gpu-queueing` entry, fitted by hetsim-lab from measurements, printed for a catalog.
 
-use std::collections::BTreeMap;
-
-use anyhow::{anyhow, bail, Result};
-use hetsim_models::calibrate::{fit_kernel_lambda, fit_link, kernel_lambda};
-
-use crate::cli::{CalibrateCommand, CalibrateGpuArgs, CalibrateKernelArgs, CalibrateLinkArgs};
-
-use hetsim_lab::files::{csv_rows, display_name, number_field};
+use anyhow::Result;
+use hetsim_lab::calibrate::{kernel_from_csv, link_from_csv, KernelCalibration, LinkCalibration};
 use hetsim_lab::gpu::{attributes, calibrate_folder};
 use hetsim_lab::measurements::Measurements;
+
+use crate::cli::{CalibrateCommand, CalibrateGpuArgs, CalibrateKernelArgs, CalibrateLinkArgs};
 
 pub fn run(command: CalibrateCommand) -> Result<()> {
     match command {
@@ -20,54 +16,8 @@ pub fn run(command: CalibrateCommand) -> Result<()> {
     }
 }
 
-/// True for numbers > 0; false for the rest, NaN included.
-fn is_positive(x: f64) -> bool {
-    x > 0.0
-}
-
-/// The attribute suffix of a direction (`startupHtD`, `lambdaDtH`, …).
-fn direction_suffix(text: &str) -> Option<&'static str> {
-    match text.to_ascii_lowercase().as_str() {
-        "htd" | "hosttodevice" => Some("HtD"),
-        "dth" | "devicetohost" => Some("DtH"),
-        "dtd" | "devicetodevice" => Some("DtD"),
-        "hth" | "hosttohost" => Some("HtH"),
-        _ => None,
-    }
-}
-
 fn link(args: CalibrateLinkArgs) -> Result<()> {
-    if !is_positive(args.bandwidth) {
-        bail!(
-            "--bandwidth: expected a number > 0 [bytes/s], got {}",
-            args.bandwidth
-        );
-    }
-    let origin = display_name(&args.csv);
-    let mut by_direction: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
-    for (line, fields) in csv_rows(&args.csv, &["direction", "size", "seconds"])? {
-        let direction = direction_suffix(&fields[0]).ok_or_else(|| {
-            anyhow!(
-                "{origin}: line {line}: field `direction`: expected HtD, DtH, DtD or HtH, got {:?}",
-                fields[0]
-            )
-        })?;
-        let size = number_field(&origin, line, "size", &fields[1])?;
-        let seconds = number_field(&origin, line, "seconds", &fields[2])?;
-        by_direction.entry(direction).or_default().push((size, seconds));
-    }
-    if by_direction.is_empty() {
-        bail!("{origin}: no measurements");
-    }
-    let mut attributes = serde_json::Map::new();
-    let mut fits = serde_json::Map::new();
-    for (direction, samples) in &by_direction {
-        let fit =
-            fit_link(samples, args.bandwidth).map_err(|e| anyhow!("{origin}: direction {direction}: {e}"))?;
-        attributes.insert(format!("startup{direction}"), fit.startup.into());
-        attributes.insert(format!("lambda{direction}"), fit.lambda.into());
-        fits.insert(direction.to_string(), serde_json::to_value(&fit)?);
-    }
+    let LinkCalibration { attributes, fits } = link_from_csv(&args.csv, args.bandwidth)?;
     if args.json {
         return super::print_json(&serde_json::json!({ "attributes": attributes, "fits": fits }));
     }
@@ -89,18 +39,7 @@ fn link(args: CalibrateLinkArgs) -> Result<()> {
 }
 
 fn kernel(args: CalibrateKernelArgs) -> Result<()> {
-    let origin = display_name(&args.csv);
-    let mut pairs = Vec::new();
-    for (line, fields) in csv_rows(&args.csv, &["estimated", "measured"])? {
-        let estimated = number_field(&origin, line, "estimated", &fields[0])?;
-        let measured = number_field(&origin, line, "measured", &fields[1])?;
-        if !is_positive(measured) {
-            bail!("{origin}: line {line}: field `measured`: expected a time > 0, got {measured}");
-        }
-        pairs.push((estimated, measured));
-    }
-    let lambda = fit_kernel_lambda(&pairs).map_err(|e| anyhow!("{origin}: {e}"))?;
-    let each: Vec<f64> = pairs.iter().map(|&(e, m)| kernel_lambda(e, m)).collect();
+    let KernelCalibration { lambda, pairs, each } = kernel_from_csv(&args.csv)?;
     if args.json {
         return super::print_json(
             &serde_json::json!({ "kernelExecutionLambda": lambda, "per_measurement": each }),
