@@ -6,13 +6,12 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use anyhow::Result;
 use hetsim_simulator::{Results, SpanKind};
 use serde_json::Value;
 
 use super::axis::{format_time, time_ticks, Axis};
 use super::{escape, fit, open_svg, text_width, FONT_SIZE};
-use crate::trace::{kind_name, RunTrace};
+use crate::trace::{kind_name, RunTrace, TraceError};
 
 /// At most this many rows are drawn; the chart says how many were left out.
 pub const MAX_ROWS: usize = 500;
@@ -47,7 +46,7 @@ pub fn timeline_svg(results: &Results) -> String {
 /// The timeline of a stored run: its result object (`hetsim run --json`'s, or the one the
 /// server stores) and its trace spans (`null` where none were stored). The same chart as
 /// [`timeline_svg`] draws for the run.
-pub fn timeline_svg_from_json(result: &Value, trace: &Value) -> Result<String> {
+pub fn timeline_svg_from_json(result: &Value, trace: &Value) -> Result<String, TraceError> {
     Ok(draw(&RunTrace::from_stored(result, trace)?))
 }
 

@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use anyhow::{Context, Result};
 use hetsim_simulator::{ProcessResult, Results, Span, SpanKind};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -20,6 +19,15 @@ pub enum TraceFormat {
     Native,
     /// The Chrome trace-event format ([`chrome`]), for Perfetto and chrome://tracing.
     Chrome,
+}
+
+/// A stored run that is not the shape a trace is drawn from.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("the run's result: expected an object with overall_time and processes: {0}")]
+    Result(#[source] serde_json::Error),
+    #[error("the run's trace: expected an array of spans (pid, kind, start, end, detail): {0}")]
+    Spans(#[source] serde_json::Error),
 }
 
 /// What timelines and trace files are made of.
@@ -51,14 +59,12 @@ impl RunTrace<'_> {
 
     /// The trace of a stored run: its result object and its spans (`null` where the run
     /// stored none).
-    pub fn from_stored(result: &Value, trace: &Value) -> Result<RunTrace<'static>> {
-        let stored = StoredResult::deserialize(result)
-            .context("the run's result: expected an object with overall_time and processes")?;
+    pub fn from_stored(result: &Value, trace: &Value) -> Result<RunTrace<'static>, TraceError> {
+        let stored = StoredResult::deserialize(result).map_err(TraceError::Result)?;
         let spans = if trace.is_null() {
             Vec::new()
         } else {
-            Vec::<Span>::deserialize(trace)
-                .context("the run's trace: expected an array of spans (pid, kind, start, end, detail)")?
+            Vec::<Span>::deserialize(trace).map_err(TraceError::Spans)?
         };
         Ok(RunTrace {
             overall_time: stored.overall_time,

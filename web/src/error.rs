@@ -141,6 +141,13 @@ fn is_database_unreachable(e: &anyhow::Error) -> bool {
     })
 }
 
+/// A stored trace that does not read is the server's fault: 500.
+impl From<hetsim_charts::trace::TraceError> for ApiError {
+    fn from(e: hetsim_charts::trace::TraceError) -> Self {
+        ApiError::Internal(e.into())
+    }
+}
+
 impl From<anyhow::Error> for ApiError {
     fn from(e: anyhow::Error) -> Self {
         if is_unique_violation(&e) {
