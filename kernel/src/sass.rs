@@ -4,7 +4,7 @@
 //!
 //! Parsing keeps every instruction's source line so that later errors can name it.
 
-use crate::arch::Arch;
+use crate::capability::Arch;
 use crate::error::{Error, Result};
 use serde::Serialize;
 use std::fmt;

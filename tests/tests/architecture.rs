@@ -35,18 +35,6 @@ const KNOWN_CYCLES: &[KnownCycle] = &[
         level: "",
         modules: &["schema", "system"],
     },
-    // removed by the house split: sass.rs names arch::Arch, arch.rs names sass::Instruction.
-    KnownCycle {
-        krate: "hetsim-kernel",
-        level: "",
-        modules: &["arch", "sass"],
-    },
-    // removed by the house split: catalog.rs and transfer.rs call each other.
-    KnownCycle {
-        krate: "hetsim-models",
-        level: "",
-        modules: &["catalog", "transfer"],
-    },
 ];
 
 /// Files over 600 lines known today.
