@@ -40,23 +40,11 @@ const KNOWN_CYCLES: &[KnownCycle] = &[
 /// Files over 600 lines known today.
 const KNOWN_LONG_FILES: &[&str] = &[
     // removed by the house split
-    "kernel/src/emulate/alu.rs",
-    // removed by the house split
-    "kernel/src/emulate/decode.rs",
-    // removed by the house split
-    "kernel/src/emulate/simt.rs",
-    // removed by the house split
-    "kernel/src/sass.rs",
-    // removed by the house split
-    "kernel/tests/emulate.rs",
-    // removed by the house split
     "server/src/commands/validate.rs",
     // removed by the house split
     "server/tests/cli.rs",
     // removed by the house split
     "server/tests/service.rs",
-    // removed by the house split
-    "simulator/tests/engine.rs",
 ];
 
 #[test]
