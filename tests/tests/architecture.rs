@@ -14,6 +14,16 @@
 //! - A long file is listed by its path from the workspace root. When it is split (or its
 //!   first comment says it is a table), the entry is deleted.
 //!
+//! The crate table of docs/ARCHITECTURE.md, kept simple to read: under the line
+//! `## Crates and arrows`, the first markdown table. Its first two lines (the header
+//! `| crate | depends on |` and the `|---|---|` separator) are skipped; every further line is
+//! `| package | packages it depends on |`, names in backticks or not, several
+//! comma-separated, `—` or an empty cell for none; the table ends at the first line not
+//! starting with `|`. Every workspace member (the root Cargo.toml's `members`) has exactly one
+//! row, and its cell lists exactly the workspace crates under its manifest's `[dependencies]`
+//! (path or `.workspace = true`; dev-dependencies are no arrows). A new crate or arrow is
+//! added to the table in the same change.
+//!
 //! `cargo test -p hetsim-tests --test architecture -- --nocapture` prints the report.
 
 use std::path::Path;
