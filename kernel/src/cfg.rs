@@ -1,5 +1,6 @@
-//! The control-flow graph of a kernel: basic blocks, their successors, dominators and the
-//! natural loops found from back edges, named L0, L1, … in order of header address.
+//! The control-flow graph of a kernel: basic blocks, their successors, dominators and
+//! post-dominators, and the natural loops found from back edges, named L0, L1, … in order of
+//! header address.
 
 use crate::error::{Error, Result};
 use crate::sass::{Instruction, Kernel};
@@ -389,4 +390,70 @@ pub fn immediate_dominators(successors: &[Vec<usize>], entry: usize) -> Vec<Opti
         }
     }
     idom
+}
+
+/// Immediate post-dominators (Cooper, Harvey and Kennedy on the reversed graph, with a virtual
+/// exit after every block that has no successor); `None` where only the exit post-dominates.
+/// A guarded `EXIT` counts as falling through: the threads it ends need no reconvergence.
+pub fn immediate_post_dominators(cfg: &Cfg) -> Vec<Option<usize>> {
+    let n = cfg.blocks.len();
+    let exit = n;
+    let forward = |b: usize| -> Vec<usize> {
+        if b == exit {
+            Vec::new()
+        } else if cfg.blocks[b].successors.is_empty() {
+            vec![exit]
+        } else {
+            cfg.blocks[b].successors.clone()
+        }
+    };
+    let mut backward = vec![Vec::new(); n + 1];
+    for b in 0..n {
+        for s in forward(b) {
+            backward[s].push(b);
+        }
+    }
+    let mut idom = immediate_dominators(&backward, exit);
+    idom.truncate(n);
+    idom.into_iter().map(|d| d.filter(|&d| d != exit)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sass::parse;
+
+    fn cfg(body: &[&str]) -> Cfg {
+        let mut text = "\tcode for sm_90\n\t\tFunction : test\n".to_string();
+        for (k, ins) in body.iter().enumerate() {
+            text += &format!("        /*{:04x}*/ {ins} ;\n", 16 * k);
+        }
+        let listing = parse(&text).expect("parses");
+        Cfg::build(&listing.kernels[0]).expect("builds")
+    }
+
+    #[test]
+    fn a_diamond_joins_at_its_bottom() {
+        // 0: branch; 1: then; 2: else; 3: join.
+        let g = cfg(&["@P0 BRA 0x30", "NOP", "BRA 0x40", "NOP", "EXIT"]);
+        let ipdom = immediate_post_dominators(&g);
+        let join = g.block_of[4];
+        assert_eq!(ipdom[g.block_of[0]], Some(join));
+        assert_eq!(ipdom[g.block_of[1]], Some(join));
+        assert_eq!(ipdom[g.block_of[3]], Some(join));
+        assert_eq!(ipdom[join], None, "only the exit follows");
+    }
+
+    #[test]
+    fn a_loop_latch_joins_at_the_exit_and_an_exiting_side_does_not_join() {
+        let g = cfg(&["NOP", "@P0 BRA 0x0", "@P1 BRA 0x40", "NOP", "EXIT"]);
+        let ipdom = immediate_post_dominators(&g);
+        assert_eq!(ipdom[g.block_of[1]], Some(g.block_of[2]));
+        // One side of the second branch exits at once, the other later: no common block.
+        let g = cfg(&["@P0 BRA 0x30", "NOP", "EXIT", "NOP", "EXIT"]);
+        assert_eq!(immediate_post_dominators(&g)[g.block_of[0]], None);
+        // A guarded EXIT falls through for reconvergence.
+        let g = cfg(&["@P0 BRA 0x30", "@P1 EXIT", "NOP", "EXIT"]);
+        assert_eq!(immediate_post_dominators(&g)[g.block_of[0]], Some(g.block_of[3]));
+    }
 }

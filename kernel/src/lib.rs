@@ -3,6 +3,7 @@
 //!
 //! - [`sass`] parses `cuobjdump -sass` listings and the thesis's numbered format;
 //! - [`cfg`](mod@cfg) builds the control-flow graph and finds loops;
+//! - [`capability`] reads compute capabilities (`sm_90`), the [`Arch`] of a listing;
 //! - [`arch`] classifies instructions by pipe per architecture;
 //! - [`counts`] counts per-warp instructions statically, as polynomials in trip counts;
 //! - [`emulate`] runs a launch's warps on the integer, predicate and uniform instructions to
@@ -12,6 +13,7 @@
 
 pub mod analysis;
 pub mod arch;
+pub mod capability;
 pub mod cfg;
 pub mod counts;
 pub mod emulate;

@@ -501,3 +501,52 @@ pub fn components() -> Vec<Component> {
 pub fn find(name: &str) -> Option<Component> {
     components().into_iter().find(|c| c.name == name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Params;
+    use crate::transfer::check_link_attributes;
+
+    fn params(pairs: &[(&str, Scalar)]) -> Params {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
+    #[test]
+    fn every_catalog_link_has_good_attributes_and_bad_ones_are_named() {
+        let links = components()
+            .into_iter()
+            .filter(|c| c.kind == ComponentKind::Network);
+        for link in links {
+            assert_eq!(check_link_attributes(&link.attributes), Ok(()), "{}", link.name);
+        }
+        for (key, value, expected) in [
+            (
+                "bandwidth",
+                Scalar::Number(f64::INFINITY),
+                "expected a finite number, got inf",
+            ),
+            (
+                "startupDtD",
+                Scalar::Number(f64::NAN),
+                "expected a finite number, got NaN",
+            ),
+            (
+                "lambdaHtH",
+                1.01.into(),
+                "expected a fraction in (0, 1], got 1.01",
+            ),
+            ("errorPinned", (-0.1).into(), "expected a number >= 0, got -0.1"),
+            (
+                "pageableDtH",
+                5.0.into(),
+                "expected knots SIZE:BANDWIDTH ... (text), got 5",
+            ),
+        ] {
+            let err = check_link_attributes(&params(&[(key, value)])).unwrap_err();
+            assert_eq!(err.to_string(), format!("key `{key}`: {expected}"));
+        }
+        // Attributes of other models are theirs to check.
+        assert_eq!(check_link_attributes(&params(&[("hops", (-1.0).into())])), Ok(()));
+    }
+}

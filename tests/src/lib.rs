@@ -1,5 +1,9 @@
 //! End-to-end tests live in `tests/tests/`; they drive the `hetsim` binary. The library holds
-//! test support the crates' own tests share: [`fuzz`], the runner of the fuzzing suites.
+//! test support the crates' own tests share: [`fuzz`], the runner of the fuzzing suites; and
+//! [`architecture`], the check that crates, modules and files keep their shape
+//! (`tests/tests/architecture.rs`).
+
+pub mod architecture;
 
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestRunner};

@@ -8,7 +8,7 @@ use super::memory::{bank_wavefronts, coalesced_bytes, conflict_free_wavefronts, 
 use super::warp::{Step, Warp, NEVER_WRITTEN};
 use super::Unresolved;
 use crate::arch::{memory_space, pipe, Arch, Pipe, Space};
-use crate::cfg::{Cfg, Exit};
+use crate::cfg::{immediate_post_dominators, Cfg, Exit};
 use crate::error::{Error, Result};
 use crate::latency::{CriticalPath, LatencyTable};
 use crate::sass::Kernel;
@@ -580,70 +580,4 @@ fn fnv1a(path: &[u32]) -> u64 {
             .iter()
             .fold(h, |h, &byte| (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
     })
-}
-
-/// Immediate post-dominators (Cooper, Harvey and Kennedy on the reversed graph, with a virtual
-/// exit after every block that has no successor); `None` where only the exit post-dominates.
-/// A guarded `EXIT` counts as falling through: the threads it ends need no reconvergence.
-pub fn immediate_post_dominators(cfg: &Cfg) -> Vec<Option<usize>> {
-    let n = cfg.blocks.len();
-    let exit = n;
-    let forward = |b: usize| -> Vec<usize> {
-        if b == exit {
-            Vec::new()
-        } else if cfg.blocks[b].successors.is_empty() {
-            vec![exit]
-        } else {
-            cfg.blocks[b].successors.clone()
-        }
-    };
-    let mut backward = vec![Vec::new(); n + 1];
-    for b in 0..n {
-        for s in forward(b) {
-            backward[s].push(b);
-        }
-    }
-    let mut idom = crate::cfg::immediate_dominators(&backward, exit);
-    idom.truncate(n);
-    idom.into_iter().map(|d| d.filter(|&d| d != exit)).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sass::parse;
-
-    fn cfg(body: &[&str]) -> Cfg {
-        let mut text = "\tcode for sm_90\n\t\tFunction : test\n".to_string();
-        for (k, ins) in body.iter().enumerate() {
-            text += &format!("        /*{:04x}*/ {ins} ;\n", 16 * k);
-        }
-        let listing = parse(&text).expect("parses");
-        Cfg::build(&listing.kernels[0]).expect("builds")
-    }
-
-    #[test]
-    fn a_diamond_joins_at_its_bottom() {
-        // 0: branch; 1: then; 2: else; 3: join.
-        let g = cfg(&["@P0 BRA 0x30", "NOP", "BRA 0x40", "NOP", "EXIT"]);
-        let ipdom = immediate_post_dominators(&g);
-        let join = g.block_of[4];
-        assert_eq!(ipdom[g.block_of[0]], Some(join));
-        assert_eq!(ipdom[g.block_of[1]], Some(join));
-        assert_eq!(ipdom[g.block_of[3]], Some(join));
-        assert_eq!(ipdom[join], None, "only the exit follows");
-    }
-
-    #[test]
-    fn a_loop_latch_joins_at_the_exit_and_an_exiting_side_does_not_join() {
-        let g = cfg(&["NOP", "@P0 BRA 0x0", "@P1 BRA 0x40", "NOP", "EXIT"]);
-        let ipdom = immediate_post_dominators(&g);
-        assert_eq!(ipdom[g.block_of[1]], Some(g.block_of[2]));
-        // One side of the second branch exits at once, the other later: no common block.
-        let g = cfg(&["@P0 BRA 0x30", "NOP", "EXIT", "NOP", "EXIT"]);
-        assert_eq!(immediate_post_dominators(&g)[g.block_of[0]], None);
-        // A guarded EXIT falls through for reconvergence.
-        let g = cfg(&["@P0 BRA 0x30", "@P1 EXIT", "NOP", "EXIT"]);
-        assert_eq!(immediate_post_dominators(&g)[g.block_of[0]], Some(g.block_of[3]));
-    }
 }
