@@ -105,7 +105,7 @@ impl ScriptProcess {
             let mut scope = scope_for(inner.clone());
             match engine.run_ast_with_scope(&mut scope, &ast) {
                 Ok(()) => Request::Finish,
-                Err(e) => Request::Fail(located(&origin, *e)),
+                Err(e) => Request::Fail(located(&origin, *e).to_string()),
             }
         });
         ScriptProcess {

@@ -8,7 +8,7 @@ mod status;
 pub use spec::{new_id, RunSpec, SpecError, Submission};
 pub use status::RunStatus;
 
-use hetsim_scripting::Variable;
+use hetsim_system::Variable;
 use serde_json::Value;
 
 use crate::limits::ServiceLimits;
