@@ -9,7 +9,7 @@ use rhai::{EvalAltResult, ParseError, ParseErrorType, Position};
 /// the message users and tests read; [`ScriptError::line`] and [`ScriptError::column`] say
 /// where in which script ([`ScriptError::origin`]) when that is known, for a caller that
 /// points at it (an editor marking the line).
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum ScriptError {
     /// An error in a script or model source: `origin:line:column: message`, or
     /// `origin:line: message` or `origin: message` where Rhai knows less of the place.
@@ -30,9 +30,13 @@ pub enum ScriptError {
     #[error(transparent)]
     Platform(#[from] PlatformError),
     /// The engine stopped the run: a process failed (its message names the script's place),
-    /// a deadlock.
-    #[error(transparent)]
-    Engine(#[from] SimError),
+    /// a deadlock. Its text is the engine's.
+    #[error("{error}")]
+    Engine {
+        error: SimError,
+        /// When a process failed in its script: that error, with its place in the script.
+        script: Option<Box<ScriptError>>,
+    },
     /// Anything else, as its message: a reserved name taken, too many processes, a model's
     /// return value.
     #[error("{0}")]
@@ -45,6 +49,7 @@ impl ScriptError {
         match self {
             ScriptError::Script { origin, .. } => Some(origin),
             ScriptError::System(e) => e.origin.as_deref(),
+            ScriptError::Engine { script: Some(e), .. } => e.origin(),
             _ => None,
         }
     }
@@ -54,6 +59,7 @@ impl ScriptError {
         match self {
             ScriptError::Script { line, .. } => *line,
             ScriptError::System(e) => e.line,
+            ScriptError::Engine { script: Some(e), .. } => e.line(),
             _ => None,
         }
     }
@@ -63,8 +69,15 @@ impl ScriptError {
         match self {
             ScriptError::Script { column, .. } => *column,
             ScriptError::System(e) => e.column,
+            ScriptError::Engine { script: Some(e), .. } => e.column(),
             _ => None,
         }
+    }
+}
+
+impl From<SimError> for ScriptError {
+    fn from(error: SimError) -> Self {
+        ScriptError::Engine { error, script: None }
     }
 }
 

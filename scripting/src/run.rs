@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{place, simulate, Node, Options, Platform, Results};
+use hetsim_simulator::{place, simulate, Node, Options, Platform, Results, SimError};
 use hetsim_system::{number_attribute, System, Variable, RESERVED_NAMES};
 use rhai::{Dynamic, Map, Scope};
 use serde::Serialize;
@@ -212,6 +212,8 @@ pub fn run(
         .map(|_| SharedStack::new(options.limits.stack_size))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("cannot allocate the scripts' stacks: {e}"))?;
+    // The first script error of the run, with its place (the engine gets its text).
+    let failure: Rc<RefCell<Option<ScriptError>>> = Rc::default();
     let mut processes = Vec::with_capacity(placements.len());
     for (pid, p) in placements.iter().enumerate() {
         let (context, counts, variables) = (context.clone(), counts.clone(), variables.clone());
@@ -222,6 +224,7 @@ pub fn run(
             origin.clone(),
             stacks[pid % stacks.len()].clone(),
             clock.clone(),
+            failure.clone(),
             move |channel| {
                 let mut scope = Scope::new();
                 scope.push_constant("tag", tag);
@@ -245,11 +248,24 @@ pub fn run(
         processes.push(process);
     }
     let mut timing = Timing(models);
-    let results = simulate(&platform, &placements, processes, &mut timing, &options.engine)?;
+    let results = simulate(&platform, &placements, processes, &mut timing, &options.engine)
+        .map_err(|error| with_script_error(error, failure.take()))?;
     let log = log.take();
     Ok(RunReport {
         results,
         log: log.lines,
         log_dropped: log.dropped,
     })
+}
+
+/// The engine's error, with the script's own when a process failed in its script.
+fn with_script_error(error: SimError, failure: Option<ScriptError>) -> ScriptError {
+    let script = match &error {
+        SimError::Process { message, .. } => failure.filter(|f| f.to_string() == *message),
+        _ => None,
+    };
+    ScriptError::Engine {
+        error,
+        script: script.map(Box::new),
+    }
 }

@@ -264,6 +264,17 @@ fn script_errors_name_file_line_and_column() {
         err.contains("test.rhai:2:") && err.contains("label `Q` has 2 processes"),
         "{err}"
     );
+    // The place is the error's too, not only its text.
+    let err = run(
+        "let x = 1;\n  sim.send(1, \"Q\");\n",
+        "test.rhai",
+        &small_system(),
+        &labels(&[("P", 1), ("Q", 2)]),
+        &BTreeMap::new(),
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!((err.origin(), err.line()), (Some("test.rhai"), Some(2)), "{err}");
     let err = run_small("sim.compute(#{ opz: 1 });", &[("P", 1)], Limits::default()).unwrap_err();
     assert!(
         err.contains("cpu-flops.rhai") && err.contains("test.rhai:1:"),
