@@ -11,11 +11,11 @@ use hetsim_models::Scalar;
 use hetsim_simulator::{Direction, Estimate, HostMemory, LinkId, LinkTiming};
 use rhai::{Dynamic, Engine, ImmutableString, Map, Scope, AST};
 
-use crate::errors::{located, parse_error};
+use crate::errors::{located, parse_error, ScriptError};
 use crate::functions::register_models;
 use crate::kernels::KernelLibrary;
 use crate::sandbox::{self, Limits, SliceClock};
-use crate::system::{ModelSource, System};
+use hetsim_system::{ModelSource, System};
 
 /// A model bound to one component: its compiled source and the component's attributes.
 struct Instance {
@@ -62,7 +62,9 @@ fn register_teg(
                 ),
                 None => None,
             };
-            kernels.teg_seconds(&launch, &gpu, occupancy).map_err(Into::into)
+            kernels
+                .teg_seconds(&launch, &gpu, occupancy)
+                .map_err(|e| e.to_string().into())
         },
     );
 }
@@ -195,7 +197,7 @@ impl Models {
         limits: &Limits,
         clock: &SliceClock,
         kernels: Rc<KernelLibrary>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ScriptError> {
         let mut engine = sandbox::engine(limits, clock);
         register_models(&mut engine);
         let current: Rc<RefCell<Rc<HashMap<String, Dynamic>>>> = Rc::default();
@@ -210,7 +212,7 @@ impl Models {
         let mut instances: Vec<Instance> = Vec::new();
         let mut bound: HashMap<(String, String), usize> = HashMap::new();
         let mut bind =
-            |model: &ModelSource, component: &Component, function: &str| -> Result<usize, String> {
+            |model: &ModelSource, component: &Component, function: &str| -> Result<usize, ScriptError> {
                 let key = (model.name.clone(), component.name.clone());
                 if let Some(&i) = bound.get(&key) {
                     return Ok(i);
@@ -231,7 +233,10 @@ impl Models {
                     .iter_functions()
                     .any(|f| f.name == function && f.params.len() == 1)
                 {
-                    return Err(format!("{}: defines no function {function}(params)", model.name));
+                    return Err(ScriptError::Other(format!(
+                        "{}: defines no function {function}(params)",
+                        model.name
+                    )));
                 }
                 instances.push(Instance {
                     origin: Rc::from(model.name.as_str()),
@@ -265,7 +270,13 @@ impl Models {
         key.as_ref().and_then(|k| self.memo.borrow().get(k).copied())
     }
 
-    fn call(&self, index: usize, function: &str, params: Map, key: Option<MemoKey>) -> Result<Timed, String> {
+    fn call(
+        &self,
+        index: usize,
+        function: &str,
+        params: Map,
+        key: Option<MemoKey>,
+    ) -> Result<Timed, ScriptError> {
         let instance = &self.instances[index];
         *self.current.borrow_mut() = instance.constants.clone();
         let value: Dynamic = self
@@ -286,7 +297,7 @@ impl Models {
     }
 
     /// `compute_time(params)` of node `node`'s model.
-    pub fn compute_time(&self, node: usize, params: Map) -> Result<Timed, String> {
+    pub fn compute_time(&self, node: usize, params: Map) -> Result<Timed, ScriptError> {
         let index = self.nodes[node];
         let key = memo_key(index, &params);
         match self.memoized(&key) {
@@ -302,7 +313,7 @@ impl Models {
         bytes: f64,
         direction: Direction,
         host_memory: HostMemory,
-    ) -> Result<Timed, String> {
+    ) -> Result<Timed, ScriptError> {
         let index = self.links[link];
         let key = Some(MemoKey::Transfer(index, bytes.to_bits(), direction, host_memory));
         if let Some(timed) = self.memoized(&key) {
@@ -327,7 +338,10 @@ impl LinkTiming for Timing {
         direction: Direction,
         host_memory: HostMemory,
     ) -> Result<Estimate, String> {
-        let timed = self.0.transfer_time(link, bytes, direction, host_memory)?;
+        let timed = self
+            .0
+            .transfer_time(link, bytes, direction, host_memory)
+            .map_err(|e| e.to_string())?;
         Ok(Estimate {
             seconds: timed.seconds,
             uncertainty: timed.uncertainty_seconds(),

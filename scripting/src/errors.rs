@@ -1,17 +1,120 @@
-//! Script errors as `file:line:column: message`.
+//! Script errors as `file:line:column: message`, and [`ScriptError`], the error of the
+//! crate's public functions.
 
+use hetsim_simulator::{PlatformError, SimError};
+use hetsim_system::SystemError;
 use rhai::{EvalAltResult, ParseError, ParseErrorType, Position};
 
-fn at(origin: &str, position: Position, message: impl std::fmt::Display) -> String {
-    match (position.line(), position.position()) {
+/// Why a script could not be checked or a run failed. Its text ([`std::fmt::Display`]) is
+/// the message users and tests read; [`ScriptError::line`] and [`ScriptError::column`] say
+/// where in which script ([`ScriptError::origin`]) when that is known, for a caller that
+/// points at it (an editor marking the line).
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// An error in a script or model source: `origin:line:column: message`, or
+    /// `origin:line: message` or `origin: message` where Rhai knows less of the place.
+    #[error("{}", at_text(origin, *line, *column, message))]
+    Script {
+        /// The script's name (its file, `app.rhai`, a model's name).
+        origin: String,
+        /// 1-based.
+        line: Option<usize>,
+        /// 1-based, in characters.
+        column: Option<usize>,
+        message: String,
+    },
+    /// The system model (a kernel listing, a file it names).
+    #[error(transparent)]
+    System(#[from] SystemError),
+    /// The engine's platform: links, labels no node carries or that ask too many processes.
+    #[error(transparent)]
+    Platform(#[from] PlatformError),
+    /// The engine stopped the run: a process failed (its message names the script's place),
+    /// a deadlock. Its text is the engine's.
+    #[error("{error}")]
+    Engine {
+        error: SimError,
+        /// When a process failed in its script: that error, with its place in the script.
+        script: Option<Box<ScriptError>>,
+    },
+    /// Anything else, as its message: a reserved name taken, too many processes, a model's
+    /// return value.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl ScriptError {
+    /// The script (or system file) the error is in, if it is in one.
+    pub fn origin(&self) -> Option<&str> {
+        match self {
+            ScriptError::Script { origin, .. } => Some(origin),
+            ScriptError::System(e) => e.origin.as_deref(),
+            ScriptError::Engine { script: Some(e), .. } => e.origin(),
+            _ => None,
+        }
+    }
+
+    /// The 1-based line of the error in [`ScriptError::origin`], if known.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            ScriptError::Script { line, .. } => *line,
+            ScriptError::System(e) => e.line,
+            ScriptError::Engine { script: Some(e), .. } => e.line(),
+            _ => None,
+        }
+    }
+
+    /// The 1-based column of the error in its line, if known.
+    pub fn column(&self) -> Option<usize> {
+        match self {
+            ScriptError::Script { column, .. } => *column,
+            ScriptError::System(e) => e.column,
+            ScriptError::Engine { script: Some(e), .. } => e.column(),
+            _ => None,
+        }
+    }
+}
+
+impl From<SimError> for ScriptError {
+    fn from(error: SimError) -> Self {
+        ScriptError::Engine { error, script: None }
+    }
+}
+
+impl From<String> for ScriptError {
+    fn from(message: String) -> Self {
+        ScriptError::Other(message)
+    }
+}
+
+/// For callers that keep messages as text (`Result<_, String>`): the error's text.
+impl From<ScriptError> for String {
+    fn from(error: ScriptError) -> String {
+        error.to_string()
+    }
+}
+
+fn at_text(origin: &str, line: Option<usize>, column: Option<usize>, message: &str) -> String {
+    match (line, column) {
         (Some(line), Some(column)) => format!("{origin}:{line}:{column}: {message}"),
         (Some(line), None) => format!("{origin}:{line}: {message}"),
         _ => format!("{origin}: {message}"),
     }
 }
 
+fn at(origin: &str, position: Position, message: impl std::fmt::Display) -> ScriptError {
+    let line = position.line();
+    ScriptError::Script {
+        origin: origin.to_owned(),
+        line,
+        // Rhai knows a column only on a known line.
+        column: line.and(position.position()),
+        message: message.to_string(),
+    }
+}
+
 /// `origin:line:column: message`, or `origin: message` where Rhai knows no position.
-pub fn located(origin: &str, mut error: EvalAltResult) -> String {
+pub fn located(origin: &str, mut error: EvalAltResult) -> ScriptError {
     let position = error.take_position();
     match error {
         // The sandbox says why it stopped the script in the termination token.
@@ -57,7 +160,7 @@ fn size_limit(what: &str) -> &'static str {
 /// Rhai reports a missing token (`;` after a statement, `)`, `}`) where the next token
 /// starts, often lines below, after blank lines and comments: the user looks for the line
 /// that lacks it, so such an error is placed just after the last token before that position.
-pub fn parse_error(origin: &str, source: &str, error: ParseError) -> String {
+pub fn parse_error(origin: &str, source: &str, error: ParseError) -> ScriptError {
     let ParseError(kind, position) = error;
     let position = match *kind {
         ParseErrorType::MissingToken(..) => end_of_code_before(source, position).unwrap_or(position),

@@ -1,14 +1,6 @@
-//! Analysed GPU kernels in a system model, and `kernel_params(name, #{…})`, which gives an
-//! application the Volkov/Gajger parameters of a launch without numbers copied by hand:
-//!
-//! ```toml
-//! [[kernel]]
-//! name = "saxpy2"                             # what kernel_params takes
-//! sass = "../kernels/saxpy2-figure-5-2.sass"  # `cuobjdump -sass` output or a numbered listing
-//! params = ["n", "a", "*x", "*y"]             # the kernel's parameters in order; `*` marks a pointer
-//! threads = "n"                               # optional: grid = ⌈n / block⌉ when a call gives none
-//! # function = "saxpy2"  arch = "sm_52"       # optional: which kernel of the listing, its architecture
-//! ```
+//! Analysed GPU kernels in a system model (declared as [`hetsim_system::kernel`] describes),
+//! and `kernel_params(name, #{…})`, which gives an application the Volkov/Gajger parameters
+//! of a launch without numbers copied by hand:
 //!
 //! ```rhai
 //! let k = kernel_params("saxpy2", #{ n: numElements, a: computeIntensity, block: blockSize });
@@ -22,8 +14,6 @@
 //! (`trips: #{L0: 8}`) asks for static counts instead. Results are memoised per launch, so a
 //! sweep or a million processes pay for each distinct launch once.
 //!
-//! A server cannot read files: `hetsim submit` inlines each `sass` file as `listing`.
-//!
 //! Each emulated launch also returns `launch`, a key the `gpu-teg` model takes to time that
 //! launch with TEG (`teg_kernel(params)`, [`KernelLibrary::teg_seconds`]): the launch is
 //! planned once per GPU and simulated once per distinct launch, so a sweep or a million
@@ -31,61 +21,13 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 use std::rc::Rc;
 
 use hetsim_kernel::{analyze, select_kernel, Arch, Arg, Launch, Listing, Options, Quantity};
+use hetsim_system::{KernelSpec, SystemError};
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
-use serde::{Deserialize, Serialize};
 
-/// A kernel as a system model declares it.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct KernelSpec {
-    /// The name `kernel_params` takes.
-    pub name: String,
-    /// A listing file, relative to the system model's folder.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sass: Option<String>,
-    /// The listing's text (what a stored system holds).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub listing: Option<String>,
-    /// Which kernel of the listing: a substring of its mangled or demangled name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub function: Option<String>,
-    /// Overrides the listing's architecture (`sm_52`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arch: Option<String>,
-    /// The kernel's parameters in order; a name starting with `*` is a pointer.
-    pub params: Vec<String>,
-    /// The parameter holding the number of threads, for a grid of ⌈threads / block⌉.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<String>,
-}
-
-/// Reads kernel `name`'s listing `file` relative to `base_dir`.
-pub fn read_listing(name: &str, base_dir: &Path, file: &str) -> Result<String, String> {
-    let path = base_dir.join(file);
-    std::fs::read_to_string(&path).map_err(|e| format!("kernel `{name}`: listing {}: {e}", path.display()))
-}
-
-impl KernelSpec {
-    /// Reads the listing (from `base_dir`, or inline), then parses it and selects the kernel,
-    /// so that a bad listing fails when the system is loaded rather than mid-run.
-    pub fn resolve(mut self, base_dir: Option<&Path>) -> Result<KernelSpec, String> {
-        let owner = format!("kernel `{}`", self.name);
-        if let Some(file) = self.sass.take() {
-            let dir = base_dir.ok_or_else(|| {
-                format!("{owner}: `sass` names a file, which a server cannot read: give the listing inline as `listing` (hetsim submit does)")
-            })?;
-            self.listing = Some(read_listing(&self.name, dir, &file)?);
-        }
-        let loaded = LoadedKernel::load(&self)?;
-        select_kernel(&loaded.listing, self.function.as_deref(), loaded.arch)
-            .map_err(|e| format!("{owner}: {e}"))?;
-        Ok(self)
-    }
-}
+use crate::errors::ScriptError;
 
 /// A kernel ready to analyse.
 struct LoadedKernel {
@@ -95,28 +37,12 @@ struct LoadedKernel {
 }
 
 impl LoadedKernel {
-    fn load(spec: &KernelSpec) -> Result<LoadedKernel, String> {
-        let owner = format!("kernel `{}`", spec.name);
-        let text = spec
-            .listing
-            .as_deref()
-            .ok_or_else(|| format!("{owner}: give `sass` (a file) or `listing` (its text)"))?;
-        let listing = hetsim_kernel::parse(text).map_err(|e| format!("{owner}: listing {e}"))?;
-        let arch = spec
-            .arch
-            .as_deref()
-            .map(str::parse::<Arch>)
-            .transpose()
-            .map_err(|e| format!("{owner}: {e}"))?;
-        for p in &spec.params {
-            if p.trim_start_matches('*').is_empty() {
-                return Err(format!("{owner}: params: an empty parameter name"));
-            }
-        }
+    fn load(spec: &KernelSpec) -> Result<LoadedKernel, SystemError> {
+        let parsed = spec.parse()?;
         Ok(LoadedKernel {
             spec: spec.clone(),
-            listing,
-            arch,
+            listing: parsed.listing,
+            arch: parsed.arch,
         })
     }
 
@@ -218,7 +144,7 @@ pub struct KernelLibrary {
 
 impl KernelLibrary {
     /// Loads every kernel of a resolved system.
-    pub fn new(specs: &[KernelSpec]) -> Result<KernelLibrary, String> {
+    pub fn new(specs: &[KernelSpec]) -> Result<KernelLibrary, SystemError> {
         let kernels = specs
             .iter()
             .map(|s| LoadedKernel::load(s).map(|k| (s.name.clone(), k)))
@@ -236,7 +162,7 @@ impl KernelLibrary {
         key: &str,
         gpu: &hetsim_teg::Gpu,
         warps_per_sm: Option<u32>,
-    ) -> Result<f64, String> {
+    ) -> Result<f64, ScriptError> {
         let memo_key = (key.to_string(), format!("{gpu:?}"), warps_per_sm);
         if let Some(&seconds) = self.teg.borrow().get(&memo_key) {
             return Ok(seconds);

@@ -13,7 +13,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use hetsim_simulator::{Process, Request, Resume};
 use rhai::{Engine, Scope, AST};
 
-use crate::errors::located;
+use crate::errors::{located, ScriptError};
 use crate::sandbox::{SliceClock, CANCELLED};
 use crate::stack::{Frames, OnSharedStack, SharedStack};
 
@@ -85,13 +85,15 @@ pub struct ScriptProcess {
 
 impl ScriptProcess {
     /// `scope_for` builds the process's scope from its channel (so its `sim` handle can reach
-    /// the coroutine).
+    /// the coroutine). A script that fails tells the engine why as text, and keeps the error
+    /// itself (with its place) in `failure` unless an earlier one is there.
     pub fn new(
         engine: Rc<Engine>,
         ast: Rc<AST>,
         origin: Rc<str>,
         stack: Rc<SharedStack>,
         clock: SliceClock,
+        failure: Rc<RefCell<Option<ScriptError>>>,
         scope_for: impl FnOnce(Rc<Channel>) -> Scope<'static> + 'static,
     ) -> Self {
         let channel = Rc::new(Channel {
@@ -105,7 +107,12 @@ impl ScriptProcess {
             let mut scope = scope_for(inner.clone());
             match engine.run_ast_with_scope(&mut scope, &ast) {
                 Ok(()) => Request::Finish,
-                Err(e) => Request::Fail(located(&origin, *e)),
+                Err(e) => {
+                    let error = located(&origin, *e);
+                    let text = error.to_string();
+                    failure.borrow_mut().get_or_insert(error);
+                    Request::Fail(text)
+                }
             }
         });
         ScriptProcess {

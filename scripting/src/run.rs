@@ -6,58 +6,29 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{place, simulate, Node, Options, Platform, Results};
+use hetsim_simulator::{place, simulate, Node, Options, Platform, Results, SimError};
+use hetsim_system::{number_attribute, System, Variable, RESERVED_NAMES};
 use rhai::{Dynamic, Map, Scope};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::computational::{Models, Timing};
-use crate::errors::parse_error;
+use crate::errors::{parse_error, ScriptError};
 use crate::functions::register_models;
 use crate::kernels::{self, KernelLibrary};
 use crate::process::{RunLog, ScriptProcess};
 use crate::sandbox::{self, CancelFlag, Limits, SliceClock};
 use crate::sim::{self, RunContext, Sim};
 use crate::stack::SharedStack;
-use crate::system::{number_attribute, System};
 
-/// A run variable, typed as the application sees it. In JSON: a number without a fraction
-/// is an integer, any other number a float; then booleans and strings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Variable {
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-    Text(String),
-}
-
-impl Variable {
-    /// Infers the type from the text: an integer, else a float, else a bool, else a string.
-    pub fn infer(text: &str) -> Self {
-        if let Ok(i) = text.parse::<i64>() {
-            Variable::Int(i)
-        } else if let Ok(x) = text.parse::<f64>() {
-            Variable::Float(x)
-        } else if let Ok(b) = text.parse::<bool>() {
-            Variable::Bool(b)
-        } else {
-            Variable::Text(text.to_owned())
-        }
-    }
-
-    fn to_dynamic(&self) -> Dynamic {
-        match self {
-            Variable::Int(i) => Dynamic::from_int(*i),
-            Variable::Float(x) => Dynamic::from_float(*x),
-            Variable::Bool(b) => Dynamic::from_bool(*b),
-            Variable::Text(s) => Dynamic::from(s.clone()),
-        }
+/// A variable's value as a script sees it.
+fn dynamic(variable: &Variable) -> Dynamic {
+    match variable {
+        Variable::Int(i) => Dynamic::from_int(*i),
+        Variable::Float(x) => Dynamic::from_float(*x),
+        Variable::Bool(b) => Dynamic::from_bool(*b),
+        Variable::Text(s) => Dynamic::from(s.clone()),
     }
 }
-
-/// Names every process's script sees besides the run variables.
-/// The names every script has, which no variable may take.
-pub const RESERVED_NAMES: [&str; 5] = ["tag", "rank", "pid", "labels", "sim"];
 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -80,7 +51,7 @@ pub struct RunReport {
 }
 
 /// The engine's platform of a resolved system.
-pub fn platform(system: &System) -> Result<Platform, String> {
+pub fn platform(system: &System) -> Result<Platform, ScriptError> {
     let nodes = system
         .nodes
         .iter()
@@ -100,8 +71,8 @@ pub fn platform(system: &System) -> Result<Platform, String> {
         .iter()
         .enumerate()
         .map(|(number, (l, between))| l.engine_link(*between).map_err(|e| format!("link {number}: {e}")))
-        .collect::<Result<_, _>>()?;
-    Platform::new(nodes, links).map_err(|e| e.to_string())
+        .collect::<Result<_, String>>()?;
+    Ok(Platform::new(nodes, links)?)
 }
 
 /// The labels of a run: as asked, or, when none is asked, every label at its capacity.
@@ -134,7 +105,7 @@ fn app_engine(limits: &Limits, clock: &SliceClock, kernels: Rc<KernelLibrary>) -
 }
 
 /// Checks an application's syntax as a run would compile it; the error names the line.
-pub fn check_app(app: &str, app_origin: &str) -> Result<(), String> {
+pub fn check_app(app: &str, app_origin: &str) -> Result<(), ScriptError> {
     app_engine(
         &Limits::default(),
         &SliceClock::new(CancelFlag::default()),
@@ -150,25 +121,24 @@ pub fn check_labels(
     system: &System,
     labels: &BTreeMap<String, u64>,
     max_processes: u64,
-) -> Result<(), String> {
+) -> Result<(), ScriptError> {
     check_process_count(labels, max_processes)?;
-    place(&platform(system)?, labels)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    place(&platform(system)?, labels)?;
+    Ok(())
 }
 
 /// Refuses more than `max_processes` processes in all (the sum checked, so that no count
 /// overflows it).
-pub fn check_process_count(labels: &BTreeMap<String, u64>, max_processes: u64) -> Result<(), String> {
+pub fn check_process_count(labels: &BTreeMap<String, u64>, max_processes: u64) -> Result<(), ScriptError> {
     let total = labels
         .values()
         .try_fold(0u64, |sum, &n| sum.checked_add(n))
         .filter(|&total| total <= max_processes);
     match total {
         Some(_) => Ok(()),
-        None => Err(format!(
+        None => Err(ScriptError::Other(format!(
             "the labels ask for more than {max_processes} processes in all (limit max_processes)"
-        )),
+        ))),
     }
 }
 
@@ -185,16 +155,16 @@ pub fn run(
     labels: &BTreeMap<String, u64>,
     variables: &BTreeMap<String, Variable>,
     options: &RunOptions,
-) -> Result<RunReport, String> {
+) -> Result<RunReport, ScriptError> {
     if let Some(name) = variables.keys().find(|k| RESERVED_NAMES.contains(&k.as_str())) {
-        return Err(format!(
+        return Err(ScriptError::Other(format!(
             "variable `{name}` shadows a name every script has ({})",
             RESERVED_NAMES.join(", ")
-        ));
+        )));
     }
     check_process_count(labels, options.limits.max_processes)?;
     let platform = platform(system)?;
-    let placements = place(&platform, labels).map_err(|e| e.to_string())?;
+    let placements = place(&platform, labels)?;
     let clock = SliceClock::new(options.cancel.clone());
     let kernels = Rc::new(KernelLibrary::new(&system.kernels)?);
     let models = Rc::new(Models::compile(system, &options.limits, &clock, kernels.clone())?);
@@ -230,10 +200,7 @@ pub fn run(
         log: log.clone(),
         algorithm: options.algorithm,
     });
-    let variables: Vec<(String, Dynamic)> = variables
-        .iter()
-        .map(|(k, v)| (k.clone(), v.to_dynamic()))
-        .collect();
+    let variables: Vec<(String, Dynamic)> = variables.iter().map(|(k, v)| (k.clone(), dynamic(v))).collect();
     let variables = Rc::new(variables);
     let origin: Rc<str> = Rc::from(app_origin);
     let stack_count = if placements.len() <= OWN_STACKS_UP_TO {
@@ -245,6 +212,8 @@ pub fn run(
         .map(|_| SharedStack::new(options.limits.stack_size))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("cannot allocate the scripts' stacks: {e}"))?;
+    // The first script error of the run, with its place (the engine gets its text).
+    let failure: Rc<RefCell<Option<ScriptError>>> = Rc::default();
     let mut processes = Vec::with_capacity(placements.len());
     for (pid, p) in placements.iter().enumerate() {
         let (context, counts, variables) = (context.clone(), counts.clone(), variables.clone());
@@ -255,6 +224,7 @@ pub fn run(
             origin.clone(),
             stacks[pid % stacks.len()].clone(),
             clock.clone(),
+            failure.clone(),
             move |channel| {
                 let mut scope = Scope::new();
                 scope.push_constant("tag", tag);
@@ -279,11 +249,23 @@ pub fn run(
     }
     let mut timing = Timing(models);
     let results = simulate(&platform, &placements, processes, &mut timing, &options.engine)
-        .map_err(|e| e.to_string())?;
+        .map_err(|error| with_script_error(error, failure.take()))?;
     let log = log.take();
     Ok(RunReport {
         results,
         log: log.lines,
         log_dropped: log.dropped,
     })
+}
+
+/// The engine's error, with the script's own when a process failed in its script.
+fn with_script_error(error: SimError, failure: Option<ScriptError>) -> ScriptError {
+    let script = match &error {
+        SimError::Process { message, .. } => failure.filter(|f| f.to_string() == *message),
+        _ => None,
+    };
+    ScriptError::Engine {
+        error,
+        script: script.map(Box::new),
+    }
 }

@@ -121,7 +121,11 @@ impl Sim {
 
     fn compute(&mut self, params: Map) -> Fallible<f64> {
         let node = self.context.placements[self.pid].node;
-        let timed = self.context.models.compute_time(node, params)?;
+        let timed = self
+            .context
+            .models
+            .compute_time(node, params)
+            .map_err(|e| e.to_string())?;
         self.compute_for(timed)
     }
 

@@ -11,7 +11,8 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::small_system;
-use hetsim_scripting::{check_labels, default_labels, run, Limits, RunOptions, SystemFile};
+use hetsim_scripting::{check_labels, default_labels, run, Limits, RunOptions};
+use hetsim_system::SystemFile;
 use hetsim_tests::fuzz;
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -163,7 +164,7 @@ fn system_files_never_panic_as_toml_or_json() {
         file!(),
         prop_oneof![4 => system_toml(), 1 => "\\PC{0,200}"],
         |text| {
-            exercise_system(SystemFile::parse(&text, "fuzz.toml"))?;
+            exercise_system(SystemFile::parse(&text, "fuzz.toml").map_err(String::from))?;
             if let Some(object) = as_json(&text) {
                 exercise_system(serde_json::from_value::<SystemFile>(object).map_err(|e| e.to_string()))?;
             }
@@ -241,7 +242,7 @@ fn scripts_never_panic_through_the_sandbox() {
         let app = format!("let v = 1;\n{}", statements.join("\n"));
         match run(&app, "fuzz.rhai", &system, &labels, &BTreeMap::new(), &options) {
             Ok(report) => prop_assert!(report.results.processes.len() == 3),
-            Err(message) => prop_assert!(!message.is_empty()),
+            Err(message) => prop_assert!(!message.to_string().is_empty()),
         }
         Ok(())
     });

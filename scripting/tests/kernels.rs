@@ -8,7 +8,8 @@ use std::path::Path;
 use common::{labels, vars};
 
 use hetsim_models::{catalog, transfer, volkov};
-use hetsim_scripting::{load_system, run, RunOptions, RunReport, System, SystemFile};
+use hetsim_scripting::{run, RunOptions, RunReport};
+use hetsim_system::{load as load_system, System, SystemFile};
 
 fn gajger() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gajger"))
@@ -28,6 +29,7 @@ fn run_gpu(app: &str, variables: &[(&str, &str)]) -> Result<RunReport, String> {
         &vars(variables),
         &RunOptions::default(),
     )
+    .map_err(String::from)
 }
 
 #[test]
@@ -82,7 +84,8 @@ fn a_server_needs_the_listing_inline_and_submit_inlines_it() {
     let err = file
         .clone()
         .resolve("system", None)
-        .expect_err("a file on a server");
+        .expect_err("a file on a server")
+        .to_string();
     assert!(
         err.contains("kernel `saxpy2`: `sass` names a file, which a server cannot read"),
         "{err}"
@@ -112,7 +115,8 @@ fn a_bad_listing_fails_when_the_system_loads() {
     let err = SystemFile::parse(text, "s.toml")
         .unwrap()
         .resolve("s.toml", None)
-        .expect_err("bad listing");
+        .expect_err("bad listing")
+        .to_string();
     assert!(
         err.contains("s.toml: kernel `k`: listing line 2: operand"),
         "{err}"

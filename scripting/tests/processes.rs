@@ -35,6 +35,7 @@ fn run_on_many(app: &str, count: u64) -> Result<RunReport, String> {
         &BTreeMap::new(),
         &RunOptions::default(),
     )
+    .map_err(String::from)
 }
 
 #[test]

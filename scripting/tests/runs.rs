@@ -10,9 +10,8 @@ use common::{labels, small_system, vars};
 use hetsim_models::catalog;
 use hetsim_models::transfer;
 use hetsim_models::volkov;
-use hetsim_scripting::{
-    load_system, run, CancelFlag, Limits, RunOptions, RunReport, SystemFile, Variable, CANCELLED,
-};
+use hetsim_scripting::{run, CancelFlag, Limits, RunOptions, RunReport, CANCELLED};
+use hetsim_system::{load as load_system, SystemFile, Variable};
 
 fn examples() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples"))
@@ -99,6 +98,7 @@ fn run_small(app: &str, l: &[(&str, u64)], limits: Limits) -> Result<RunReport, 
         &BTreeMap::new(),
         &options,
     )
+    .map_err(String::from)
 }
 
 #[test]
@@ -264,6 +264,17 @@ fn script_errors_name_file_line_and_column() {
         err.contains("test.rhai:2:") && err.contains("label `Q` has 2 processes"),
         "{err}"
     );
+    // The place is the error's too, not only its text.
+    let err = run(
+        "let x = 1;\n  sim.send(1, \"Q\");\n",
+        "test.rhai",
+        &small_system(),
+        &labels(&[("P", 1), ("Q", 2)]),
+        &BTreeMap::new(),
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!((err.origin(), err.line()), (Some("test.rhai"), Some(2)), "{err}");
     let err = run_small("sim.compute(#{ opz: 1 });", &[("P", 1)], Limits::default()).unwrap_err();
     assert!(
         err.contains("cpu-flops.rhai") && err.contains("test.rhai:1:"),
@@ -329,7 +340,7 @@ fn cancelled_run(app: &str, processes: u64) -> String {
     )
     .unwrap_err();
     canceller.join().unwrap();
-    err
+    err.to_string()
 }
 
 #[test]
@@ -421,12 +432,17 @@ fn a_syntax_error_names_the_line_the_user_wrote() {
     let expected = "test.rhai:2:10: syntax error: Expecting ';' to terminate this statement";
     let err = run_small(MISSING_SEMICOLON_ON_LINE_2, &[("P", 1)], Limits::default()).unwrap_err();
     assert_eq!(err, expected);
+    let checked = hetsim_scripting::check_app(MISSING_SEMICOLON_ON_LINE_2, "test.rhai").unwrap_err();
+    assert_eq!(checked.to_string(), expected);
+    // The place is the error's too, not only its text.
     assert_eq!(
-        hetsim_scripting::check_app(MISSING_SEMICOLON_ON_LINE_2, "test.rhai").unwrap_err(),
-        expected
+        (checked.origin(), checked.line(), checked.column()),
+        (Some("test.rhai"), Some(2), Some(10))
     );
     // Errors found where they are keep their place.
-    let err = hetsim_scripting::check_app("let a = 1;\nlet b = (2;\n", "test.rhai").unwrap_err();
+    let err = hetsim_scripting::check_app("let a = 1;\nlet b = (2;\n", "test.rhai")
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with("test.rhai:2:11: syntax error: Expecting ')'"),
         "{err}"
@@ -460,7 +476,8 @@ fn a_syntax_error_in_a_model_file_names_its_line() {
         &BTreeMap::new(),
         &RunOptions::default(),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     let file = dir.join("slow.rhai").display().to_string();
     assert_eq!(
         err,
@@ -471,7 +488,11 @@ fn a_syntax_error_in_a_model_file_names_its_line() {
 
 #[test]
 fn system_errors_suggest_the_closest_name() {
-    let parse = |text: &str| SystemFile::parse(text, "s.toml").and_then(|f| f.resolve("s.toml", None));
+    let parse = |text: &str| {
+        SystemFile::parse(text, "s.toml")
+            .and_then(|f| f.resolve("s.toml", None))
+            .map_err(String::from)
+    };
     let err = parse("[[node]]\nid = \"g\"\ncomponent = \"GTX 907 - gajger\"\nmodel = \"gpu-volkov\"\n")
         .unwrap_err();
     assert!(
@@ -576,7 +597,8 @@ fn inlined_systems_are_self_contained_and_refuse_files_without_a_base() {
     )
     .unwrap()
     .resolve("s", None)
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("unknown model `../secret.rhai`"), "{err}");
 }
 

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use common::{labels, vars};
 use hetsim_kernel::emulate::{Arg, Launch};
-use hetsim_scripting::{run, RunOptions, SystemFile};
+use hetsim_scripting::{run, RunOptions};
+use hetsim_system::SystemFile;
 
 fn example(file: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::{labels, system_from, vars};
-use hetsim_scripting::{run, RunOptions, RunReport, System};
+use hetsim_scripting::{run, RunOptions, RunReport};
+use hetsim_system::System;
 
 const MIB: f64 = 1048576.0;
 
@@ -69,6 +70,7 @@ fn go_with(
         &vars(variables),
         &RunOptions::default(),
     )
+    .map_err(String::from)
 }
 
 /// Ping-pong: the host copies `size` bytes to the GPU, the GPU copies them back, for each

@@ -9,8 +9,9 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use anyhow::Result;
-use hetsim_scripting::{CancelFlag, RunOptions, SystemFile, Variable};
+use hetsim_scripting::{CancelFlag, RunOptions};
 use hetsim_simulator::Results;
+use hetsim_system::{SystemFile, Variable};
 
 use crate::status::RunStatus;
 use crate::storage::{RunInputs, Start, Store};

@@ -1,5 +1,5 @@
 //! OpenAPI schemas of the types that other crates define and the API sends or takes
-//! (`hetsim_scripting::system::ComponentSpec`, `hetsim_models::Scalar`, run variables).
+//! (`hetsim_system::ComponentSpec`, `hetsim_models::Scalar`, run variables).
 //! They are declared here, mirroring those types' serde forms, so that the crates below the
 //! service stay free of utoipa; built with the `openapi` feature, which the web crate turns
 //! on. The tests below hold each mirror to its original.
@@ -52,8 +52,8 @@ pub enum VariableValue {
 mod tests {
     use super::*;
     use hetsim_models::catalog;
-    use hetsim_scripting::system::ComponentSpec;
-    use hetsim_scripting::Variable;
+    use hetsim_system::ComponentSpec;
+    use hetsim_system::Variable;
     use utoipa::PartialSchema;
 
     fn required(schema: utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>) -> Vec<String> {

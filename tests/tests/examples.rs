@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hetsim_scripting::{default_labels, load_system, run, RunOptions, RunReport, Variable};
+use hetsim_scripting::{default_labels, run, RunOptions, RunReport};
+use hetsim_system::{load as load_system, Variable};
 
 fn example(dir: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

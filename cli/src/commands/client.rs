@@ -112,7 +112,7 @@ fn values(flags: &[String], flag: &str, sweep: bool, read: impl Fn(&str) -> Resu
 fn system_for_server(path: &std::path::Path) -> Result<Value> {
     let text = read_text(path)?;
     let origin = path.display().to_string();
-    let file = hetsim_scripting::SystemFile::parse(&text, &origin).map_err(|e| anyhow!(e))?;
+    let file = hetsim_system::SystemFile::parse(&text, &origin).map_err(|e| anyhow!(e))?;
     let base_dir = path.parent().unwrap_or(std::path::Path::new("."));
     let inlined = file
         .clone()

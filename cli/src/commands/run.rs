@@ -5,9 +5,10 @@ use std::io::IsTerminal;
 use std::rc::Rc;
 
 use anyhow::{anyhow, bail, Context, Result};
-use hetsim_scripting::{labels_over_defaults, load_system, RunOptions, RunReport, Variable};
+use hetsim_scripting::{labels_over_defaults, RunOptions, RunReport};
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{Options, Progress, ProgressFn, Results, SpanKind};
+use hetsim_system::{load as load_system, Variable};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::RunArgs;

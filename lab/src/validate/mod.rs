@@ -7,7 +7,8 @@ use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use hetsim_models::queueing::calibration::{error_bars, out_of_fold, relative_error, Residual};
-use hetsim_scripting::{default_labels, load_system, RunOptions, RunReport, System, Variable};
+use hetsim_scripting::{default_labels, RunOptions, RunReport};
+use hetsim_system::{load as load_system, System, Variable};
 use serde::Serialize;
 
 use crate::files::read_text;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use hetsim_scripting::{System, SystemFile, Variable};
+use hetsim_system::{System, SystemFile, Variable};
 
 /// Run variables from `name=value` pairs, typed as the CLI's `--var` types them.
 pub fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, Variable> {

@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use anyhow::Result;
 use hetsim_models::catalog;
 use hetsim_models::Scalar;
-use hetsim_scripting::system::ComponentSpec;
+use hetsim_scripting::ScriptError;
+use hetsim_system::ComponentSpec;
 use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
@@ -63,9 +64,11 @@ impl Library {
         }
         match self {
             Library::Apps | Library::Models => hetsim_scripting::check_app(&item.body, &item.name),
-            Library::Systems => hetsim_scripting::SystemFile::parse(&item.body, &item.name).map(|_| ()),
+            Library::Systems => hetsim_system::SystemFile::parse(&item.body, &item.name)
+                .map(|_| ())
+                .map_err(ScriptError::from),
         }
-        .map_err(|e| ("body", e))
+        .map_err(|e| ("body", e.to_string()))
     }
 
     fn column(self) -> &'static str {

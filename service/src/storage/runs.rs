@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
-use hetsim_scripting::Variable;
+use hetsim_system::Variable;
 use serde::Serialize;
 use sqlx::any::AnyRow;
 use sqlx::Row;

@@ -7,7 +7,7 @@ mod spec;
 pub use crate::status::RunStatus;
 pub use spec::{new_id, RunSpec, SpecError, Submission};
 
-use hetsim_scripting::Variable;
+use hetsim_system::Variable;
 use serde_json::Value;
 
 use crate::limits::ServiceLimits;

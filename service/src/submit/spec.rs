@@ -5,9 +5,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use hetsim_scripting::{
-    check_app, check_labels, labels_over_defaults, System, SystemFile, Variable, RESERVED_NAMES,
-};
+use hetsim_scripting::{check_app, check_labels, labels_over_defaults};
+use hetsim_system::{System, SystemError, SystemFile, Variable, RESERVED_NAMES};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -286,7 +285,7 @@ async fn system(store: &Store, sub: &Submission) -> SpecResult<(String, System)>
     let file = match given("system", &sub.system, &sub.system_id, &sub.system_name)? {
         Given::Inline(Value::String(text)) => SystemFile::parse(text, "system"),
         Given::Inline(object @ Value::Object(_)) => SystemFile::from_value(object.clone(), "system"),
-        Given::Inline(_) => Err("system: expected TOML text or a JSON object".to_owned()),
+        Given::Inline(_) => Err(SystemError::new("expected TOML text or a JSON object").in_file("system")),
         Given::Stored(key) => SystemFile::parse(
             &stored_text(store, Library::Systems, key, "system", "system").await?,
             "system",

@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 
-use hetsim_scripting::system::ComponentSpec;
+use hetsim_system::ComponentSpec;
 use utoipa::IntoParams;
 
 use super::openapi::{BodyErrors, NotFound};

@@ -93,7 +93,7 @@ async fn health(State(state): State<AppState>) -> Response {
 #[utoipa::path(get, path = "/api/schemas/system.json", tag = "service",
     responses((status = 200, description = "The JSON Schema (2020-12) of system files, which stored and submitted systems are checked against", body = Object)))]
 async fn system_schema() -> Json<serde_json::Value> {
-    Json(hetsim_scripting::schema::system_schema())
+    Json(hetsim_system::system_schema())
 }
 
 /// The JSON 404 of a path that no route serves.

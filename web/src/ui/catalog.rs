@@ -7,7 +7,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::Form;
 use hetsim_models::Scalar;
-use hetsim_scripting::system::ComponentSpec;
+use hetsim_system::ComponentSpec;
 use maud::{html, Markup};
 use serde::Deserialize;
 

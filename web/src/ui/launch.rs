@@ -9,7 +9,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Form;
-use hetsim_scripting::SystemFile;
+use hetsim_system::SystemFile;
 use maud::{html, Markup};
 
 use super::{encode, layout, see_other, PageResult};

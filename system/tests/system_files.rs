@@ -3,8 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hetsim_scripting::schema::system_schema;
-use hetsim_scripting::SystemFile;
+use hetsim_system::{system_schema, SystemFile};
 
 fn repo() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
@@ -38,7 +37,7 @@ fn the_published_schema_is_the_one_generated_from_the_system_types() {
     let text = std::fs::read_to_string(&published).unwrap_or_default();
     assert!(
         text == generated,
-        "{} differs from the schema of SystemFile; rewrite it with HETSIM_BLESS=1 cargo test -p hetsim-scripting --test system_files",
+        "{} differs from the schema of SystemFile; rewrite it with HETSIM_BLESS=1 cargo test -p hetsim-system --test system_files",
         published.display()
     );
 }
@@ -58,7 +57,7 @@ fn every_example_system_file_validates_as_toml_and_as_json() {
 
 /// The error of parsing `toml` as `bad.toml`.
 fn parse_error(toml: &str) -> String {
-    SystemFile::parse(toml, "bad.toml").unwrap_err()
+    SystemFile::parse(toml, "bad.toml").unwrap_err().to_string()
 }
 
 const NODES: &str = r#"
@@ -102,7 +101,8 @@ fn schema_messages_name_the_file_the_path_and_what_was_expected() {
         r#"{"node": [{"id": "a", "component": "c", "model": 7}]}"#,
         "bad.json",
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(err.starts_with("bad.json: node[0].model: "), "{err}");
 }
 
@@ -197,9 +197,39 @@ fn bad_link_parameters_of_a_catalog_component_fail_when_the_system_is_resolved()
     assert!(file.clone().resolve("ok.toml", None).is_ok());
     let mut bad = file;
     bad.links[0].channels = Some(0);
-    let err = bad.resolve("bad.toml", None).unwrap_err();
+    let err = bad.resolve("bad.toml", None).unwrap_err().to_string();
     assert_eq!(
         err,
         "bad.toml: link[0] `a`–`b`, component `PCIe 4.0 x16`: `channels` is 0, expected a whole number >= 1"
+    );
+}
+
+#[test]
+fn errors_say_where_they_are_besides_their_text() {
+    // A TOML syntax error: the line and column TOML's message names.
+    let err = SystemFile::parse("name = \"x\"\n[[node]]\nid = \n", "bad.toml").unwrap_err();
+    assert_eq!(err.origin.as_deref(), Some("bad.toml"));
+    assert_eq!((err.line(), err.column()), (Some(3), Some(6)), "{err}");
+    assert!(err.to_string().contains("line 3, column 6"), "{err}");
+    // A JSON syntax error too.
+    let err = SystemFile::parse("{\"node\": [\n  {\"id\": }]}", "bad.json").unwrap_err();
+    assert_eq!(err.line(), Some(2), "{err}");
+    // A schema violation names its path; further ones follow on lines of their own.
+    let err = SystemFile::parse(
+        &NODES
+            .replace("labels = { Q = 1 }", "count = 0")
+            .replace("model = \"cpu-flops\"", "model = 7"),
+        "bad.toml",
+    )
+    .unwrap_err();
+    assert_eq!(err.path.as_deref(), Some("node[0].model"), "{err}");
+    assert_eq!(err.more.len(), 2, "{err}");
+    assert_eq!(err.to_string().lines().count(), 3, "{err}");
+    // A link's error names the link, in the file and in its text.
+    let err = SystemFile::parse(&link_system("bandwidth = 0", ""), "bad.toml").unwrap_err();
+    assert_eq!(err.path.as_deref(), Some("link[0]"));
+    assert!(
+        err.message.starts_with("link[0] `a`–`b`, component `wire`: "),
+        "{err}"
     );
 }

@@ -1,0 +1,31 @@
+//! hetsim-system: the system model, with no scripting language in it. What lives here:
+//!
+//! - [`spec`]: system files as written (TOML or JSON): components, computational models,
+//!   nodes, links ([`SystemFile`] and its parts), and [`kernel`]: analysed GPU kernels;
+//! - [`read`] and [`schema`]: a file's text as a JSON value, the JSON Schema generated from
+//!   the spec types, and the check of a file against it;
+//! - [`resolve`]: a file resolved against the catalog, its inline parts, the built-in
+//!   computational models ([`models`]) and model files, into a [`System`] ([`load`]);
+//! - [`variable`]: the typed run variables, and the names no variable may take;
+//! - [`error`]: [`SystemError`], each error with where it is (file, line and column, path).
+//!
+//! Modules point one way: `spec` ← `schema` ← `resolve`, `read` ← `resolve`; `error` below
+//! them all. Storage, HTTP and the UI read components and system files from here; running a
+//! system (Rhai models and applications) is hetsim-scripting's.
+
+pub mod error;
+pub mod kernel;
+pub mod models;
+pub mod read;
+pub mod resolve;
+pub mod schema;
+pub mod spec;
+pub mod variable;
+
+pub use error::SystemError;
+pub use kernel::{read_listing, KernelSpec, ParsedKernel};
+pub use models::BUILTIN_MODELS;
+pub use resolve::{load, number_attribute, ModelSource, Resolved, System};
+pub use schema::{check_system, system_schema};
+pub use spec::{ComponentSpec, LinkSpec, ModelSpec, NodeSpec, SystemFile};
+pub use variable::{Variable, RESERVED_NAMES};

@@ -1,0 +1,352 @@
+//! A system model resolved: every node and link with its component (inline or from the
+//! catalog) and its computational model (inline, built-in or a `.rhai` file), links checked,
+//! kernel listings read and parsed; and the reading of a system file, from its text to a
+//! resolved [`System`] ([`load`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use hetsim_models::catalog::{self, Component};
+use hetsim_models::params::closest;
+use hetsim_models::transfer;
+use hetsim_models::Scalar;
+use hetsim_simulator::{Link, LinkParameterError};
+
+use crate::error::SystemError;
+use crate::kernel::{read_listing, KernelSpec};
+use crate::models::BUILTIN_MODELS;
+use crate::spec::{LinkSpec, ModelSpec, NodeSpec, SystemFile};
+use crate::{read, schema};
+
+/// A computational model's name (for messages) and Rhai source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelSource {
+    pub name: String,
+    pub source: String,
+}
+
+/// A node or link with its component and model resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved<S> {
+    pub spec: S,
+    pub component: Component,
+    pub model: ModelSource,
+}
+
+impl Resolved<LinkSpec> {
+    /// The engine's link between nodes `between`: `channels` as the link states it, else as
+    /// its component does (a whole number), else 1; the component's `duplex`, else 1; both
+    /// checked by [`Link::check_parameters`].
+    pub fn engine_link(&self, between: [usize; 2]) -> Result<Link, LinkParameterError> {
+        engine_link(&self.spec, &self.component, between)
+    }
+}
+
+/// The engine's link of `spec` over `component` (see `Resolved::<LinkSpec>::engine_link`).
+fn engine_link(
+    spec: &LinkSpec,
+    component: &Component,
+    between: [usize; 2],
+) -> Result<Link, LinkParameterError> {
+    let channels = match (spec.channels, component.attributes.get("channels")) {
+        (Some(channels), _) => channels,
+        (None, None) => 1,
+        (None, Some(value)) => whole_channels(value)?,
+    };
+    let link = Link {
+        between,
+        channels,
+        duplex: number_attribute(component, "duplex").unwrap_or(1.0),
+    };
+    link.check_parameters()?;
+    Ok(link)
+}
+
+/// Checks what the engine and the transfer models read of a link: one validation for a
+/// system being loaded and for the engine's platform ([`Link::check_parameters`]), and the
+/// transfer models' attributes ([`transfer::check_link_attributes`]).
+fn check_link(spec: &LinkSpec, component: &Component) -> Result<(), String> {
+    engine_link(spec, component, [0, 0]).map_err(|e| e.to_string())?;
+    transfer::check_link_attributes(&component.attributes).map_err(|e| e.to_string())
+}
+
+/// How messages name link `number` (0-based, in file order): `link[0] `a`–`b``.
+fn link_owner(number: usize, link: &LinkSpec) -> String {
+    format!("link[{number}] `{}`–`{}`", link.between[0], link.between[1])
+}
+
+/// Link `number`'s parameters refused, as `origin: link[0] `a`–`b`, component `c`: why`.
+fn link_error(origin: &str, number: usize, owner: &str, component: &Component, error: String) -> SystemError {
+    SystemError::new(format!("{owner}, component `{}`: {error}", component.name))
+        .in_file(origin)
+        .at_path(format!("link[{number}]"))
+}
+
+/// An end of link `number` that names no node.
+fn unknown_node<'a>(
+    origin: &str,
+    number: usize,
+    owner: &str,
+    id: &str,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> SystemError {
+    SystemError::new(format!("{owner}: unknown node `{id}`{}", hint(closest(id, ids))))
+        .in_file(origin)
+        .at_path(format!("link[{number}].between"))
+}
+
+/// A component's `channels` attribute as a count of channels.
+fn whole_channels(value: &Scalar) -> Result<u32, LinkParameterError> {
+    let error = |value| LinkParameterError {
+        field: "channels",
+        value,
+        expected: "a whole number >= 1",
+    };
+    let x = value.as_number().ok_or(error(f64::NAN))?;
+    if x.fract() == 0.0 && x >= 1.0 && x <= f64::from(u32::MAX) {
+        Ok(x as u32)
+    } else {
+        Err(error(x))
+    }
+}
+
+/// A component's number attribute `key`, if it states one.
+pub fn number_attribute(component: &Component, key: &str) -> Option<f64> {
+    component.attributes.get(key).and_then(Scalar::as_number)
+}
+
+/// A system model checked against the catalog, its inline components and its model files.
+#[derive(Clone, Debug, PartialEq)]
+pub struct System {
+    pub name: String,
+    pub nodes: Vec<Resolved<NodeSpec>>,
+    pub links: Vec<(Resolved<LinkSpec>, [usize; 2])>,
+    /// Every kernel with its listing read in and checked.
+    pub kernels: Vec<KernelSpec>,
+}
+
+fn hint(h: Option<String>) -> String {
+    h.map(|h| format!("; did you mean `{h}`?")).unwrap_or_default()
+}
+
+impl SystemFile {
+    /// Parses TOML, or JSON when the text starts with `{`, and checks it as
+    /// [`SystemFile::from_value`] does; `origin` names the file in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, SystemError> {
+        Self::from_value(read::read(text, origin)?, origin)
+    }
+
+    /// A system file from its JSON value, checked against the JSON Schema
+    /// ([`schema::system_schema`]) first, so that a message names the path and what was
+    /// expected, then for what needs no catalog: links join declared nodes, and links over
+    /// inline components have good parameters (see [`Link::check_parameters`] and [`transfer::check_link_attributes`]).
+    pub fn from_value(value: serde_json::Value, origin: &str) -> Result<Self, SystemError> {
+        schema::check_system(&value, origin)?;
+        let file: SystemFile =
+            serde_json::from_value(value).map_err(|e| SystemError::new(e.to_string()).in_file(origin))?;
+        file.check_links(origin)?;
+        Ok(file)
+    }
+
+    /// Checks every link's ends, and the parameters of those whose component is inline.
+    fn check_links(&self, origin: &str) -> Result<(), SystemError> {
+        let ids = || self.nodes.iter().map(|n| n.id.as_str());
+        for (number, l) in self.links.iter().enumerate() {
+            let owner = link_owner(number, l);
+            if let Some(id) = l.between.iter().find(|id| !ids().any(|n| n == id.as_str())) {
+                return Err(unknown_node(origin, number, &owner, id, ids()));
+            }
+            if let Some((index, spec)) = self
+                .components
+                .iter()
+                .enumerate()
+                .find(|(_, c)| c.name == l.component)
+            {
+                let component = spec
+                    .to_component()
+                    .map_err(|e| e.in_file(origin).at_path(format!("component[{index}].kind")))?;
+                check_link(l, &component).map_err(|e| link_error(origin, number, &owner, &component, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves components (inline first, then the catalog) and models (inline, built-in,
+    /// or `.rhai` files relative to `base_dir`; with no `base_dir`, files are refused).
+    pub fn resolve(self, origin: &str, base_dir: Option<&Path>) -> Result<System, SystemError> {
+        let catalog = catalog::components();
+        let mut inline = BTreeMap::new();
+        for (index, c) in self.components.iter().enumerate() {
+            let component = c
+                .to_component()
+                .map_err(|e| e.in_file(origin).at_path(format!("component[{index}].kind")))?;
+            inline.insert(c.name.clone(), component);
+        }
+        // `owner` names the node or link in messages, `path` is where it is in the file.
+        let error = |path: String, message: String| SystemError::new(message).in_file(origin).at_path(path);
+        let component = |name: &str, owner: &str, path: &str| -> Result<Component, SystemError> {
+            inline
+                .get(name)
+                .cloned()
+                .or_else(|| catalog.iter().find(|c| c.name == name).cloned())
+                .ok_or_else(|| {
+                    let names = inline
+                        .keys()
+                        .map(String::as_str)
+                        .chain(catalog.iter().map(|c| c.name.as_str()));
+                    error(
+                        format!("{path}.component"),
+                        format!(
+                            "{owner}: unknown component `{name}`{}",
+                            hint(closest(name, names))
+                        ),
+                    )
+                })
+        };
+        let inline_models = &self.models;
+        let model = |name: &str, owner: &str, path: &str| -> Result<ModelSource, SystemError> {
+            if let Some(m) = inline_models.iter().find(|m| m.name == name) {
+                return Ok(ModelSource {
+                    name: format!("{name} (inline)"),
+                    source: m.source.clone(),
+                });
+            }
+            if let Some((_, source)) = BUILTIN_MODELS.iter().find(|(n, _)| *n == name) {
+                return Ok(ModelSource {
+                    name: format!("{name}.rhai"),
+                    source: (*source).to_owned(),
+                });
+            }
+            if let (true, Some(base_dir)) = (name.ends_with(".rhai"), base_dir) {
+                let file: PathBuf = base_dir.join(name);
+                let source = std::fs::read_to_string(&file).map_err(|e| {
+                    error(
+                        format!("{path}.model"),
+                        format!("{owner}: model file {}: {e}", file.display()),
+                    )
+                })?;
+                return Ok(ModelSource {
+                    name: file.display().to_string(),
+                    source,
+                });
+            }
+            let names = inline_models
+                .iter()
+                .map(|m| m.name.as_str())
+                .chain(BUILTIN_MODELS.iter().map(|(n, _)| *n));
+            Err(error(
+                format!("{path}.model"),
+                format!(
+                    "{owner}: unknown model `{name}`{} (known: {}; or a .rhai file)",
+                    hint(closest(name, names.clone())),
+                    names.collect::<Vec<_>>().join(", ")
+                ),
+            ))
+        };
+        let mut nodes = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for (number, n) in self.nodes.into_iter().enumerate() {
+            let owner = format!("node `{}`", n.id);
+            let path = format!("node[{number}]");
+            if index.insert(n.id.clone(), nodes.len()).is_some() {
+                return Err(error(format!("{path}.id"), format!("{owner} is declared twice")));
+            }
+            if n.count == 0 {
+                return Err(error(
+                    format!("{path}.count"),
+                    format!("{owner}: count must be at least 1"),
+                ));
+            }
+            nodes.push(Resolved {
+                component: component(&n.component, &owner, &path)?,
+                model: model(&n.model, &owner, &path)?,
+                spec: n,
+            });
+        }
+        let mut links = Vec::new();
+        for (number, l) in self.links.into_iter().enumerate() {
+            let owner = link_owner(number, &l);
+            let path = format!("link[{number}]");
+            let mut ends = [0; 2];
+            for (end, id) in ends.iter_mut().zip(&l.between) {
+                *end = index.get(id).copied().ok_or_else(|| {
+                    unknown_node(
+                        origin,
+                        number,
+                        &owner,
+                        id,
+                        nodes.iter().map(|r| r.spec.id.as_str()),
+                    )
+                })?;
+            }
+            let link = Resolved {
+                component: component(&l.component, &owner, &path)?,
+                model: model(&l.model, &owner, &path)?,
+                spec: l,
+            };
+            check_link(&link.spec, &link.component)
+                .map_err(|e| link_error(origin, number, &owner, &link.component, e))?;
+            links.push((link, ends));
+        }
+        let kernels = self
+            .kernels
+            .into_iter()
+            .enumerate()
+            .map(|(number, k)| {
+                k.resolve(base_dir)
+                    .map_err(|e| e.in_file(origin).at_path(format!("kernel[{number}]")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(System {
+            name: self.name,
+            nodes,
+            links,
+            kernels,
+        })
+    }
+}
+
+impl SystemFile {
+    /// Reads every kernel's `sass` file (relative to `base_dir`) into its `listing`, so that
+    /// the system needs no file to resolve: what `hetsim submit` sends a server.
+    pub fn inline_kernel_listings(mut self, base_dir: &Path) -> Result<Self, SystemError> {
+        for (number, k) in self.kernels.iter_mut().enumerate() {
+            if let Some(file) = k.sass.take() {
+                let listing = read_listing(&k.name, base_dir, &file)
+                    .map_err(|e| e.at_path(format!("kernel[{number}].sass")))?;
+                k.listing = Some(listing);
+            }
+        }
+        Ok(self)
+    }
+
+    /// Reads every `.rhai` model file that a node or link names and no inline model holds
+    /// (relative to `base_dir`, as [`SystemFile::resolve`] reads them) into a `[[model]]` of
+    /// that name, which `resolve` takes before any file: the system then resolves the same
+    /// without its files, as `hetsim submit` sends it to a server.
+    pub fn inline_model_files(mut self, base_dir: &Path) -> Result<Self, SystemError> {
+        let named = self
+            .nodes
+            .iter()
+            .map(|n| n.model.clone())
+            .chain(self.links.iter().map(|l| l.model.clone()));
+        let files: Vec<String> = named.filter(|name| name.ends_with(".rhai")).collect();
+        for name in files {
+            if self.models.iter().any(|m| m.name == name) {
+                continue;
+            }
+            let path = base_dir.join(&name);
+            let source = std::fs::read_to_string(&path)
+                .map_err(|e| SystemError::new(format!("model file {}: {e}", path.display())))?;
+            self.models.push(ModelSpec { name, source });
+        }
+        Ok(self)
+    }
+}
+
+/// Reads and resolves a system model file.
+pub fn load(path: &Path) -> Result<System, SystemError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| SystemError::new(e.to_string()).in_file(&origin))?;
+    SystemFile::parse(&text, &origin)?.resolve(&origin, Some(path.parent().unwrap_or(Path::new("."))))
+}
