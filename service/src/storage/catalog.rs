@@ -39,6 +39,34 @@ pub struct Named {
     pub body: String,
 }
 
+/// Why a named text cannot be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    #[error("a name is needed")]
+    NoName,
+    /// The text does not compile (Rhai) or parse (a system).
+    #[error(transparent)]
+    Body(ScriptError),
+}
+
+impl Refused {
+    /// The field at fault: `name` or `body`.
+    pub fn field(&self) -> &'static str {
+        match self {
+            Refused::NoName => "name",
+            Refused::Body(_) => "body",
+        }
+    }
+
+    /// The 1-based line of the body the problem is at, where the compiler or parser says.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            Refused::NoName => None,
+            Refused::Body(e) => e.line(),
+        }
+    }
+}
+
 /// The three tables of named texts; the column holding the text.
 #[derive(Clone, Copy, Debug)]
 pub enum Library {
@@ -57,10 +85,10 @@ impl Library {
     }
 
     /// Whether `item` may be stored: it has a name, and its text compiles (Rhai) or parses
-    /// (a system); the error names the line where the text tells one.
-    pub fn check(self, item: &Named) -> Result<(), (&'static str, String)> {
+    /// (a system); the error says the field at fault and, in the text, the line.
+    pub fn check(self, item: &Named) -> Result<(), Refused> {
         if item.name.trim().is_empty() {
-            return Err(("name", "a name is needed".to_owned()));
+            return Err(Refused::NoName);
         }
         match self {
             Library::Apps | Library::Models => hetsim_scripting::check_app(&item.body, &item.name),
@@ -68,7 +96,7 @@ impl Library {
                 .map(|_| ())
                 .map_err(ScriptError::from),
         }
-        .map_err(|e| ("body", e.to_string()))
+        .map_err(Refused::Body)
     }
 
     fn column(self) -> &'static str {

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use sqlx::any::{install_default_drivers, AnyPoolOptions};
 use sqlx::AnyPool;
 
-pub use catalog::{Attribute, ComponentRecord, Library, Named};
+pub use catalog::{Attribute, ComponentRecord, Library, Named, Refused};
 pub use runs::{NewInput, NewRun, RunFilter, RunInputs, RunRecord, Start, SweepSummary, Unpublished};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

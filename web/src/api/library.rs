@@ -159,7 +159,7 @@ async fn show(s: &AppState, library: Library, what: &'static str, key: &str) -> 
 fn check(library: Library, item: &Named) -> ApiResult<()> {
     library
         .check(item)
-        .map_err(|(field, message)| ApiError::invalid(field, message))
+        .map_err(|refused| ApiError::invalid(refused.field(), refused.to_string()))
 }
 
 async fn create(s: &AppState, library: Library, item: Named) -> ApiResult<(StatusCode, Json<Named>)> {

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::{encode, layout, see_other, PageResult};
 use crate::error::ApiError;
 use crate::state::AppState;
-use hetsim_service::storage::{Library, Named};
+use hetsim_service::storage::{Library, Named, Refused};
 
 /// What the pages of one library call it.
 struct Kind {
@@ -76,7 +76,7 @@ async fn list(s: &AppState, kind: &Kind) -> PageResult<Markup> {
     ))
 }
 
-fn list_page(kind: &Kind, items: &[Named], draft: &TextForm, error: Option<&str>) -> Markup {
+fn list_page(kind: &Kind, items: &[Named], draft: &TextForm, error: Option<&Refusal>) -> Markup {
     layout::page(
         kind.title,
         html! {
@@ -101,26 +101,26 @@ fn list_page(kind: &Kind, items: &[Named], draft: &TextForm, error: Option<&str>
     )
 }
 
-/// The line an error message names: `origin:LINE:COLUMN: …` (Rhai) or `… line LINE …`
-/// (TOML, JSON).
-fn error_line(origin: &str, message: &str) -> Option<usize> {
-    let located = message
-        .strip_prefix(origin)
-        .and_then(|rest| rest.strip_prefix(':'))
-        .and_then(|rest| rest.split(':').next())
-        .and_then(|line| line.parse().ok());
-    located.or_else(|| {
-        let lower = message.to_ascii_lowercase();
-        let at = lower.find("line ")? + "line ".len();
-        let digits: String = lower[at..].chars().take_while(char::is_ascii_digit).collect();
-        digits.parse().ok()
-    })
+/// Why the editor's text was refused: the message, and the line of the text it is about
+/// where the compiler or parser says.
+struct Refusal {
+    message: String,
+    line: Option<usize>,
+}
+
+impl From<Refused> for Refusal {
+    fn from(refused: Refused) -> Self {
+        Refusal {
+            line: refused.line(),
+            message: refused.to_string(),
+        }
+    }
 }
 
 /// A code editor: line numbers beside a textarea (kept in step by app.js while typing),
 /// the line an error names marked.
-fn editor(kind: &Kind, action: &str, form: &TextForm, error: Option<&str>, new: bool) -> Markup {
-    let bad_line = error.and_then(|e| error_line(&form.name, e));
+fn editor(kind: &Kind, action: &str, form: &TextForm, error: Option<&Refusal>, new: bool) -> Markup {
+    let bad_line = error.and_then(|e| e.line);
     let lines = form.body.lines().count().max(1);
     html! {
         form.card.editor-form method="post" action=(action) {
@@ -128,7 +128,7 @@ fn editor(kind: &Kind, action: &str, form: &TextForm, error: Option<&str>, new: 
             @if let Some(error) = error {
                 p.error role="alert" {
                     @if let Some(line) = bad_line { a href={ "#line-" (line) } { "Line " (line) } ": " }
-                    (error)
+                    (error.message)
                 }
             }
             div.editor data-error-line=[bad_line] {
@@ -151,7 +151,7 @@ async fn create(s: &AppState, kind: &Kind, form: TextForm) -> PageResult<Respons
         body: form.body.replace("\r\n", "\n"),
     };
     let refused = match kind.library.check(&item) {
-        Err((_, message)) => Some(message),
+        Err(refused) => Some(Refusal::from(refused)),
         Ok(())
             if !s
                 .store
@@ -159,11 +159,14 @@ async fn create(s: &AppState, kind: &Kind, form: TextForm) -> PageResult<Respons
                 .await?
                 .is_empty() =>
         {
-            Some(format!("name: {:?} exists", item.name))
+            Some(Refusal {
+                message: format!("name: {:?} exists", item.name),
+                line: None,
+            })
         }
         Ok(()) => None,
     };
-    if let Some(message) = refused {
+    if let Some(refusal) = refused {
         let items = s.store.named(kind.library, None, None).await?;
         let form = TextForm {
             name: item.name,
@@ -171,7 +174,7 @@ async fn create(s: &AppState, kind: &Kind, form: TextForm) -> PageResult<Respons
         };
         return Ok((
             StatusCode::UNPROCESSABLE_ENTITY,
-            list_page(kind, &items, &form, Some(&message)),
+            list_page(kind, &items, &form, Some(&refusal)),
         )
             .into_response());
     }
@@ -199,7 +202,7 @@ async fn edit(s: &AppState, kind: &Kind, name: &str) -> PageResult<Markup> {
     ))
 }
 
-fn edit_page(kind: &Kind, form: &TextForm, error: Option<&str>) -> Markup {
+fn edit_page(kind: &Kind, form: &TextForm, error: Option<&Refusal>) -> Markup {
     let action = format!("/{}/{}", kind.path, encode(&form.name));
     let launch = match kind.library {
         Library::Apps => Some(format!("/launch?app={}", encode(&form.name))),
@@ -224,14 +227,14 @@ async fn update(s: &AppState, kind: &Kind, name: &str, form: TextForm) -> PageRe
         name: stored.name,
         body: form.body.replace("\r\n", "\n"),
     };
-    if let Err((_, message)) = kind.library.check(&item) {
+    if let Err(refused) = kind.library.check(&item) {
         let form = TextForm {
             name: item.name,
             body: item.body,
         };
         return Ok((
             StatusCode::UNPROCESSABLE_ENTITY,
-            edit_page(kind, &form, Some(&message)),
+            edit_page(kind, &form, Some(&Refusal::from(refused))),
         )
             .into_response());
     }
@@ -267,18 +270,26 @@ text_pages!(SYSTEMS, list_systems, create_system, edit_system, update_system);
 
 #[cfg(test)]
 mod tests {
-    use super::error_line;
+    use super::*;
+
+    fn refusal(library: Library, name: &str, body: &str) -> Refusal {
+        let item = Named {
+            id: String::new(),
+            name: name.to_owned(),
+            body: body.to_owned(),
+        };
+        Refusal::from(library.check(&item).expect_err("refused"))
+    }
 
     #[test]
-    fn the_error_line_comes_from_rhai_and_toml_messages() {
-        assert_eq!(
-            error_line("ring", "ring:7:3: syntax error: expecting ';'"),
-            Some(7)
-        );
-        assert_eq!(
-            error_line("sys", "sys: TOML parse error at line 4, column 9"),
-            Some(4)
-        );
-        assert_eq!(error_line("sys", "sys: missing field `node`"), None);
+    fn the_error_line_comes_from_rhai_and_toml_errors() {
+        let rhai = "let a = 1;\nlet b = 2;\nlet c = 3;\nlet d = 4;\nlet e = 5;\nlet f = 6;\nlet g = (7;\n";
+        let app = refusal(Library::Apps, "ring", rhai);
+        assert_eq!(app.line, Some(7), "{}", app.message);
+        let toml = "[[node]]\nname = \"a\"\n\nthis is not toml\n";
+        let system = refusal(Library::Systems, "sys", toml);
+        assert_eq!(system.line, Some(4), "{}", system.message);
+        let missing = refusal(Library::Systems, "sys", "[[link]]\n");
+        assert_eq!(missing.line, None, "{}", missing.message);
     }
 }
