@@ -487,35 +487,6 @@ fn a_syntax_error_in_a_model_file_names_its_line() {
 }
 
 #[test]
-fn system_errors_suggest_the_closest_name() {
-    let parse = |text: &str| {
-        SystemFile::parse(text, "s.toml")
-            .and_then(|f| f.resolve("s.toml", None))
-            .map_err(String::from)
-    };
-    let err = parse("[[node]]\nid = \"g\"\ncomponent = \"GTX 907 - gajger\"\nmodel = \"gpu-volkov\"\n")
-        .unwrap_err();
-    assert!(
-        err.contains("unknown component `GTX 907 - gajger`; did you mean `GTX 970 - gajger`?"),
-        "{err}"
-    );
-    let err = parse("[[node]]\nid = \"g\"\ncomponent = \"GTX 970 - gajger\"\nmodel = \"gpu-volkof\"\n")
-        .unwrap_err();
-    assert!(
-        err.contains("unknown model `gpu-volkof`; did you mean `gpu-volkov`?"),
-        "{err}"
-    );
-    let err = parse(
-        "[[node]]\nid = \"gpu\"\ncomponent = \"GTX 970 - gajger\"\nmodel = \"gpu-volkov\"\n\
-         [[link]]\nbetween = [\"gpu\", \"hots\"]\ncomponent = \"PCIe 4.0 x16\"\n",
-    )
-    .unwrap_err();
-    assert!(err.contains("unknown node `hots`"), "{err}");
-    let err = parse("[[node]]\nid = \"g\"\ncomponent = \"x\"\nmodle = \"y\"\n").unwrap_err();
-    assert!(err.starts_with("s.toml:") && err.contains("modle"), "{err}");
-}
-
-#[test]
 fn memoized_models_keep_components_apart_and_model_files_load() {
     let dir = std::env::temp_dir().join(format!("hetsim-models-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

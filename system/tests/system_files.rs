@@ -233,3 +233,32 @@ fn errors_say_where_they_are_besides_their_text() {
         "{err}"
     );
 }
+
+#[test]
+fn system_errors_suggest_the_closest_name() {
+    let parse = |text: &str| {
+        SystemFile::parse(text, "s.toml")
+            .and_then(|f| f.resolve("s.toml", None))
+            .map_err(String::from)
+    };
+    let err = parse("[[node]]\nid = \"g\"\ncomponent = \"GTX 907 - gajger\"\nmodel = \"gpu-volkov\"\n")
+        .unwrap_err();
+    assert!(
+        err.contains("unknown component `GTX 907 - gajger`; did you mean `GTX 970 - gajger`?"),
+        "{err}"
+    );
+    let err = parse("[[node]]\nid = \"g\"\ncomponent = \"GTX 970 - gajger\"\nmodel = \"gpu-volkof\"\n")
+        .unwrap_err();
+    assert!(
+        err.contains("unknown model `gpu-volkof`; did you mean `gpu-volkov`?"),
+        "{err}"
+    );
+    let err = parse(
+        "[[node]]\nid = \"gpu\"\ncomponent = \"GTX 970 - gajger\"\nmodel = \"gpu-volkov\"\n\
+         [[link]]\nbetween = [\"gpu\", \"hots\"]\ncomponent = \"PCIe 4.0 x16\"\n",
+    )
+    .unwrap_err();
+    assert!(err.contains("unknown node `hots`"), "{err}");
+    let err = parse("[[node]]\nid = \"g\"\ncomponent = \"x\"\nmodle = \"y\"\n").unwrap_err();
+    assert!(err.starts_with("s.toml:") && err.contains("modle"), "{err}");
+}
