@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// A parameter or attribute value: hardware attributes and model inputs are numbers or text.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = AttributeValue))]
 #[serde(untagged)]
 pub enum Scalar {
     Number(f64),

@@ -9,8 +9,6 @@
 
 pub mod execute;
 pub mod limits;
-#[cfg(feature = "openapi")]
-pub mod openapi;
 pub mod queue;
 mod redact;
 pub mod status;

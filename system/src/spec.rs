@@ -51,6 +51,7 @@ pub struct ModelSpec {
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = Component))]
 #[serde(deny_unknown_fields)]
 pub struct ComponentSpec {
     /// The name nodes and links give as their `component`.

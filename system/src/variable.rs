@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// A run variable, typed as the application sees it. In JSON: a number without a fraction
 /// is an integer, any other number a float; then booleans and strings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = VariableValue))]
 #[serde(untagged)]
 pub enum Variable {
     Int(i64),

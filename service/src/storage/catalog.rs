@@ -20,7 +20,6 @@ use super::Store;
 pub struct ComponentRecord {
     pub id: String,
     #[serde(flatten)]
-    #[cfg_attr(feature = "openapi", schema(value_type = crate::openapi::Component))]
     pub spec: ComponentSpec,
 }
 

@@ -62,7 +62,7 @@ pub struct RunRecord {
     #[cfg_attr(feature = "openapi", schema(value_type = std::collections::BTreeMap<String, u64>))]
     pub labels: serde_json::Value,
     /// Each variable's value: a number, a bool or a string.
-    #[cfg_attr(feature = "openapi", schema(value_type = std::collections::BTreeMap<String, crate::openapi::VariableValue>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = std::collections::BTreeMap<String, hetsim_system::Variable>))]
     pub variables: serde_json::Value,
     pub attempts: i64,
     pub error: Option<String>,

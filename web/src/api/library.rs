@@ -12,8 +12,9 @@ use super::openapi::{BodyErrors, NotFound};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::extract::{Body, Path};
 use crate::state::AppState;
-use hetsim_service::openapi::{AttributeValue, Component};
+use hetsim_models::Scalar as AttributeValue;
 use hetsim_service::storage::{Attribute, ComponentRecord, Library, Named};
+use hetsim_system::ComponentSpec as Component;
 
 /// The stored item a catalog route is about: its id, or its name. An id wins over a name
 /// (an item named like another's id never hides that item).

@@ -220,4 +220,25 @@ mod tests {
             }
         }
     }
+
+    /// The schemas of components, attribute values and run variables are derived from the
+    /// domain types themselves (hetsim-system's `ComponentSpec` and `Variable`,
+    /// hetsim-models' `Scalar`), so they read what those types write.
+    #[test]
+    fn the_domain_types_schemas_require_what_they_require() {
+        let doc = serde_json::to_value(super::document()).expect("the document serializes");
+        let schemas = &doc["components"]["schemas"];
+        let required: Vec<&str> = schemas["Component"]["required"]
+            .as_array()
+            .expect("Component has required fields")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(required, ["name", "kind"]);
+        for name in ["AttributeValue", "VariableValue"] {
+            assert!(schemas[name]["oneOf"].is_array(), "{name}: {}", schemas[name]);
+        }
+        let minimal = serde_json::json!({"name": "x", "kind": "GPU"});
+        assert!(serde_json::from_value::<hetsim_system::ComponentSpec>(minimal).is_ok());
+    }
 }
