@@ -77,7 +77,7 @@ impl LatencyTable {
         let tables = TABLES
             .iter()
             .map(|(file, text)| {
-                LatencyTable::parse(text).map_err(|e| Error::new(format!("kernel/data/latency/{file}: {e}")))
+                LatencyTable::parse(text).map_err(|e| Error::new(format!("kernel/data/latency/{file}: {}", e.message)))
             })
             .collect::<Result<Vec<_>>>()?;
         let exact = tables.iter().find(|t| t.majors.contains(&arch.major));
@@ -95,8 +95,8 @@ impl LatencyTable {
     }
 
     /// Reads a table in the data-file format.
-    pub fn parse(text: &str) -> std::result::Result<LatencyTable, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+    pub fn parse(text: &str) -> Result<LatencyTable> {
+        toml::from_str(text).map_err(|e| Error::new(e.to_string()))
     }
 
     /// The latency after which `instruction`'s results can be used.
