@@ -5,6 +5,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::fixture::THESIS;
 use common::oneshot::*;
 
 #[test]
@@ -191,17 +192,6 @@ fn components_lists_the_catalog() {
     assert!(err.contains("did you mean \"GTX 970 - gajger\"?"), "{err}");
 }
 
-const THESIS_VARS: [&str; 8] = [
-    "--var",
-    "occupancy=64",
-    "--var",
-    "computeIntensity=128",
-    "--var",
-    "blockSize=256",
-    "--var",
-    "numElements=400000000",
-];
-
 #[test]
 fn run_prints_a_merpsys_summary_and_json() {
     let mut args = vec![
@@ -211,7 +201,7 @@ fn run_prints_a_merpsys_summary_and_json() {
         "--system",
         "examples/gajger/gtx970.toml",
     ];
-    args.extend(THESIS_VARS);
+    args.extend(THESIS);
     let out = hetsim(&args, None);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -243,7 +233,7 @@ fn run_writes_trace_and_timeline() {
         "--timeline",
         svg.to_str().unwrap(),
     ];
-    args.extend(THESIS_VARS);
+    args.extend(THESIS);
     let out = hetsim(&args, None);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let spans: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();

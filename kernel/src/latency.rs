@@ -77,7 +77,8 @@ impl LatencyTable {
         let tables = TABLES
             .iter()
             .map(|(file, text)| {
-                LatencyTable::parse(text).map_err(|e| Error::new(format!("kernel/data/latency/{file}: {}", e.message)))
+                LatencyTable::parse(text)
+                    .map_err(|e| Error::new(format!("kernel/data/latency/{file}: {}", e.message)))
             })
             .collect::<Result<Vec<_>>>()?;
         let exact = tables.iter().find(|t| t.majors.contains(&arch.major));
