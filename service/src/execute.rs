@@ -14,7 +14,7 @@ use hetsim_simulator::Results;
 use hetsim_system::{SystemFile, Variable};
 
 use crate::status::RunStatus;
-use crate::storage::{RunInputs, Start, Store};
+use crate::storage::{RunInputs, Start, Store, StoreError};
 
 /// How often a worker reads the status of the run it simulates, to see a cancellation.
 pub const CANCEL_POLL: Duration = Duration::from_millis(250);
@@ -110,7 +110,7 @@ fn check_finite(r: &Results) -> Result<(), String> {
 async fn persistently<T, F, Fut>(what: &str, id: &str, mut write: F) -> Result<T>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T>>,
+    Fut: std::future::Future<Output = std::result::Result<T, StoreError>>,
 {
     const WRITE_ATTEMPTS: u32 = 60;
     let mut delay = std::time::Duration::from_millis(50);
@@ -122,7 +122,7 @@ where
                 tokio::time::sleep(delay).await;
                 delay = (delay * 2).min(std::time::Duration::from_secs(2));
             }
-            Err(e) => return Err(e.context(format!("{what} of run {id}"))),
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("{what} of run {id}"))),
         }
     }
     unreachable!("the loop returns")

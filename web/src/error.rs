@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
+use hetsim_service::storage::StoreError;
 use hetsim_service::submit::SpecError;
 
 #[derive(Debug, thiserror::Error)]
@@ -119,28 +120,6 @@ impl ApiError {
     }
 }
 
-/// Whether the database refused `e` for a duplicate of a unique key (a name taken by a
-/// concurrent creation, or a rename onto a taken name).
-fn is_unique_violation(e: &anyhow::Error) -> bool {
-    e.chain().any(|cause| {
-        matches!(
-            cause.downcast_ref::<sqlx::Error>(),
-            Some(sqlx::Error::Database(db)) if db.is_unique_violation()
-        )
-    })
-}
-
-/// Whether `e` is the database not answering (down, restarting, out of connections), which
-/// the client may retry, rather than a fault.
-fn is_database_unreachable(e: &anyhow::Error) -> bool {
-    e.chain().any(|cause| {
-        matches!(
-            cause.downcast_ref::<sqlx::Error>(),
-            Some(sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_))
-        )
-    })
-}
-
 /// A stored trace that does not read is the server's fault: 500.
 impl From<hetsim_charts::trace::TraceError> for ApiError {
     fn from(e: hetsim_charts::trace::TraceError) -> Self {
@@ -148,18 +127,31 @@ impl From<hetsim_charts::trace::TraceError> for ApiError {
     }
 }
 
-impl From<anyhow::Error> for ApiError {
-    fn from(e: anyhow::Error) -> Self {
-        if is_unique_violation(&e) {
+/// A name taken is 409, a database that does not answer 503 (the client may retry), any
+/// other storage failure the server's fault: 500.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        if e.is_unique_violation() {
             ApiError::Conflict {
                 field: Some("name"),
                 message: "the name is taken".to_owned(),
             }
-        } else if is_database_unreachable(&e) {
-            tracing::warn!("the database does not answer: {e:#}");
+        } else if e.is_unreachable() {
+            tracing::warn!("the database does not answer: {:#}", anyhow::Error::new(e));
             ApiError::Unavailable("the database does not answer; try again".to_owned())
         } else {
-            ApiError::Internal(e)
+            ApiError::Internal(e.into())
+        }
+    }
+}
+
+/// A failure from below with its context: classified by the storage error in its chain,
+/// where there is one.
+impl From<anyhow::Error> for ApiError {
+    fn from(e: anyhow::Error) -> Self {
+        match e.downcast::<StoreError>() {
+            Ok(store) => store.into(),
+            Err(e) => ApiError::Internal(e),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use anyhow::Result;
+use super::Result;
 use hetsim_models::catalog;
 use hetsim_models::Scalar;
 use hetsim_scripting::ScriptError;
@@ -85,7 +85,7 @@ impl Library {
 
     /// Whether `item` may be stored: it has a name, and its text compiles (Rhai) or parses
     /// (a system); the error says the field at fault and, in the text, the line.
-    pub fn check(self, item: &Named) -> Result<(), Refused> {
+    pub fn check(self, item: &Named) -> std::result::Result<(), Refused> {
         if item.name.trim().is_empty() {
             return Err(Refused::NoName);
         }
@@ -122,7 +122,7 @@ impl Store {
 
     /// Inserts a component and its attributes; returns its id.
     pub async fn insert_component(&self, c: &ComponentSpec) -> Result<String> {
-        c.to_component().map_err(anyhow::Error::msg)?;
+        c.to_component()?;
         let id = uuid::Uuid::new_v4().to_string();
         let mut tx = self.pool().begin().await?;
         sqlx::query("INSERT INTO components (id, name, vendor, kind, comment, source) VALUES ($1, $2, $3, $4, $5, $6)")
@@ -163,7 +163,7 @@ impl Store {
 
     /// Replaces a component's fields and attributes; false when there is no such component.
     pub async fn update_component(&self, id: &str, c: &ComponentSpec) -> Result<bool> {
-        c.to_component().map_err(anyhow::Error::msg)?;
+        c.to_component()?;
         let mut tx = self.pool().begin().await?;
         let updated = sqlx::query(
             "UPDATE components SET name = $1, vendor = $2, kind = $3, comment = $4, source = $5 WHERE id = $6",

@@ -2,14 +2,15 @@
 //! embedded default, one set of queries for both (`$n` parameters, text timestamps and JSON).
 
 mod catalog;
+mod error;
 mod overview;
 mod runs;
 
-use anyhow::{Context, Result};
 use sqlx::any::{install_default_drivers, AnyPoolOptions};
 use sqlx::AnyPool;
 
 pub use catalog::{Attribute, ComponentRecord, Library, Named, Refused};
+pub use error::{Result, StoreError};
 pub use runs::{NewInput, NewRun, RunFilter, RunInputs, RunRecord, Start, SweepSummary, Unpublished};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,7 +58,10 @@ impl Store {
             .max_connections(if dialect == Dialect::Sqlite { 4 } else { 8 })
             .connect(&url)
             .await
-            .with_context(|| format!("connecting to the database {}", crate::redact::redact_url(&url)))?;
+            .map_err(|source| StoreError::Connect {
+                url: crate::redact::redact_url(&url),
+                source,
+            })?;
         if dialect == Dialect::Sqlite {
             // Readers and one writer at a time without "database is locked" between workers.
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
@@ -66,10 +70,7 @@ impl Store {
             Dialect::Postgres => sqlx::migrate!("../migrations/postgres"),
             Dialect::Sqlite => sqlx::migrate!("../migrations/sqlite"),
         };
-        migrator
-            .run(&pool)
-            .await
-            .context("applying the database migrations")?;
+        migrator.run(&pool).await.map_err(StoreError::Migrate)?;
         let store = Store { pool };
         store.seed_catalog().await?;
         Ok(store)

@@ -1,7 +1,7 @@
 //! What the web UI's overview shows: queues with their runs per status, and the newest runs
 //! and sweeps.
 
-use anyhow::Result;
+use super::Result;
 use sqlx::Row;
 
 use super::runs::{record, RUN_COLUMNS};

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use anyhow::Result;
+use super::Result;
 use hetsim_system::Variable;
 use serde::Serialize;
 use sqlx::any::AnyRow;
@@ -112,7 +112,8 @@ fn json(text: &str) -> serde_json::Value {
 
 fn status(row: &AnyRow) -> Result<RunStatus> {
     let text: String = row.try_get("status")?;
-    RunStatus::parse(&text).ok_or_else(|| anyhow::anyhow!("unknown run status {text:?} in the database"))
+    RunStatus::parse(&text)
+        .ok_or_else(|| super::StoreError::Corrupt(format!("unknown run status {text:?} in the database")))
 }
 
 pub(super) fn record(row: &AnyRow) -> Result<RunRecord> {
@@ -421,7 +422,7 @@ impl Store {
         .await?
         .iter()
         .map(|r| r.try_get("input_id"))
-        .collect::<Result<_, _>>()?;
+        .collect::<std::result::Result<_, _>>()?;
         for input in inputs.iter().collect::<BTreeSet<_>>() {
             sqlx::query(
                 "DELETE FROM inputs WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM runs WHERE input_id = $1)",

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::limits::{checked_product, ServiceLimits};
 use crate::queue::{valid_queue_name, MAX_QUEUE_NAME};
-use crate::storage::{Library, NewInput, NewRun, Store};
+use crate::storage::{Library, NewInput, NewRun, Store, StoreError};
 
 /// `POST /api/runs` and `POST /api/sweeps`. In a sweep, any label count or variable may be
 /// a list; the cartesian product is queued. The application is given by exactly one of
@@ -61,7 +61,7 @@ pub enum SpecError {
     },
     /// The database failed while the submission was checked.
     #[error(transparent)]
-    Store(#[from] anyhow::Error),
+    Store(#[from] StoreError),
 }
 
 impl SpecError {
