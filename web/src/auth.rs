@@ -23,9 +23,10 @@ pub const PUBLIC_PATHS: [&str; 4] = [
 /// The login cookie's name.
 pub const COOKIE: &str = "hetsim_token";
 
-/// Paths anyone may fetch: the health check, the login page and the UI's assets.
+/// Paths anyone may fetch: the API's public ones ([`PUBLIC_PATHS`]), the login page and the
+/// UI's assets.
 pub fn is_public(path: &str) -> bool {
-    path == "/api/health" || path == "/login" || path.starts_with("/ui/")
+    PUBLIC_PATHS.contains(&path) || path == "/login" || path.starts_with("/ui/")
 }
 
 /// Whether `request` would change something (any method but GET and HEAD) and comes from
@@ -83,8 +84,7 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
         return next.run(request).await;
     };
     let path = request.uri().path();
-    let public = PUBLIC_PATHS.contains(&path) || is_public(path);
-    if public || presents(request.headers(), token) {
+    if is_public(path) || presents(request.headers(), token) {
         return next.run(request).await;
     }
     if path.starts_with("/api/") {

@@ -145,17 +145,6 @@ impl From<StoreError> for ApiError {
     }
 }
 
-/// A failure from below with its context: classified by the storage error in its chain,
-/// where there is one.
-impl From<anyhow::Error> for ApiError {
-    fn from(e: anyhow::Error) -> Self {
-        match e.downcast::<StoreError>() {
-            Ok(store) => store.into(),
-            Err(e) => ApiError::Internal(e),
-        }
-    }
-}
-
 impl From<SpecError> for ApiError {
     fn from(e: SpecError) -> Self {
         match e {

@@ -1,12 +1,9 @@
 //! The `hetsim` binary run once, as a user runs a command: its output, its JSON, its failure.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+pub use super::repo;
 
 pub fn hetsim(args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hetsim"))
