@@ -5,7 +5,7 @@
 use crate::arch::Arch;
 use crate::cfg::{Cfg, Loop};
 use crate::counts::{block_frequencies, static_counts};
-use crate::emulate::{emulate, Emulation, Launch, Unresolved};
+use crate::emulate::{emulate, traffic, Emulation, Launch, Unresolved, WarpTraffic};
 use crate::error::{Error, Result};
 use crate::latency::{static_latency_bound, LatencyTable};
 use crate::poly::Poly;
@@ -98,6 +98,10 @@ pub struct Report {
     /// How the launch was emulated, in emulation mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emulation: Option<EmulationSummary>,
+    /// A warp's traffic through L1, L2, DRAM and shared memory, and its barriers, in
+    /// emulation mode (`crate::emulate::traffic`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<WarpTraffic>,
     /// Assumptions worth a user's attention.
     pub notes: Vec<String>,
 }
@@ -227,7 +231,8 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
     let mut report = match &options.launch {
         Some(launch) => {
             let e = emulate(kernel, &cfg, arch, &table, launch)?;
-            emulation_report(kernel, &cfg, arch, e, registers)
+            let memory = traffic(kernel, &cfg, arch, &table, launch)?.per_warp(e.gmem_bytes);
+            emulation_report(kernel, &cfg, arch, e, memory, registers)
         }
         None => {
             let freq = block_frequencies(&cfg);
@@ -267,6 +272,7 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
                 },
                 registers,
                 emulation: None,
+                memory: None,
                 notes: Vec::new(),
             }
         }
@@ -276,7 +282,14 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
     Ok(report)
 }
 
-fn emulation_report(kernel: &Kernel, cfg: &Cfg, arch: Arch, e: Emulation, registers: Option<u32>) -> Report {
+fn emulation_report(
+    kernel: &Kernel,
+    cfg: &Cfg,
+    arch: Arch,
+    e: Emulation,
+    memory: WarpTraffic,
+    registers: Option<u32>,
+) -> Report {
     let v = Quantity::Value;
     let mut notes = Vec::new();
     if e.unknown_address_accesses > 0.0 {
@@ -328,6 +341,7 @@ fn emulation_report(kernel: &Kernel, cfg: &Cfg, arch: Arch, e: Emulation, regist
             active_thread_instructions_per_warp: e.active_thread_executed,
             loop_runs_per_warp: e.loop_runs,
         }),
+        memory: Some(memory),
         notes,
     }
 }

@@ -58,6 +58,7 @@ mod lanes;
 mod launch;
 mod memory;
 mod simt;
+mod traffic;
 mod warp;
 
 use crate::arch::{Arch, Pipe};
@@ -71,7 +72,9 @@ use simt::{Profile, Program};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
+pub use memory::SECTORS_PER_LINE;
 pub use simt::Issued;
+pub use traffic::{traffic, Traffic, WarpTraffic};
 
 /// The most warps emulated by grouping before the rest of the launch is sampled.
 pub const MAX_EMULATED_WARPS: usize = 4096;
@@ -106,6 +109,19 @@ pub struct Launch {
     pub args: Vec<Arg>,
     /// Dynamic shared memory per block, bytes.
     pub dynamic_shared: u32,
+}
+
+impl Launch {
+    /// A two-dimensional launch without dynamic shared memory, its arguments integers or
+    /// pointers (`None`).
+    pub fn plane(grid: [u32; 2], block: [u32; 2], args: &[Option<i64>]) -> Launch {
+        Launch {
+            grid: [grid[0], grid[1], 1],
+            block: [block[0], block[1], 1],
+            args: args.iter().map(|a| a.map_or(Arg::Pointer, Arg::Int)).collect(),
+            dynamic_shared: 0,
+        }
+    }
 }
 
 /// A branch whose outcome depends on values loaded from memory.
@@ -260,85 +276,6 @@ fn run_block(program: &mut Program, geometry: &Geometry, b: u64) -> Result<Vec<V
     (b * per_block..(b + 1) * per_block)
         .map(|w| Ok(program.run_traced(w, geometry.warp(w))?.1))
         .collect()
-}
-
-/// How much of a launch's global traffic that misses in L1 reaches DRAM, when L2 is large
-/// enough to keep what the launch touches (the caller weighs that in).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Reuse {
-    /// Distinct sectors the launch touches over the sectors its blocks miss in L1 (each
-    /// block's distinct loaded sectors plus its stored ones): the share of L1 misses that an
-    /// unbounded L2 sends on to DRAM, where the rest hit.
-    pub dram_fraction: f64,
-    /// Sectors one block misses in L1, on average over the blocks emulated.
-    pub missed_sectors_per_block: f64,
-}
-
-/// Warps [`reuse`] emulates at most.
-const REUSE_WARPS: u64 = 512;
-
-/// Estimates [`Reuse`] from two corner tiles of the grid, the larger with four times the
-/// blocks (up to 8 × 8 blocks, or 32 in a row for a one-dimensional grid, fewer for large
-/// blocks): in each, the distinct sectors over the sum of each block's L1 misses. Sharing
-/// between blocks makes that fraction fall with the blocks counted, as a power of their number
-/// (a naive SGEMM's row and column reuse halves it for each doubling of a square tile's side; a
-/// stencil's halo leaves it flat), so it is extrapolated from the two tiles to the whole grid
-/// as that power law, its exponent clamped to [−1, 0].
-pub fn reuse(kernel: &Kernel, cfg: &Cfg, arch: Arch, table: &LatencyTable, launch: &Launch) -> Result<Reuse> {
-    let (geometry, bank) = checked_launch(kernel, arch, launch)?;
-    let per_block = u64::from(geometry.warps_per_block);
-    let [gx, gy, _] = geometry.grid.map(u64::from);
-    let budget = (REUSE_WARPS / per_block).max(4);
-    let (small, large) = if gy > 1 {
-        let side = ((budget as f64).sqrt() as u64).clamp(2, 8);
-        ([gx.min(side / 2), gy.min(side / 2)], [gx.min(side), gy.min(side)])
-    } else {
-        let row = budget.min(32);
-        ([gx.min(row / 4), 1], [gx.min(row), 1])
-    };
-    let in_small = |x: u64, y: u64| x < small[0] && y < small[1];
-    // The small tile's blocks first, so that both tiles are prefixes of one sequence.
-    let mut order: Vec<u64> = Vec::new();
-    for first in [true, false] {
-        for y in 0..large[1] {
-            for x in (0..large[0]).filter(|&x| in_small(x, y) == first) {
-                order.push(x + y * gx);
-            }
-        }
-    }
-    let n_small = (small[0] * small[1]) as usize;
-    let mut program = Program::new(kernel, cfg, arch, table, &bank, LIMITS.instructions);
-    program.count_touched();
-    // Each tile's L1 misses (each block's own) and distinct sectors.
-    let mut missed = [0.0; 2];
-    let mut distinct = [0.0; 2];
-    for (k, &b) in order.iter().enumerate() {
-        for trace in run_block(&mut program, &geometry, b)? {
-            missed[1] += trace.iter().map(|i| u64::from(i.missed_sectors)).sum::<u64>() as f64;
-        }
-        if k + 1 == n_small {
-            (missed[0], distinct[0]) = (missed[1], program.touched() as f64);
-        }
-    }
-    distinct[1] = program.touched() as f64;
-    let fraction = |i: usize| {
-        if missed[i] > 0.0 {
-            (distinct[i] / missed[i]).min(1.0)
-        } else {
-            1.0
-        }
-    };
-    let blocks = (geometry.warps / per_block) as f64;
-    let n = [n_small as f64, order.len() as f64];
-    let exponent = if n[1] > n[0] && fraction(0) > 0.0 && fraction(1) > 0.0 {
-        ((fraction(1) / fraction(0)).ln() / (n[1] / n[0]).ln()).clamp(-1.0, 0.0)
-    } else {
-        0.0
-    };
-    Ok(Reuse {
-        dram_fraction: (fraction(1) * (blocks / n[1]).powf(exponent)).min(1.0),
-        missed_sectors_per_block: missed[1] / n[1].max(1.0),
-    })
 }
 
 /// The means over warps, each behaviour weighted by its warps.

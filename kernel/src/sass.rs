@@ -233,6 +233,12 @@ impl Instruction {
         self.modifiers.iter().any(|x| x == m)
     }
 
+    /// Whether this is a block barrier that holds the warp until its block arrives: `BAR.ARV`
+    /// only signals arrival, every other form (`SYNC`, `RED`, plain `BAR`) waits.
+    pub fn waits_at_barrier(&self) -> bool {
+        self.opcode == "BAR" && !self.has_modifier("ARV")
+    }
+
     /// The full mnemonic, `ISETP.GE.AND`.
     pub fn mnemonic(&self) -> String {
         let mut s = self.opcode.clone();

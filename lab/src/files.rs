@@ -30,7 +30,8 @@ pub fn display_name(path: &Path) -> String {
 /// The rows of a CSV file with a header, each as the named columns' text.
 pub fn csv_rows(path: &Path, columns: &[&str]) -> Result<Vec<(u64, Vec<String>)>> {
     let origin = display_name(path);
-    let text = read_text(path)?;
+    // Line numbers count `\n`s: CRLF line ends (the kit's CSVs have them) keep them right.
+    let text = read_text(path)?.replace("\r\n", "\n");
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());

@@ -167,5 +167,8 @@ pub fn attributes(c: &GpuCalibration) -> Vec<(&'static str, f64)> {
     if let Some(bars) = &d.error_bars {
         out.extend(bars.attributes());
     }
+    if let Some(h) = &d.hierarchy {
+        out.extend(h.attributes());
+    }
     out
 }

@@ -4,9 +4,12 @@
 //! the `gpu-queueing` model ([`gpu`]), links' and kernels' λ ([`calibrate`]), and the
 //! validation report that predicts every measurement and scores it ([`validate`]).
 //!
+//! Benchmark sets of any kernels ([`benchset`]) are validated per kernel family.
+//!
 //! Modules, lowest first (each uses only those above it): [`files`], [`launch`],
-//! [`calibrate`], [`measurements`], [`saxpy2`], [`gpu`], [`validate`].
+//! [`calibrate`], [`measurements`], [`benchset`], [`saxpy2`], [`gpu`], [`validate`].
 
+pub mod benchset;
 pub mod calibrate;
 pub mod files;
 pub mod gpu;

@@ -6,8 +6,9 @@ use std::collections::HashMap;
 
 use anyhow::{anyhow, Result};
 use hetsim_kernel::{analyze, parse, Arg, Launch, Listing, Options};
+use hetsim_models::hierarchy::Hierarchy;
 use hetsim_models::occupancy::limits_of;
-use hetsim_models::queueing::{lanes_of, Device, Kernel};
+use hetsim_models::queueing::{lanes_of, Device, Kernel, Traffic};
 
 use crate::measurements::{KernelRun, Measurements};
 
@@ -21,10 +22,11 @@ pub fn device(m: &Measurements) -> Result<Device> {
     let limits = limits_of(cc).ok_or_else(|| anyhow!("compute capability {cc} has no occupancy limits"))?;
     let lanes = lanes_of(cc).ok_or_else(|| anyhow!("compute capability {cc} has no pipe table"))?;
     let memory_clock_hz = m.prop("mem_clock_khz_max")? * 1e3;
+    let (sms, sm_clock_mhz) = (m.prop("sms")?, m.prop("sm_clock_khz_max")? / 1e3);
     Ok(Device {
         limits,
-        sms: m.prop("sms")?,
-        sm_clock_mhz: m.prop("sm_clock_khz_max")? / 1e3,
+        sms,
+        sm_clock_mhz,
         schedulers: 4.0,
         warp_size: m.prop("warp_size")?,
         // Eq. 4.7 for the whole device: HBM and GDDR6 move data on both clock edges.
@@ -37,6 +39,7 @@ pub fn device(m: &Measurements) -> Result<Device> {
         lanes,
         power: None,
         error_bars: None,
+        hierarchy: Hierarchy::of(cc, sms, sm_clock_mhz, m.prop("l2_bytes")?),
     })
 }
 
@@ -82,6 +85,14 @@ impl Saxpy2 {
             block_size: run.block,
             issued_instructions: value(&report.per_warp.issued, "issued")?,
             gmem_bytes: value(&report.gmem_bytes_per_warp, "bytes")?,
+            traffic: report.memory.map(|w| Traffic {
+                l2_bytes: w.l2_bytes,
+                dram_bytes: w.dram_bytes,
+                l1_wavefronts: w.l1_wavefronts,
+                reuse_exponent: w.reuse_exponent,
+                shared_wavefronts: w.shared_wavefronts,
+                barriers: w.barriers,
+            }),
             latency_bound: value(&report.latency_bound, "latency bound")?,
             fp32_instructions: pipe("fp32"),
             int_instructions: pipe("int"),

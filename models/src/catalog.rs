@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::hierarchy::Hierarchy;
 use crate::params::Scalar;
 use crate::queueing::{Domain, ErrorBars, DEFAULT_EXTRAPOLATION};
 use crate::transfer::{format_knots, Knot};
@@ -75,35 +76,39 @@ struct Queueing {
     power_compute: f64,
     power_memory: f64,
     error_bars: ErrorBars,
+    /// L2's capacity [bytes], for the memory hierarchy ([`crate::hierarchy::Hierarchy::of`]).
+    l2_size: f64,
 }
 
 /// `hetsim calibrate gpu examples/validation/data/h100`: fitted on the 136 saxpy2 launches of
 /// sweep.csv and occupancy_block256.csv (MAPE 2.6 %), launch.csv and power.csv; the error
 /// bars are the conformal 90 % quantiles of the cross-validated residuals per regime.
 const H100_SXM5_MEASURED: Queueing = Queueing {
-    memory_queue_cycles: 300.0,
+    memory_queue_cycles: 285.7,
     issue_efficiency: 0.9603,
     block_launch_rate: 1.7459e9,
-    warp_skew: 0.05439,
+    warp_skew: 0.05371,
     launch_overhead: 3.914e-6,
     power_idle: 122.3,
     power_compute: 154.9,
     power_memory: 371.1,
     error_bars: ErrorBars {
-        compute: 0.05864,
-        memory: 0.05953,
+        compute: 0.05871,
+        memory: 0.05980,
         latency: 0.1223,
-        launch: 0.05981,
+        launch: 0.05979,
         extrapolation: DEFAULT_EXTRAPOLATION,
         domain: Some(Domain {
             warps_launched: [2_097_152.0, 4_194_304.0],
             resident_warps: [8.0, 64.0],
         }),
     },
+    l2_size: 52_428_800.0,
 };
 
 impl Queueing {
-    fn attributes(&self, memory_bandwidth: f64, compute_capability: &str) -> Vec<(&'static str, f64)> {
+    fn attributes(&self, gpu: &Gpu, memory_bandwidth: f64) -> Vec<(&'static str, f64)> {
+        let compute_capability = gpu.compute_capability;
         use crate::queueing::keys;
         let lanes = crate::queueing::lanes_of(compute_capability);
         let mut out = vec![
@@ -119,6 +124,8 @@ impl Queueing {
             (keys::POWER_MEMORY, self.power_memory),
         ];
         out.extend(self.error_bars.attributes());
+        let hierarchy = Hierarchy::of(compute_capability, gpu.sms, gpu.sm_clock_mhz, self.l2_size);
+        out.extend(hierarchy.iter().flat_map(Hierarchy::attributes));
         if let Some(l) = lanes {
             out.extend([
                 ("fp32Lanes", l.fp32),
@@ -146,7 +153,7 @@ impl Gpu {
         let queueing = self
             .queueing
             .as_ref()
-            .map(|q| q.attributes(bandwidth, self.compute_capability))
+            .map(|q| q.attributes(&self, bandwidth))
             .unwrap_or_default();
         let attributes = [
             ("SMs", self.sms),
@@ -325,7 +332,7 @@ pub fn components() -> Vec<Component> {
         Gpu {
             name: "H100 SXM5 80GB",
             comment: "Hopper GH100, 80 GB HBM3; calibrated for the gpu-queueing model",
-            source: "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and datasheet: 132 SMs, 1980 MHz boost, 128 FP32 cores/SM, 5120-bit HBM3 at 2619 MHz (3.35 TB/s), 700 W limit; GMEMThroughput by eq. 4.7. memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power* and the error bars (error*, calibratedWarps*: conformal 90 % quantiles per regime of the residuals of a leave-one-block-size/occupancy-level-out cross-validation): hetsim GPU measurements, H100 SXM 80GB, 2026-11-22 (sweep.csv, occupancy_block256.csv, launch.csv, power.csv) fitted by `hetsim calibrate gpu`",
+            source: "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and datasheet: 132 SMs, 1980 MHz boost, 128 FP32 cores/SM, 5120-bit HBM3 at 2619 MHz (3.35 TB/s), 700 W limit; GMEMThroughput by eq. 4.7. memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power* and the error bars (error*, calibratedWarps*: conformal 90 % quantiles per regime of the residuals of a leave-one-block-size/occupancy-level-out cross-validation): hetsim GPU measurements, H100 SXM 80GB, 2026-11-22 (sweep.csv, occupancy_block256.csv, launch.csv, power.csv) fitted by `hetsim calibrate gpu`; the memory hierarchy (hetsim_models::hierarchy): L2Size 50 MiB (whitepaper), L1WavefrontsPerCycle and sharedWavefrontsPerCycle 1 (128 B a cycle per SM, whitepaper), L2Bandwidth 15.3 B a cycle per SM fitted on kit/kernels.csv's L2-resident saxpy2_l2 launches, barrierCycles 20 assumed",
             compute_capability: "9.0",
             sms: 132.0,
             sm_clock_mhz: 1980.0,
@@ -340,7 +347,7 @@ pub fn components() -> Vec<Component> {
         Gpu {
             name: "H200 SXM 141GB",
             comment: "Hopper GH100 with 141 GB HBM3e; the H100's calibration carried over, not measured",
-            source: "NVIDIA H200 datasheet (2024): 132 SMs, 1980 MHz boost, 6016-bit HBM3e at 3201 MHz (4.8 TB/s), 700 W limit. From the H100 (same SMs and clocks): issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power; memoryQueueCycles scaled by the memory clocks (300 x 2619/3201), since the queue drains at the memory's pace; error bars the H100's, doubled (errorExtrapolation) since no calibrated domain is given. No H200 measurement was used",
+            source: "NVIDIA H200 datasheet (2024): 132 SMs, 1980 MHz boost, 6016-bit HBM3e at 3201 MHz (4.8 TB/s), 700 W limit. From the H100 (same SMs and clocks): issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power; memoryQueueCycles scaled by the memory clocks (285.7 x 2619/3201); the memory hierarchy (L2Size, L2Bandwidth, L1WavefrontsPerCycle, sharedWavefrontsPerCycle, barrierCycles) the H100's, the same GH100, since the queue drains at the memory's pace; error bars the H100's, doubled (errorExtrapolation) since no calibrated domain is given. No H200 measurement was used",
             compute_capability: "9.0",
             sms: 132.0,
             sm_clock_mhz: 1980.0,

@@ -194,6 +194,21 @@ impl ParamReader {
         require_fraction(key, self.optional_number(key)?.unwrap_or(default))
     }
 
+    /// A number from `lo` to `hi` that defaults to `default` when absent.
+    pub fn within_or(
+        &mut self,
+        key: &'static str,
+        [lo, hi]: [f64; 2],
+        default: f64,
+    ) -> Result<f64, ParamError> {
+        let x = self.optional_number(key)?.unwrap_or(default);
+        if (lo..=hi).contains(&x) {
+            Ok(x)
+        } else {
+            Err(ParamError::invalid(key, format!("a number from {lo} to {hi}"), x))
+        }
+    }
+
     /// A required number ≥ 0 (a count or a size).
     pub fn non_negative(&mut self, key: &'static str) -> Result<f64, ParamError> {
         require_non_negative(key, self.number(key)?)

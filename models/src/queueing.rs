@@ -30,11 +30,16 @@
 
 pub mod calibration;
 mod error_bars;
+mod traffic;
 
 pub use error_bars::{Domain, ErrorBar, ErrorBars, Scored, DEFAULT_EXTRAPOLATION};
+pub use traffic::{traffic_keys, Traffic};
+
+use traffic::{dram_bytes, latency_bound, memory_demands, Warps};
 
 use serde::Serialize;
 
+use crate::hierarchy::Hierarchy;
 use crate::occupancy::{self, limits_of, Limits, COMPUTE_CAPABILITIES};
 use crate::params::{ParamError, ParamReader, Params};
 
@@ -76,6 +81,9 @@ pub struct Device {
     pub power: Option<Power>,
     /// Error bars by regime, where calibrated.
     pub error_bars: Option<ErrorBars>,
+    /// L1, L2, shared memory and barriers, where described: without them every requested
+    /// byte goes to DRAM (the thesis's model).
+    pub hierarchy: Option<Hierarchy>,
 }
 
 /// Board power [W]: `idle`, plus `compute` × the busiest compute resource's utilisation
@@ -95,8 +103,10 @@ pub struct Kernel {
     pub block_size: f64,
     /// `issuedInstructions` per warp.
     pub issued_instructions: f64,
-    /// `GMEMBytesTransferred` per warp (32-byte sectors moved to or from DRAM).
+    /// `GMEMBytesTransferred` per warp: the 32-byte sectors its global accesses request.
     pub gmem_bytes: f64,
+    /// What the requested bytes become in the memory hierarchy, where the analyser measured it.
+    pub traffic: Option<Traffic>,
     /// `latencyBound` [cycles]: one warp alone, start to end.
     pub latency_bound: f64,
     /// Warp instructions per warp on the FP32, INT, SFU and FP64 pipes.
@@ -191,12 +201,14 @@ impl Input {
                 None => None,
             },
             error_bars: ErrorBars::read(&mut r)?,
+            hierarchy: Hierarchy::read(&mut r)?,
         };
         let kernel = Kernel {
             grid_size: r.positive("gridSize")?,
             block_size: r.positive("blockSize")?,
             issued_instructions: r.non_negative("issuedInstructions")?,
             gmem_bytes: r.non_negative("GMEMBytesTransferred")?,
+            traffic: Traffic::read(&mut r)?,
             latency_bound: r.positive("latencyBound")?,
             fp32_instructions: r.non_negative_or("fp32Instructions", 0.0)?,
             int_instructions: r.non_negative_or("intInstructions", 0.0)?,
@@ -228,6 +240,9 @@ pub enum Limiter {
     Int,
     Sfu,
     Fp64,
+    /// The SM's L1 and shared-memory data path.
+    L1,
+    L2,
     Memory,
     BlockLaunch,
 }
@@ -241,6 +256,8 @@ impl Limiter {
             Limiter::Int => "int",
             Limiter::Sfu => "sfu",
             Limiter::Fp64 => "fp64",
+            Limiter::L1 => "l1",
+            Limiter::L2 => "l2",
             Limiter::Memory => "memory",
             Limiter::BlockLaunch => "block_launch",
         }
@@ -250,7 +267,7 @@ impl Limiter {
     pub fn regime(self) -> Regime {
         match self {
             Limiter::Latency => Regime::Latency,
-            Limiter::Memory => Regime::Memory,
+            Limiter::Memory | Limiter::L2 => Regime::Memory,
             Limiter::BlockLaunch => Regime::Launch,
             _ => Regime::Compute,
         }
@@ -390,14 +407,14 @@ fn resident_blocks(d: &Device, k: &Kernel, warps_per_block: f64) -> f64 {
     }
 }
 
-fn stations(d: &Device, k: &Kernel, active_sms: f64, warps_per_block: f64) -> Vec<Station> {
+fn stations(d: &Device, k: &Kernel, active_sms: f64, warps_per_block: f64, warps: Warps) -> Vec<Station> {
     let clock = d.sm_clock_mhz * 1e6;
     let pipe = |limiter, count: f64, lanes: f64| {
         let demand = count * d.warp_size / lanes;
         (limiter, demand, demand)
     };
     let issue = k.issued_instructions / (d.schedulers * d.issue_efficiency);
-    let memory = k.gmem_bytes * active_sms * clock / d.memory_bandwidth;
+    let [memory, l2, l1] = memory_demands(d, k, active_sms, warps);
     let launch = active_sms * clock / (d.block_launch_rate * warps_per_block);
     [
         (Limiter::Issue, issue, issue),
@@ -405,6 +422,8 @@ fn stations(d: &Device, k: &Kernel, active_sms: f64, warps_per_block: f64) -> Ve
         pipe(Limiter::Int, k.int_instructions, d.lanes.int),
         pipe(Limiter::Sfu, k.sfu_instructions, d.lanes.sfu),
         pipe(Limiter::Fp64, k.fp64_instructions, d.lanes.fp64),
+        (Limiter::L1, l1, l1),
+        (Limiter::L2, l2, l2),
         (Limiter::Memory, memory, d.memory_queue_cycles),
         (Limiter::BlockLaunch, launch, launch),
     ]
@@ -429,10 +448,14 @@ pub fn evaluate(input: &Input) -> Output {
     let blocks_of_busiest_sm = (k.grid_size / active_sms).ceil();
     let full_waves = (blocks_of_busiest_sm / active_blocks_per_sm).floor();
     let tail_blocks = blocks_of_busiest_sm - full_waves * active_blocks_per_sm;
-    let mut stations = stations(d, k, active_sms, warps_per_block);
+    let warps = Warps {
+        launched: warps_launched,
+        wave: active_sms * active_blocks_per_sm * warps_per_block,
+    };
+    let mut stations = stations(d, k, active_sms, warps_per_block, warps);
+    let latency_bound = latency_bound(d, k);
     let skew = 1.0 + d.warp_skew * harmonic_excess(warps_per_block);
-    let throughput =
-        |blocks: f64| warp_throughput(blocks * warps_per_block / skew, k.latency_bound, &stations);
+    let throughput = |blocks: f64| warp_throughput(blocks * warps_per_block / skew, latency_bound, &stations);
     let lifetime = |blocks: f64| blocks * warps_per_block / throughput(blocks);
     let steady = if full_waves > 0.0 {
         active_blocks_per_sm
@@ -465,7 +488,7 @@ pub fn evaluate(input: &Input) -> Output {
     let utilisation = |memory: bool| {
         stations
             .iter()
-            .filter(|s| (s.limiter == Limiter::Memory) == memory && s.limiter != Limiter::BlockLaunch)
+            .filter(|s| (s.limiter.regime() == Regime::Memory) == memory && s.limiter != Limiter::BlockLaunch)
             .map(|s| s.utilisation)
             .fold(0.0, f64::max)
     };
@@ -487,7 +510,7 @@ pub fn evaluate(input: &Input) -> Output {
         cycles,
         launch_overhead: d.launch_overhead,
         seconds,
-        effective_bandwidth: warps_launched * k.gmem_bytes / seconds,
+        effective_bandwidth: warps_launched * dram_bytes(d, k, warps) / seconds,
         limiter,
         compute_utilisation,
         memory_utilisation,

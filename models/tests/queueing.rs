@@ -2,9 +2,10 @@
 //! (seed 004, eqs. 4.3 and 4.6), it is monotone where physics says so, and its calibration
 //! recovers the attributes that generated a data set.
 
+use hetsim_models::hierarchy::Hierarchy;
 use hetsim_models::occupancy::limits_of;
 use hetsim_models::queueing::calibration::{calibrate, fit_launch, Sample};
-use hetsim_models::queueing::{evaluate, lanes_of, Device, Input, Kernel, Limiter, Power};
+use hetsim_models::queueing::{evaluate, lanes_of, Device, Input, Kernel, Limiter, Power, Traffic};
 use proptest::prelude::*;
 
 fn h100() -> Device {
@@ -27,6 +28,7 @@ fn h100() -> Device {
             memory: 371.0,
         }),
         error_bars: None,
+        hierarchy: None,
     }
 }
 
@@ -38,6 +40,7 @@ fn saxpy2(a: f64, block: f64, n: f64) -> Kernel {
         block_size: block,
         issued_instructions: 26.0 + 4.0 * a,
         gmem_bytes: 384.0 * block.min(32.0) / 32.0,
+        traffic: None,
         latency_bound: 2049.0 + 28.91 * a,
         fp32_instructions: 1.0 + a,
         int_instructions: 17.0,
@@ -208,4 +211,139 @@ proptest! {
         }
         prop_assert!(out.warp_throughput <= out.active_warps_per_sm / (2049.0 + 28.91 * a) * (1.0 + 1e-9));
     }
+}
+
+/// The H100 with its memory hierarchy (`Hierarchy::of`, Hopper's figures, 50 MiB of L2).
+fn h100_hierarchy() -> Device {
+    Device {
+        hierarchy: Hierarchy::of("9.0", 132.0, 1980.0, 52_428_800.0),
+        ..h100()
+    }
+}
+
+/// stencil5 on a 4096 × 4096 grid as docs/MODELS.md ("The memory hierarchy") works it out by
+/// hand for an interior warp: 28 sectors requested (896 bytes) in 14 L1 wavefronts, 100 / 8
+/// sectors per warp missing L1 (400 bytes), 64 / 8 reaching DRAM (256 bytes).
+fn stencil() -> Kernel {
+    Kernel {
+        grid_size: 256.0 * 256.0,
+        block_size: 256.0,
+        issued_instructions: 40.0,
+        gmem_bytes: 896.0,
+        traffic: Some(Traffic {
+            l2_bytes: 400.0,
+            dram_bytes: 256.0,
+            l1_wavefronts: 14.0,
+            reuse_exponent: 0.0,
+            shared_wavefronts: 0.0,
+            barriers: 0.0,
+        }),
+        latency_bound: 2000.0,
+        fp32_instructions: 6.0,
+        int_instructions: 20.0,
+        sfu_instructions: 0.0,
+        fp64_instructions: 0.0,
+        registers_per_thread: 16,
+        shared_memory_per_block: 0,
+        occupancy: None,
+    }
+}
+
+fn demand(out: &hetsim_models::queueing::Output, limiter: Limiter) -> f64 {
+    out.stations
+        .iter()
+        .find(|s| s.limiter == limiter)
+        .map_or(0.0, |s| s.demand)
+}
+
+#[test]
+fn the_hierarchy_splits_a_stencils_traffic_between_l1_l2_and_dram() {
+    let out = run(&h100_hierarchy(), stencil());
+    // Cycles per warp: D_L1 = 14 wavefronts at 1 a cycle; D_L2 = 400 B at 15.3 B a cycle per
+    // SM; D_DRAM = 256 B · 132 SMs · 1.98 GHz / 3.352 TB/s. The launch touches 128 MiB, more
+    // than L2 holds, but its reuse is between neighbours (reuseExponent 0): a wave of 132 × 8
+    // blocks touches 132 · 64 · 256 B = 2.2 MB, so no L2 hit is lost.
+    assert!((demand(&out, Limiter::L1) - 14.0).abs() < 1e-9);
+    assert!((demand(&out, Limiter::L2) - 400.0 / 15.3).abs() < 1e-6);
+    let expected = 256.0 * 132.0 * 1.98e9 / 3.352e12;
+    assert!((demand(&out, Limiter::Memory) / expected - 1.0).abs() < 1e-9);
+    // Were every block to share with every other (reuseExponent −1), the wave's footprint
+    // would be the launch's 128 MiB: 1 − 50/128 of the 144 L2-hit bytes go on to DRAM.
+    let mut shared = stencil();
+    if let Some(t) = &mut shared.traffic {
+        t.reuse_exponent = -1.0;
+    }
+    let overflow = 1.0 - 52_428_800.0 / (256.0 * 65536.0 * 8.0);
+    let wide = (256.0 + 144.0 * overflow) * 132.0 * 1.98e9 / 3.352e12;
+    assert!((demand(&run(&h100_hierarchy(), shared), Limiter::Memory) / wide - 1.0).abs() < 1e-9);
+    // The thesis's model sends all 896 requested bytes to DRAM: 3.5 times the DRAM traffic,
+    // nearly twice the time.
+    let thesis = run(
+        &h100(),
+        Kernel {
+            traffic: None,
+            ..stencil()
+        },
+    );
+    assert!((demand(&thesis, Limiter::Memory) - 896.0 * 132.0 * 1.98e9 / 3.352e12).abs() < 1e-6);
+    assert!(
+        thesis.seconds > 1.8 * out.seconds,
+        "{} vs {}",
+        thesis.seconds,
+        out.seconds
+    );
+}
+
+#[test]
+fn shared_wavefronts_bound_a_tiled_sgemm_and_barriers_lengthen_its_warps() {
+    // sgemm_tiled<16>, N = 4096 (docs/MODELS.md): per warp 256 steps of 34 shared wavefronts,
+    // 4 L1 wavefronts, 16 FFMA and 2 barriers.
+    let k = Kernel {
+        grid_size: 256.0 * 256.0,
+        block_size: 256.0,
+        issued_instructions: 12841.0,
+        gmem_bytes: 32.0 * (256.0 * 8.0 + 4.0),
+        traffic: Some(Traffic {
+            l2_bytes: 32.0 * (256.0 * 8.0 + 4.0),
+            dram_bytes: 400.0,
+            l1_wavefronts: 256.0 * 4.0 + 2.0,
+            reuse_exponent: -0.5,
+            shared_wavefronts: 256.0 * 34.0,
+            barriers: 512.0,
+        }),
+        latency_bound: 215710.0,
+        fp32_instructions: 4096.0,
+        int_instructions: 1557.0,
+        sfu_instructions: 0.0,
+        fp64_instructions: 0.0,
+        registers_per_thread: 32,
+        shared_memory_per_block: 2048,
+        occupancy: None,
+    };
+    let out = run(&h100_hierarchy(), k.clone());
+    assert_eq!(out.limiter, Limiter::L1);
+    assert!((demand(&out, Limiter::L1) - (1026.0 + 8704.0)).abs() < 1e-9);
+    // Each warp waits 20 cycles at each barrier beyond its own critical path.
+    let mut alone = k.clone();
+    alone.grid_size = 132.0;
+    alone.occupancy = Some(8.0);
+    let without = Kernel {
+        traffic: Some(Traffic {
+            barriers: 0.0,
+            ..k.traffic.clone().expect("traffic")
+        }),
+        ..alone.clone()
+    };
+    let (with, without) = (run(&h100_hierarchy(), alone), run(&h100_hierarchy(), without));
+    assert!(
+        with.cycles - without.cycles > 0.9 * 512.0 * 20.0,
+        "{} vs {}",
+        with.cycles,
+        without.cycles
+    );
+    // Without the hierarchy the shared pipe is unseen: DRAM bounds it (all 65,664 requested
+    // bytes of a warp, 5120 cycles), half as long.
+    let thesis = run(&h100(), Kernel { traffic: None, ..k });
+    assert_eq!(thesis.limiter, Limiter::Memory);
+    assert!(thesis.seconds < 0.6 * out.seconds);
 }

@@ -10,7 +10,9 @@
 //! returns `CUDACoreInstructions`, `issuedInstructions`, `GMEMBytesTransferred`,
 //! `latencyBound`, `gridSize` and `blockSize` (the keys of the `gpu-volkov` model), and for the
 //! `gpu-queueing` model also `fp32Instructions`, `intInstructions`, `sfuInstructions`,
-//! `fp64Instructions`, `registersPerThread` and `dynamicSharedMemory`. A `trips` map
+//! `fp64Instructions`, `registersPerThread` and `dynamicSharedMemory`, and the launch's traffic
+//! through the memory hierarchy (`hetsim_kernel::emulate::traffic`): `L1Wavefronts`,
+//! `L2BytesTransferred`, `DRAMBytesTransferred`, `sharedWavefronts` and `barriers` per warp. A `trips` map
 //! (`trips: #{L0: 8}`) asks for static counts instead. Results are memoised per launch, so a
 //! sweep or a million processes pay for each distinct launch once.
 //!
@@ -24,6 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use hetsim_kernel::{analyze, select_kernel, Arch, Arg, Launch, Listing, Options, Quantity};
+use hetsim_models::queueing::traffic_keys;
 use hetsim_system::{KernelSpec, SystemError};
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
@@ -231,6 +234,18 @@ impl KernelLibrary {
                 .and_then(Quantity::value)
                 .unwrap_or(0.0);
             out.insert(key.into(), Dynamic::from_float(count));
+        }
+        if let Some(m) = &report.memory {
+            for (key, value) in [
+                (traffic_keys::L2_BYTES, m.l2_bytes),
+                (traffic_keys::DRAM_BYTES, m.dram_bytes),
+                (traffic_keys::L1_WAVEFRONTS, m.l1_wavefronts),
+                (traffic_keys::REUSE_EXPONENT, m.reuse_exponent),
+                (traffic_keys::SHARED_WAVEFRONTS, m.shared_wavefronts),
+                (traffic_keys::BARRIERS, m.barriers),
+            ] {
+                out.insert(key.into(), Dynamic::from_float(value));
+            }
         }
         if let Some(registers) = report.registers {
             out.insert(

@@ -57,6 +57,27 @@ fn static_parameters_are_the_thesis_equations() {
 }
 
 #[test]
+fn an_emulated_launch_returns_its_memory_traffic() {
+    // saxpy2 streams: per warp x and y read (4 sectors, one 128-byte line each) and y written
+    // (4, one line); nothing is read twice, so every requested byte misses L1 and reaches DRAM
+    // (docs/MODELS.md, "The memory hierarchy"); no shared memory, no barrier.
+    let app = r#"sim.log(kernel_params("saxpy2", #{ n: 1048576, a: 1, block: 256 }));"#;
+    let report = run_gpu(app, &[]).expect("runs");
+    let line = &report.log[0];
+    for part in [
+        r#""GMEMBytesTransferred": 384.0"#,
+        r#""L1Wavefronts": 3.0"#,
+        r#""L2BytesTransferred": 384.0"#,
+        r#""DRAMBytesTransferred": 384.0"#,
+        r#""sharedWavefronts": 0.0"#,
+        r#""barriers": 0.0"#,
+    ] {
+        assert!(line.contains(part), "{part} not in {line}");
+    }
+    assert!(line.contains(r#""reuseExponent": "#), "{line}");
+}
+
+#[test]
 fn kernel_params_errors_say_what_to_give() {
     let err = run_gpu(r#"kernel_params("saxpy3", #{ block: 256 });"#, &[]).expect_err("unknown kernel");
     assert!(

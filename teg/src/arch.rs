@@ -37,9 +37,6 @@ pub struct MemoryTiming {
     pub shared: f64,
     pub local: f64,
     pub constant: f64,
-    /// Sectors a load/store unit moves a cycle: an access of `s` sectors holds its pipe for
-    /// `interval × ⌈s / sectors_per_wavefront⌉` cycles.
-    pub sectors_per_wavefront: f64,
     /// The fraction of the peak (eq. 4.7) bandwidth DRAM sustains; sets `C_mem`.
     pub efficiency: f64,
     /// DRAM's queueing delay scale, cycles: a request finding a fraction `ρ` of the slots
@@ -127,7 +124,6 @@ impl ArchParams {
         let positive = [
             ("schedulers", f64::from(f.schedulers)),
             ("memory.global", f.memory.global),
-            ("memory.sectors_per_wavefront", f.memory.sectors_per_wavefront),
             ("memory.efficiency", f.memory.efficiency),
             ("blocks.launch_rate", f.blocks.launch_rate),
         ];

@@ -20,7 +20,7 @@
 //!
 //! A global load's sectors that its block loaded before are L1 hits (the emulator tells them
 //! apart); of the others, the launch's DRAM fraction (its distinct sectors over its L1
-//! misses, see `hetsim_kernel::emulate::reuse`) go to DRAM, and the rest are L2 hits. The
+//! misses, see `hetsim_kernel::emulate::traffic`) go to DRAM, and the rest are L2 hits. The
 //! result comes back after the slowest level's latency. A shared access replays once per
 //! wavefront its bank conflicts take (seed 002, section 3.3.3), its result after the last.
 //!
@@ -28,7 +28,7 @@
 //! replacement latency and no sooner than the GPU's block dispatch allows this SM.
 
 use crate::program::{Op, Source, REGISTER_SLOTS};
-use hetsim_kernel::emulate::Issued;
+use hetsim_kernel::emulate::{Issued, SECTORS_PER_LINE};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
@@ -51,7 +51,6 @@ pub struct SmConfig {
     /// DRAM's queueing delay scale: a request that finds a fraction `ρ` of the slots held
     /// returns `memory_queue_cycles · ρ/(1 − ρ)` later (ρ at most 0.9).
     pub memory_queue_cycles: f64,
-    pub sectors_per_wavefront: u64,
     /// Count a global access's sectors as if perfectly coalesced (a "what if").
     pub perfect_coalescing: bool,
     /// Count a shared access's wavefronts as if conflict-free (a "what if").
@@ -59,8 +58,8 @@ pub struct SmConfig {
     /// Latencies of an L1 and an L2 hit.
     pub l1_latency: u64,
     pub l2_latency: u64,
-    /// The share of L1-missing sectors that go on to DRAM; `None` for a GPU without data
-    /// caches, where every sector does.
+    /// DRAM sectors per L1-missing sector (at most 2: DRAM reads 64-byte pairs); `None` for a
+    /// GPU without data caches, where every sector goes to DRAM.
     pub dram_fraction: Option<f64>,
     /// Cycles from the last arrival at a block barrier to the release.
     pub barrier: u64,
@@ -384,13 +383,16 @@ impl<'a> Sm<'a> {
                         self.dram_credit += f * missed as f64;
                         let whole = self.dram_credit.floor();
                         self.dram_credit -= whole;
-                        (whole as u64).min(missed)
+                        (whole as u64).min(2 * missed)
                     }
                 };
                 let result = if dram > 0 {
+                    // DRAM moves whole 64-byte pairs, but a pair is one request: the second
+                    // sector costs bandwidth, not a slot of its own.
+                    let requests = dram.min(missed.max(1));
                     self.out.sectors += dram;
-                    self.out.memory_slot_cycles += dram * op.latency;
-                    self.memory.request(now, dram, op.latency)
+                    self.out.memory_slot_cycles += requests * op.latency;
+                    self.memory.request(now, requests, op.latency)
                 } else if missed > 0 {
                     now + config.l2_latency
                 } else if sectors > 0 {
@@ -398,7 +400,7 @@ impl<'a> Sm<'a> {
                 } else {
                     now + 1
                 };
-                (sectors.div_ceil(config.sectors_per_wavefront).max(1), result)
+                (l1_wavefronts(entry, sectors, config.perfect_coalescing), result)
             }
         };
         self.pipe_free[unit(op, warp.scheduler)][op.pipe] = now + op.interval * wavefronts;
@@ -467,6 +469,18 @@ fn global_sectors(entry: Issued, perfect_coalescing: bool) -> (u64, u64) {
         }
         n => (n, missed),
     }
+}
+
+/// Cycles a global access holds the load/store path: one L1 wavefront per 128-byte line it
+/// touches (the emulator's count), or as many as its sectors perfectly coalesced need; at
+/// least one.
+fn l1_wavefronts(entry: Issued, sectors: u64, perfect_coalescing: bool) -> u64 {
+    let lines = if perfect_coalescing || entry.l1_wavefronts == 0 {
+        sectors.div_ceil(SECTORS_PER_LINE)
+    } else {
+        u64::from(entry.l1_wavefronts)
+    };
+    lines.max(1)
 }
 
 /// Wavefronts a shared access takes (at least one), or would take without bank conflicts.

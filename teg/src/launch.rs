@@ -14,10 +14,12 @@
 //!
 //! **GPU-wide limits.** The block dispatcher starts `launch_rate` blocks a second across the
 //! GPU, so one SM receives a block no more often than every `active SMs × clock /
-//! launch_rate` cycles. DRAM sustains `efficiency ×` eq. 4.7's bandwidth: it sets each SM's
-//! `C_mem = efficiency × bandwidth × global latency / (SMs × 32 B × clock)` (seed 002, section
-//! 3.2.4, in 32-byte sectors) and bounds the launch from below by its DRAM bytes (L1 and L2
-//! hits left out, see [`dram_fraction`]) over that bandwidth. Time = launch overhead + cycles / clock.
+//! launch_rate` cycles. Each SM may have `C_mem = efficiency × bandwidth × global latency /
+//! (SMs × 32 B × clock)` DRAM requests in flight (seed 002, section 3.2.4, in 32-byte
+//! sectors), which holds a streaming kernel near `efficiency ×` eq. 4.7's bandwidth; the launch
+//! takes at least its DRAM bytes (L1 and L2 hits left out, 64-byte pairs counted whole, see
+//! [`dram_fraction`]) over eq. 4.7's bandwidth itself, since reads of whole pairs for half
+//! their bytes sustain more than a stream does. Time = launch overhead + cycles / clock.
 
 use crate::arch::ArchParams;
 use crate::engine::{self, Block, SmConfig, SmRun};
@@ -26,10 +28,11 @@ use crate::program::ops;
 use hetsim_kernel::analysis::estimated_registers;
 use hetsim_kernel::arch::Arch;
 use hetsim_kernel::cfg::Cfg;
-use hetsim_kernel::emulate::{block_streams, launch_shape, reuse, Launch, Reuse};
+use hetsim_kernel::emulate::{block_streams, launch_shape, traffic, Launch, Traffic};
 use hetsim_kernel::latency::LatencyTable;
 use hetsim_kernel::sass::Kernel;
 use hetsim_models::catalog::{self, Component, ComponentKind};
+use hetsim_models::hierarchy;
 use hetsim_models::occupancy;
 use hetsim_models::params::{ParamReader, Params};
 use serde::Serialize;
@@ -42,11 +45,13 @@ pub struct Gpu {
     /// Peak DRAM bandwidth, bytes a second (eq. 4.7 before the SM/clock split).
     pub bandwidth: f64,
     pub compute_capability: String,
+    /// `L2Size` [bytes] where the component gives it; else the architecture file's.
+    pub l2_size: Option<f64>,
 }
 
 impl Gpu {
     /// From a GPU component's attributes: `SMs`, `SMCoreClock` [MHz], `memoryClock` [MHz],
-    /// `busWidth` [bits], `dataRate`, `computeCapability`.
+    /// `busWidth` [bits], `dataRate`, `computeCapability`, and `L2Size` [bytes] if given.
     pub fn from_params(params: &Params) -> std::result::Result<Gpu, hetsim_models::params::ParamError> {
         let mut r = ParamReader::new(params.clone());
         let sms = r.positive("SMs")?;
@@ -60,6 +65,7 @@ impl Gpu {
             clock_hz: clock * 1e6,
             bandwidth: memory_clock * 1e6 * bus / 8.0 * rate,
             compute_capability,
+            l2_size: r.optional_positive(hierarchy::keys::L2_SIZE)?,
         })
     }
 
@@ -187,9 +193,11 @@ pub fn plan(p: &Prepared, launch: &Launch, gpu: &Gpu, options: &Options) -> Resu
     let on_busiest = blocks.div_ceil(u64::from(active_sms));
     let sample = sample_positions(on_busiest, options.max_blocks.max(4 * resident as usize));
     let ids: Vec<u64> = sample.iter().map(|&k| k * u64::from(active_sms)).collect();
-    let dram_fraction = if p.params.memory.l2_bytes > 0.0 {
-        let r = reuse(p.kernel, &p.cfg, p.arch, &p.table, launch)?;
-        Some(dram_fraction(&r, blocks, p.params.memory.l2_bytes))
+    let l2_size = gpu.l2_size.unwrap_or(p.params.memory.l2_bytes);
+    let dram_fraction = if l2_size > 0.0 {
+        let r = traffic(p.kernel, &p.cfg, p.arch, &p.table, launch)?;
+        let wave = f64::from(active_sms) * f64::from(resident);
+        Some(dram_fraction(&r, blocks, wave, l2_size))
     } else {
         None
     };
@@ -204,18 +212,19 @@ pub fn plan(p: &Prepared, launch: &Launch, gpu: &Gpu, options: &Options) -> Resu
     })
 }
 
-/// The share of L1-missing sectors that reach DRAM: the emulator's estimate for an unbounded
-/// L2, raised where the launch's distinct bytes overflow L2 (a footprint twice L2 lets half of
-/// the reuse through, as if what L2 cannot hold were evicted before its reuse).
-pub fn dram_fraction(reuse: &Reuse, blocks: u64, l2_bytes: f64) -> f64 {
-    let f = reuse.dram_fraction;
-    let footprint = f * reuse.missed_sectors_per_block * blocks as f64 * 32.0;
-    let overflow = if footprint > l2_bytes {
-        1.0 - l2_bytes / footprint
-    } else {
-        0.0
-    };
-    f + (1.0 - f) * overflow
+/// DRAM sectors per L1-missing sector: the launch's traffic ([`traffic`]) on an L2 of
+/// `l2_bytes` when `wave_blocks` blocks run at once ([`hierarchy::dram_bytes`] of
+/// [`hierarchy::wave_footprint`], the closed-form model's equations); above 1 where DRAM reads
+/// whole 64-byte pairs of which the SM asked for one sector.
+pub fn dram_fraction(traffic: &Traffic, blocks: u64, wave_blocks: f64, l2_bytes: f64) -> f64 {
+    let warp = traffic.per_warp(32.0 * traffic.requested_sectors_per_block / traffic.warps_per_block);
+    if warp.l2_bytes <= 0.0 {
+        return 1.0;
+    }
+    let warps = blocks as f64 * traffic.warps_per_block;
+    let wave = wave_blocks * traffic.warps_per_block;
+    let footprint = hierarchy::wave_footprint(warp.dram_bytes, wave, warps, warp.reuse_exponent);
+    hierarchy::dram_bytes(warp.l2_bytes, warp.dram_bytes, footprint, l2_bytes) / warp.l2_bytes
 }
 
 /// Simulates `launch` on `gpu`.
@@ -233,7 +242,7 @@ pub fn run(p: &Prepared, plan: &Plan, gpu: &Gpu, what_if: WhatIf) -> Simulation 
     let sm_cycles = scaled_cycles(&run, on_busiest, resident as usize);
     let scale = on_busiest as f64 / plan.streams.len().max(1) as f64;
     let sectors = run.sectors as f64 * scale * f64::from(plan.active_sms);
-    let bandwidth = p.params.memory.efficiency * gpu.bandwidth;
+    let bandwidth = gpu.bandwidth;
     let bandwidth_cycles = if what_if.infinite_memory_concurrency {
         0.0
     } else {
@@ -386,7 +395,6 @@ fn sm_config(params: &ArchParams, gpu: &Gpu, plan: &Plan, what_if: WhatIf) -> Sm
         },
         memory_slots: (!what_if.infinite_memory_concurrency).then(|| gpu.memory_slots(params)),
         memory_queue_cycles: params.memory.queue_cycles,
-        sectors_per_wavefront: cycles(params.memory.sectors_per_wavefront).max(1),
         perfect_coalescing: what_if.perfect_coalescing,
         conflict_free_shared: what_if.no_bank_conflicts,
         l1_latency: cycles(params.memory.l1).max(1),

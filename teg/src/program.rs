@@ -65,12 +65,6 @@ fn cycles(x: f64, min: u64) -> u64 {
     (x.round().max(0.0) as u64).max(min)
 }
 
-/// Whether `BAR` with these modifiers holds the warp until its block arrives: `BAR.ARV` only
-/// signals arrival, every other form (`SYNC`, `RED`, plain `BAR`) waits.
-fn waits_at_barrier(opcode: &str, modifiers: &[String]) -> bool {
-    opcode == "BAR" && !modifiers.iter().any(|m| m == "ARV")
-}
-
 /// The kernel's instructions for `params`.
 pub fn ops(kernel: &Kernel, arch: Arch, params: &ArchParams) -> Vec<Op> {
     kernel
@@ -98,7 +92,7 @@ pub fn ops(kernel: &Kernel, arch: Arch, params: &ArchParams) -> Vec<Op> {
                 reads: slots(regs::reads(ins)),
                 writes: slots(regs::writes(ins)),
                 control: ins.control,
-                barrier: waits_at_barrier(&ins.opcode, &ins.modifiers),
+                barrier: ins.waits_at_barrier(),
             }
         })
         .collect()

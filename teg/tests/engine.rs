@@ -44,7 +44,6 @@ fn config(schedulers: usize, resident_blocks: usize, memory_slots: Option<usize>
         dispatch_interval: 0,
         memory_slots,
         memory_queue_cycles: 0.0,
-        sectors_per_wavefront: 4,
         perfect_coalescing: false,
         conflict_free_shared: false,
         l1_latency: 38,
@@ -62,6 +61,7 @@ fn issued(instruction: u32) -> Issued {
         sectors: 0,
         coalesced_sectors: 0,
         missed_sectors: 0,
+        l1_wavefronts: 0,
         wavefronts: 0,
         conflict_free_wavefronts: 0,
     }

@@ -2,7 +2,7 @@
 //! (kernel/tests/sass, compiled for sm_90) and on hand-written listings.
 
 use hetsim_kernel::arch::Arch;
-use hetsim_kernel::emulate::{block_streams, reuse, Arg, Issued, Launch, Reuse};
+use hetsim_kernel::emulate::{block_streams, traffic, Issued, Launch, Traffic};
 use hetsim_kernel::sass::{parse, Kernel, Listing};
 use hetsim_teg::{simulate_with_bottlenecks, Gpu, Options, Prepared};
 
@@ -20,15 +20,6 @@ fn sm90(body: &[&str]) -> Listing {
     parse(&text).expect("parses")
 }
 
-fn launch(grid: [u32; 2], block: [u32; 2], args: &[Option<i64>]) -> Launch {
-    Launch {
-        grid: [grid[0], grid[1], 1],
-        block: [block[0], block[1], 1],
-        args: args.iter().map(|a| a.map_or(Arg::Pointer, Arg::Int)).collect(),
-        dynamic_shared: 0,
-    }
-}
-
 fn hopper(kernel: &Kernel) -> Prepared<'_> {
     Prepared::new(kernel, Arch::HOPPER).expect("prepares")
 }
@@ -38,9 +29,9 @@ fn streams(kernel: &Kernel, launch: &Launch, blocks: &[u64]) -> Vec<Vec<std::syn
     block_streams(kernel, &p.cfg, p.arch, &p.table, launch, blocks).expect("emulates")
 }
 
-fn reuse_of(kernel: &Kernel, launch: &Launch) -> Reuse {
+fn reuse_of(kernel: &Kernel, launch: &Launch) -> Traffic {
     let p = hopper(kernel);
-    reuse(kernel, &p.cfg, p.arch, &p.table, launch).expect("emulates")
+    traffic(kernel, &p.cfg, p.arch, &p.table, launch).expect("emulates")
 }
 
 /// The launch's time on the H100 and the share of it that bank conflicts cost.
@@ -66,7 +57,7 @@ fn strided_shared(shift: u32) -> Listing {
 
 #[test]
 fn bank_conflicts_come_from_the_lanes_addresses() {
-    let one = launch([1, 1], [32, 1], &[]);
+    let one = Launch::plane([1, 1], [32, 1], &[]);
     for (shift, wavefronts) in [(2, 1), (3, 2), (7, 32)] {
         let listing = strided_shared(shift);
         let s = streams(&listing.kernels[0], &one, &[0]);
@@ -82,7 +73,7 @@ fn bank_conflicts_come_from_the_lanes_addresses() {
     }
     // The what-if removes exactly the replays: 32-way conflicts cost most of the time.
     let listing = strided_shared(7);
-    let many = launch([132 * 8, 1], [256, 1], &[]);
+    let many = Launch::plane([132 * 8, 1], [256, 1], &[]);
     let (_, share) = bank_conflict_share(&listing.kernels[0], &many);
     assert!(share > 0.5, "{share}");
 }
@@ -92,7 +83,7 @@ fn tiled_sgemm_is_conflict_free_and_waits_at_its_barriers() {
     let listing = corpus("sgemm_tiled_sm90.sass");
     let kernel = &listing.kernels[0];
     let n = 256;
-    let l = launch([16, 16], [16, 16], &[Some(n), None, None, None]);
+    let l = Launch::plane([16, 16], [16, 16], &[Some(n), None, None, None]);
     let s = streams(kernel, &l, &[0]);
     let barriers = kernel.instructions.iter().filter(|i| i.opcode == "BAR").count();
     assert_eq!(barriers, 2, "__syncthreads() before and after the inner product");
@@ -122,7 +113,7 @@ fn a_block_loads_each_sector_once_from_beyond_l1() {
     let listing = corpus("sgemm_naive_sm90.sass");
     let kernel = &listing.kernels[0];
     let n = 256;
-    let l = launch([16, 16], [16, 16], &[Some(n), None, None, None]);
+    let l = Launch::plane([16, 16], [16, 16], &[Some(n), None, None, None]);
     let s = streams(kernel, &l, &[0]);
     let total =
         |f: fn(&Issued) -> u16| -> u64 { s[0].iter().flat_map(|w| w.iter()).map(|i| u64::from(f(i))).sum() };
@@ -142,7 +133,7 @@ fn reuse_across_blocks_follows_the_sharing() {
     let n = 1024;
     let r = reuse_of(
         &listing.kernels[0],
-        &launch([64, 64], [16, 16], &[Some(n), None, None, None]),
+        &Launch::plane([64, 64], [16, 16], &[Some(n), None, None, None]),
     );
     assert!(r.dram_fraction > 0.01 && r.dram_fraction < 0.03, "{r:?}");
     // stencil5: a 16 × 16 block misses 16 rows × 4 sectors (its 2, and the halo columns'
@@ -151,7 +142,7 @@ fn reuse_across_blocks_follows_the_sharing() {
     let listing = corpus("stencil5_sm90.sass");
     let r = reuse_of(
         &listing.kernels[0],
-        &launch([64, 64], [16, 16], &[Some(1024), Some(1024), None, None]),
+        &Launch::plane([64, 64], [16, 16], &[Some(1024), Some(1024), None, None]),
     );
     assert!((r.missed_sectors_per_block - 100.0).abs() <= 1.0, "{r:?}");
     assert!((r.dram_fraction - 0.64).abs() < 0.05, "{r:?}");
@@ -159,7 +150,7 @@ fn reuse_across_blocks_follows_the_sharing() {
     let listing = corpus("strided_sm90.sass");
     let r = reuse_of(
         &listing.kernels[0],
-        &launch([4096, 1], [256, 1], &[Some(1 << 20), Some(2), None, None]),
+        &Launch::plane([4096, 1], [256, 1], &[Some(1 << 20), Some(2), None, None]),
     );
     assert!((r.dram_fraction - 1.0).abs() < 1e-9, "{r:?}");
 }

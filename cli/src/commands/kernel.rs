@@ -240,6 +240,17 @@ fn table(r: &Report) -> String {
     }
     out += &format!("  global bytes   {}\n", r.gmem_bytes_per_warp);
     out += &format!("  latency bound  {} cycles\n", r.latency_bound);
+    if let Some(m) = &r.memory {
+        out += "memory hierarchy per warp (gpu-queueing's kernel_params keys; docs/MODELS.md)\n";
+        out += &format!("  L1Wavefronts          {:.3}\n", m.l1_wavefronts);
+        out += &format!("  L2BytesTransferred    {:.3}\n", m.l2_bytes);
+        out += &format!(
+            "  DRAMBytesTransferred  {:.3}  (if L2 holds what the launch touches)\n",
+            m.dram_bytes
+        );
+        out += &format!("  sharedWavefronts      {:.3}\n", m.shared_wavefronts);
+        out += &format!("  barriers              {:.3}\n", m.barriers);
+    }
     if let Some(regs) = r.registers {
         out += &format!("registers     {regs} per thread (estimated from the listing)\n");
     }

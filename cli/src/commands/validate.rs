@@ -19,6 +19,7 @@ pub fn run(args: ValidateArgs) -> Result<()> {
             "cross-validation (each group held out)\n\n{}",
             table(&v.cross_validation)
         );
+        println!("kernel families\n\n{}", table(&v.families));
         println!(
             "error bars (90 % intervals)\n\n{}",
             coverage::table(&v.error_bars)
@@ -27,6 +28,7 @@ pub fn run(args: ValidateArgs) -> Result<()> {
     let missed: Vec<&str> = v
         .checks
         .iter()
+        .chain(&v.families)
         .filter(|c| !c.pass)
         .map(|c| c.name.as_str())
         .chain(v.error_bars.iter().filter(|c| !c.pass).map(|c| c.name.as_str()))

@@ -1,8 +1,14 @@
 //! Memory traffic of one warp-wide access: the 32-byte sectors a global access touches, the
 //! wavefronts a shared access takes through the banks.
 
+use std::collections::HashSet;
+
 /// Bytes of an L2 sector, the unit global memory moves.
 pub const SECTOR: u64 = 32;
+
+/// Sectors of a 128-byte cache line: L1 looks up one line a cycle, so a global access takes
+/// one L1 wavefront per distinct line its sectors lie in.
+pub const SECTORS_PER_LINE: u64 = 4;
 
 /// Shared memory's banks, each 4 bytes wide; one wavefront reads one word from each.
 pub const BANKS: u64 = 32;
@@ -23,10 +29,31 @@ pub fn sectors(addresses: &[u64], bytes: u32) -> Vec<u64> {
     sectors
 }
 
+/// The distinct 128-byte lines of `sectors` (in increasing order, as [`sectors`] gives them):
+/// the L1 wavefronts of the access, but for wide loads, which take at least one per register
+/// returned. A coalesced float access takes 1; lanes 128 bytes apart, 32.
+pub fn lines(sectors: &[u64]) -> u64 {
+    let mut previous = None;
+    sectors
+        .iter()
+        .filter(|&&s| {
+            let line = s / SECTORS_PER_LINE;
+            let new = previous != Some(line);
+            previous = Some(line);
+            new
+        })
+        .count() as u64
+}
+
 /// Wavefronts a shared-memory access takes: the most distinct 4-byte words any one bank must
-/// deliver (lanes reading the same word share it, a broadcast). A conflict-free 4-byte access
-/// takes 1; a 16-byte one, 4; 32 lanes striding by 32 words, 32.
+/// deliver (lanes reading the same word share it, a broadcast), and at least one per 4-byte
+/// register each lane receives, since the data path returns 128 bytes, one register of the
+/// warp, a cycle (so a 16-byte load takes 4 even when its lanes share two addresses). A
+/// conflict-free 4-byte access takes 1; a 16-byte one, 4; 32 lanes striding by 32 words, 32.
 pub fn bank_wavefronts(addresses: &[u64], bytes: u32) -> u64 {
+    if addresses.is_empty() {
+        return 0;
+    }
     let words_per_lane = u64::from(bytes.max(4) / 4);
     let mut words: Vec<u64> = addresses
         .iter()
@@ -38,14 +65,61 @@ pub fn bank_wavefronts(addresses: &[u64], bytes: u32) -> u64 {
     for w in words {
         per_bank[(w % BANKS) as usize] += 1;
     }
-    per_bank.into_iter().max().unwrap_or(0)
+    per_bank.into_iter().max().unwrap_or(0).max(words_per_lane)
 }
 
 /// Wavefronts the same access would take without bank conflicts: its bytes over the banks'
-/// width, and never more than it takes (broadcasts can do better).
+/// width, at least one per register a lane receives, and never more than it takes
+/// (broadcasts can do better).
 pub fn conflict_free_wavefronts(lanes: u32, bytes: u32, actual: u64) -> u64 {
-    let ideal = (u64::from(lanes) * u64::from(bytes.max(4))).div_ceil(BANKS * 4);
+    let bytes = u64::from(bytes.max(4));
+    let ideal = (u64::from(lanes) * bytes).div_ceil(BANKS * 4).max(bytes / 4);
     ideal.min(actual).max(1)
+}
+
+/// The distinct sectors a run of warps touched: loaded ones as themselves, stored ones with
+/// [`STORED`] set (a sector both loaded and stored moves both ways); and the sectors of
+/// accesses whose addresses are unknown.
+#[derive(Debug, Default)]
+pub struct Touched {
+    sectors: HashSet<u64>,
+    unknown: u64,
+}
+
+/// Tells a stored sector from a loaded one in [`Touched`] (sectors are addresses / 32).
+const STORED: u64 = 1 << 63;
+
+impl Touched {
+    /// Adds the sectors of a load (`load`) or a store.
+    pub fn add(&mut self, sectors: &[u64], load: bool) {
+        let tag = if load { 0 } else { STORED };
+        self.sectors.extend(sectors.iter().map(|s| s | tag));
+    }
+
+    /// Adds `n` sectors whose addresses are unknown, each counted as distinct.
+    pub fn add_unknown(&mut self, n: u64) {
+        self.unknown += n;
+    }
+
+    /// The distinct sectors loaded plus the distinct sectors stored.
+    pub fn count(&self) -> u64 {
+        self.sectors.len() as u64 + self.unknown
+    }
+
+    /// The sectors DRAM moves for them: a loaded sector comes with the other half of its
+    /// 64-byte pair (DRAM's read granularity, which Nsight Compute's `dram__bytes_read` shows
+    /// on the H100: 64 bytes per float read at a 128-byte stride), a stored one alone (L2
+    /// writes back the sectors it holds dirty).
+    pub fn dram_sectors(&self) -> u64 {
+        let pairs: HashSet<u64> = self
+            .sectors
+            .iter()
+            .filter(|&&s| s & STORED == 0)
+            .map(|&s| s / 2)
+            .collect();
+        let stored = self.sectors.iter().filter(|&&s| s & STORED != 0).count() as u64;
+        2 * pairs.len() as u64 + stored + self.unknown
+    }
 }
 
 /// Bytes moved when the addresses are unknown: `lanes` accesses of `bytes`, taken as fully
@@ -91,6 +165,16 @@ mod tests {
     }
 
     #[test]
+    fn l1_wavefronts_are_the_lines_touched() {
+        let l = |stride, bytes| lines(&sectors(&strided(1 << 40, stride, bytes, 32), bytes));
+        assert_eq!((l(1, 4), l(2, 4), l(4, 4), l(8, 4), l(32, 4)), (1, 2, 4, 8, 32));
+        assert_eq!((l(1, 8), l(1, 16)), (2, 4));
+        // sgemm_naive's A[row·N + k]: two rows of a warp, two lines; B's 16 columns, one.
+        assert_eq!(lines(&sectors(&[0x1000, 0x1000 + 1024], 4)), 2);
+        assert_eq!(lines(&[]), 0);
+    }
+
+    #[test]
     fn bank_conflicts() {
         let w = |stride, bytes| bank_wavefronts(&strided(0x400, stride, bytes, 32), bytes);
         // sgemm_tiled's `As[ty][k]`: one word for the warp's lanes of a row, a broadcast.
@@ -100,9 +184,12 @@ mod tests {
             (1, 2, 16, 32, 1)
         );
         assert_eq!((w(1, 8), w(1, 16)), (2, 4));
-        assert_eq!(conflict_free_wavefronts(32, 4, 32), 1);
+        // A 16-byte broadcast (sgemm_tiled's LDS.128 of As[ty][k..k+3], two addresses) still
+        // returns four registers: 4, none of them a conflict.
+        assert_eq!(bank_wavefronts(&[0x400, 0x440], 16), 4);
         assert_eq!(conflict_free_wavefronts(32, 16, 4), 4);
-        assert_eq!(conflict_free_wavefronts(32, 16, 1), 1);
+        assert_eq!(conflict_free_wavefronts(32, 4, 32), 1);
+        assert_eq!(conflict_free_wavefronts(8, 16, 4), 4);
         assert_eq!(bank_wavefronts(&[], 4), 0);
     }
 

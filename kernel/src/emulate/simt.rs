@@ -4,7 +4,10 @@
 use super::decode::Access;
 use super::decode::{Decoded, Decoder, Kind, Reg};
 use super::launch::{ConstBank, WarpPlace};
-use super::memory::{bank_wavefronts, coalesced_bytes, conflict_free_wavefronts, sectors, SECTOR};
+use super::memory::{
+    bank_wavefronts, coalesced_bytes, conflict_free_wavefronts, lines, sectors, Touched, SECTOR,
+    SECTORS_PER_LINE,
+};
 use super::warp::{Step, Warp, NEVER_WRITTEN};
 use super::Unresolved;
 use crate::arch::{memory_space, pipe, Arch, Pipe, Space};
@@ -55,23 +58,13 @@ pub struct Issued {
     /// Of `sectors`, those that leave the SM: a load's sectors its block had not loaded before
     /// (see [`Program::start_block`]); every sector of a store or atomic.
     pub missed_sectors: u16,
+    /// L1 wavefronts of a global access: the distinct 128-byte lines it touches.
+    pub l1_wavefronts: u8,
     /// Wavefronts a shared access takes through the banks; 0 for any other instruction.
     pub wavefronts: u8,
     /// Wavefronts it would take without bank conflicts.
     pub conflict_free_wavefronts: u8,
 }
-
-/// The distinct sectors a run of warps touched: loaded ones as themselves, stored ones with
-/// [`STORED`] set (a sector both loaded and stored moves both ways); and the sectors of
-/// accesses whose addresses are unknown.
-#[derive(Debug, Default)]
-pub struct Touched {
-    sectors: HashSet<u64>,
-    unknown: u64,
-}
-
-/// Tells a stored sector from a loaded one in [`Touched`] (sectors are addresses / 32).
-const STORED: u64 = 1 << 63;
 
 /// What one access moves: the fields of [`Issued`] beyond the instruction and its lanes.
 #[derive(Debug, Clone, Copy, Default)]
@@ -79,6 +72,7 @@ struct Traffic {
     sectors: u64,
     coalesced_sectors: u64,
     missed_sectors: u64,
+    l1_wavefronts: u64,
     wavefronts: u64,
     conflict_free_wavefronts: u64,
 }
@@ -322,6 +316,7 @@ impl<'a> Program<'a> {
                 sectors: narrow(traffic.sectors),
                 coalesced_sectors: narrow(traffic.coalesced_sectors),
                 missed_sectors: narrow(traffic.missed_sectors),
+                l1_wavefronts: u8::try_from(traffic.l1_wavefronts).unwrap_or(u8::MAX),
                 wavefronts: u8::try_from(traffic.wavefronts).unwrap_or(u8::MAX),
                 conflict_free_wavefronts: u8::try_from(traffic.conflict_free_wavefronts).unwrap_or(u8::MAX),
             });
@@ -339,9 +334,12 @@ impl<'a> Program<'a> {
     /// [`Program::count_touched`]; an access whose addresses are unknown counts its sectors as
     /// distinct.
     pub fn touched(&self) -> u64 {
-        self.touched
-            .as_ref()
-            .map_or(0, |t| t.sectors.len() as u64 + t.unknown)
+        self.touched.as_ref().map_or(0, Touched::count)
+    }
+
+    /// The sectors DRAM moves for [`Program::touched`]'s sectors ([`Touched::dram_sectors`]).
+    pub fn touched_dram_sectors(&self) -> u64 {
+        self.touched.as_ref().map_or(0, Touched::dram_sectors)
     }
 
     /// Starts a new block for the hit/miss split of global loads: from now on, a load's sectors
@@ -545,22 +543,24 @@ fn traffic(
     let Some(addresses) = addresses else {
         tally.unknown_address_accesses += 1;
         if let Some((all, _)) = touched {
-            all.unknown += coalesced;
+            all.add_unknown(coalesced);
         }
         tally.gmem_bytes += coalesced * SECTOR;
         return Traffic {
             sectors: coalesced,
             coalesced_sectors: coalesced,
             missed_sectors: coalesced,
+            l1_wavefronts: coalesced.div_ceil(SECTORS_PER_LINE),
             ..Traffic::default()
         };
     };
     let list = sectors(&addresses, access.bytes);
     let n = list.len() as u64;
+    // One wavefront per line, and one per register the data path returns (as for shared).
+    let l1_wavefronts = lines(&list).max(u64::from(access.bytes.max(4) / 4));
     tally.gmem_bytes += n * SECTOR;
     if let Some((all, load)) = touched {
-        let tag = if load { 0 } else { STORED };
-        all.sectors.extend(list.iter().map(|s| s | tag));
+        all.add(&list, load);
     }
     let missed = match block_loads {
         Some(loads) => list.into_iter().filter(|&s| loads.insert(s)).count() as u64,
@@ -570,6 +570,7 @@ fn traffic(
         sectors: n,
         coalesced_sectors: coalesced,
         missed_sectors: missed,
+        l1_wavefronts,
         ..Traffic::default()
     }
 }

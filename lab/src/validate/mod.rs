@@ -11,12 +11,14 @@ use hetsim_scripting::{default_labels, RunOptions, RunReport};
 use hetsim_system::{load as load_system, System, Variable};
 use serde::Serialize;
 
+use crate::benchset::BenchSet;
 use crate::files::read_text;
 use crate::gpu::{folds, groups, samples};
 use crate::measurements::{KernelRun, Measurements};
 use crate::saxpy2;
 
 pub mod coverage;
+mod families;
 mod report;
 use coverage::Coverage;
 
@@ -38,10 +40,30 @@ impl Point {
     }
 }
 
+/// Whether the points of a check were used to fit what predicts them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Basis {
+    /// Something that predicts these points was fitted on them.
+    InSample,
+    /// Nothing that predicts these points was fitted on them.
+    HeldOut,
+}
+
+impl Basis {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::InSample => "in-sample",
+            Basis::HeldOut => "held-out",
+        }
+    }
+}
+
 /// The error of one group of points against its target.
 #[derive(Clone, Debug, Serialize)]
 pub struct Check {
     pub name: String,
+    pub basis: Basis,
     pub points: usize,
     pub mape: f64,
     pub worst: f64,
@@ -52,7 +74,7 @@ pub struct Check {
     pub pass: bool,
 }
 
-fn check(name: &str, points: &[Point], target_mape: f64, target_worst: f64) -> Check {
+fn check(name: &str, basis: Basis, points: &[Point], target_mape: f64, target_worst: f64) -> Check {
     let errs: Vec<f64> = points.iter().map(|p| p.error().abs()).collect();
     let mape = errs.iter().sum::<f64>() / errs.len().max(1) as f64;
     let (worst, worst_at) = points
@@ -67,6 +89,7 @@ fn check(name: &str, points: &[Point], target_mape: f64, target_worst: f64) -> C
         });
     Check {
         name: name.to_owned(),
+        basis,
         points: points.len(),
         mape,
         worst,
@@ -127,6 +150,8 @@ pub struct Validation {
     pub power: Vec<Point>,
     pub cross_validation: Vec<Check>,
     pub error_bars: Vec<Coverage>,
+    /// The benchmark sets' kernel families by GPU model.
+    pub families: Vec<Check>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -213,7 +238,7 @@ fn teg_checks(m: &Measurements) -> Result<Vec<Check>> {
     ] {
         let teg = points(file)?;
         if !teg.is_empty() {
-            checks.push(check(name, &teg, 0.08, 0.25));
+            checks.push(check(name, Basis::InSample, &teg, 0.08, 0.25));
         }
     }
     Ok(checks)
@@ -364,7 +389,13 @@ fn cross_validation(m: &Measurements) -> Result<(Vec<Check>, Coverage)> {
         } else {
             f64::INFINITY
         };
-        let mut c = check(&format!("{group} held out"), &points, target, f64::INFINITY);
+        let mut c = check(
+            &format!("{group} held out"),
+            Basis::HeldOut,
+            &points,
+            target,
+            f64::INFINITY,
+        );
         c.worst_at.clear();
         checks.push(c);
         if let Some(bars) = error_bars(others) {
@@ -402,14 +433,21 @@ pub fn validate(data: &Path, app: &Path, system: &Path) -> Result<Validation> {
             .collect()
     };
     let mut checks = vec![
-        check("sweep.csv (kernel)", &points(&sweep), 0.08, 0.25),
-        check("occupancy_block256.csv (kernel)", &points(&occupancy), 0.08, 0.25),
+        check("sweep.csv (kernel)", Basis::InSample, &points(&sweep), 0.08, 0.25),
+        check(
+            "occupancy_block256.csv (kernel)",
+            Basis::InSample,
+            &points(&occupancy),
+            0.08,
+            0.25,
+        ),
     ];
     checks.extend(teg_checks(&m)?);
     let heldout = heldout_points(&m)?;
     if !heldout.is_empty() {
         checks.push(check(
             "heldout_times.csv (kernels, TEG)",
+            Basis::HeldOut,
             &heldout,
             0.15,
             f64::INFINITY,
@@ -419,12 +457,14 @@ pub fn validate(data: &Path, app: &Path, system: &Path) -> Result<Validation> {
         for direction in ["HostToDevice", "DeviceToHost"] {
             checks.push(check(
                 &format!("transfers.csv {direction} pinned ≥ 1 MiB"),
+                Basis::InSample,
                 &copies(direction, "pinned"),
                 0.05,
                 f64::INFINITY,
             ));
             checks.push(check(
                 &format!("transfers.csv {direction} pageable ≥ 1 MiB"),
+                Basis::InSample,
                 &copies(direction, "pageable"),
                 0.10,
                 f64::INFINITY,
@@ -432,7 +472,17 @@ pub fn validate(data: &Path, app: &Path, system: &Path) -> Result<Validation> {
         }
     }
     if !power.is_empty() {
-        checks.push(check("power.csv (steady board power)", &power, 0.10, 0.10));
+        checks.push(check(
+            "power.csv (steady board power)",
+            Basis::InSample,
+            &power,
+            0.10,
+            0.10,
+        ));
+    }
+    let mut family_checks = Vec::new();
+    for set in BenchSet::in_folder(data)? {
+        family_checks.extend(families::checks(&set, &families::predict(&set)?));
     }
     let (cross_validation, held_out) = cross_validation(&m)?;
     let all_copies = |memory: &'static str| {
@@ -468,6 +518,7 @@ pub fn validate(data: &Path, app: &Path, system: &Path) -> Result<Validation> {
         power,
         cross_validation,
         error_bars,
+        families: family_checks,
     })
 }
 
@@ -532,7 +583,7 @@ mod tests {
         // Timed at exactly what TEG predicts, the check's error is 0.
         let exact = heldout_folder([points[0].predicted, points[1].predicted]);
         let again = heldout_points(&Measurements::read(&exact).expect("reads")).expect("predicts");
-        let c = check("held out", &again, 0.15, f64::INFINITY);
+        let c = check("held out", Basis::HeldOut, &again, 0.15, f64::INFINITY);
         assert!(c.pass && c.mape < 1e-6, "{c:?}");
         std::fs::remove_dir_all(&dir).ok();
         std::fs::remove_dir_all(&exact).ok();

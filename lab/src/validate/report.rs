@@ -23,7 +23,9 @@ fn fill(template: &str, parts: &[(&str, String)]) -> String {
 
 /// The checks as a Markdown table.
 pub fn table(checks: &[Check]) -> String {
-    let mut s = String::from("| what | points | MAPE | worst | target | |\n|---|---:|---:|---:|---|---|\n");
+    let mut s = String::from(
+        "| what | basis | points | MAPE | worst | target | |\n|---|---|---:|---:|---:|---|---|\n",
+    );
     for c in checks {
         let target = if !c.target_mape.is_finite() {
             "(reported)".to_owned()
@@ -38,8 +40,9 @@ pub fn table(checks: &[Check]) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             c.name,
+            c.basis.as_str(),
             c.points,
             percent(c.mape),
             percent(c.worst),
@@ -217,6 +220,7 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
             ("report", path.display().to_string()),
             ("targets", table(&v.checks)),
             ("cross_validation", table(&v.cross_validation)),
+            ("families", table(&v.families)),
             ("error_bars", coverage::table(&v.error_bars)),
             ("figures", figure_links),
             ("power", power),
@@ -237,6 +241,7 @@ mod tests {
             "report",
             "targets",
             "cross_validation",
+            "families",
             "error_bars",
             "figures",
             "power",

@@ -1,0 +1,232 @@
+//! A launch's traffic through the memory hierarchy, measured once on emulated blocks: the
+//! sectors its global accesses request from L1, those that miss there and go on to L2, those
+//! that DRAM must move when L2 holds everything the launch touches, the wavefronts of its
+//! shared accesses, and its block barriers. Both kernel-time models take their memory
+//! traffic from here: the closed-form `gpu-queueing` model through `kernel_params` (its
+//! `L2BytesTransferred`, `DRAMBytesTransferred`, `sharedWavefronts` and `barriers`) and TEG,
+//! whose issue engine replays the same blocks. L2's capacity is the device's, so it is
+//! weighed in by `hetsim_models::hierarchy`, not here.
+//!
+//! - **L1.** Within a block the warps run nearly in step, so whichever warp loads a sector
+//!   first misses and the others hit; blocks resident together share little, so nothing
+//!   carries over from block to block ([`Program::start_block`]). Stores always leave the SM.
+//! - **L2** (unbounded). Of the sectors blocks miss in L1, only the distinct ones of the
+//!   launch reach DRAM. Sharing between blocks makes that share fall with the blocks counted,
+//!   as a power of their number (a naive SGEMM's row and column reuse halves it for each
+//!   doubling of a square tile's side; a stencil's halo leaves it flat), so it is measured on
+//!   two corner tiles of the grid and extrapolated to the whole grid as that power law, its
+//!   exponent clamped to [−1, 0].
+//! - **DRAM.** A loaded sector is read with the other half of its 64-byte pair
+//!   ([`Program::touched_dram_sectors`]).
+
+use super::simt::{Issued, Program};
+use super::{checked_launch, run_block, Launch, LIMITS};
+use crate::arch::Arch;
+use crate::cfg::Cfg;
+use crate::error::Result;
+use crate::latency::LatencyTable;
+use crate::sass::Kernel;
+use serde::Serialize;
+
+/// Warps [`traffic`] emulates at most.
+const TILE_WARPS: u64 = 512;
+
+/// Warp instructions [`traffic`] emulates at most, beyond the first block and the smallest
+/// tiles (2 × 2 blocks, or 4 in a row).
+const TILE_INSTRUCTIONS: u64 = 1 << 19;
+
+/// A launch's memory traffic per block, from the blocks [`traffic`] emulates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Traffic {
+    pub warps_per_block: f64,
+    /// Sectors the block's global accesses request (L1's requests).
+    pub requested_sectors_per_block: f64,
+    /// Sectors the block misses in L1 (its distinct loaded sectors plus every stored one):
+    /// L2's requests.
+    pub missed_sectors_per_block: f64,
+    /// Distinct sectors the launch touches over the sectors its blocks miss in L1: the share
+    /// of L1 misses that an unbounded L2 sends on to DRAM, where the rest hit.
+    pub dram_fraction: f64,
+    /// DRAM sectors per distinct sector (1 to 2): loads read whole 64-byte pairs.
+    pub dram_granularity: f64,
+    /// How the share of L1 misses that are the launch's distinct sectors falls with the blocks
+    /// counted: `dram_fraction(n) ∝ n^reuse_exponent`, from −1 (every block shares with every
+    /// other) to 0 (no sharing beyond neighbours).
+    pub reuse_exponent: f64,
+    /// L1 wavefronts of the block's global accesses: the distinct 128-byte lines of each.
+    pub l1_wavefronts_per_block: f64,
+    /// Wavefronts of the block's shared accesses (bank conflicts replay).
+    pub shared_wavefronts_per_block: f64,
+    /// The same without bank conflicts.
+    pub conflict_free_wavefronts_per_block: f64,
+    /// Block barriers the block's warps wait at, summed over its warps.
+    pub barriers_per_block: f64,
+}
+
+/// One warp's share of a launch's traffic, in the units the models take.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WarpTraffic {
+    /// Bytes requested from L1 (the thesis's `GMEMBytesTransferred`).
+    pub requested_bytes: f64,
+    /// Bytes that miss in L1 and are requested from L2.
+    pub l2_bytes: f64,
+    /// Bytes DRAM moves if L2 keeps everything the launch touches (its compulsory traffic).
+    pub dram_bytes: f64,
+    /// [`Traffic::reuse_exponent`]: how much of the launch's reuse spans more blocks than
+    /// run at once (`hetsim_models::hierarchy::wave_footprint`).
+    pub reuse_exponent: f64,
+    /// L1 wavefronts of its global accesses (one per 128-byte line an access touches).
+    pub l1_wavefronts: f64,
+    pub shared_wavefronts: f64,
+    pub barriers: f64,
+}
+
+impl Traffic {
+    /// The share of requested sectors that miss in L1.
+    pub fn l1_miss_ratio(&self) -> f64 {
+        if self.requested_sectors_per_block > 0.0 {
+            (self.missed_sectors_per_block / self.requested_sectors_per_block).min(1.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// A warp's share, given the bytes a warp requests on average over the whole launch (the
+    /// emulation's `gmem_bytes`, which covers every warp, where the tiles cover a corner).
+    pub fn per_warp(&self, requested_bytes: f64) -> WarpTraffic {
+        let l2_bytes = requested_bytes * self.l1_miss_ratio();
+        let per_warp = |x: f64| x / self.warps_per_block.max(1.0);
+        WarpTraffic {
+            requested_bytes,
+            l2_bytes,
+            dram_bytes: l2_bytes * self.dram_fraction * self.dram_granularity,
+            reuse_exponent: self.reuse_exponent,
+            l1_wavefronts: per_warp(self.l1_wavefronts_per_block),
+            shared_wavefronts: per_warp(self.shared_wavefronts_per_block),
+            barriers: per_warp(self.barriers_per_block),
+        }
+    }
+}
+
+/// Sums over the blocks emulated so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    requested: f64,
+    missed: f64,
+    lines: f64,
+    wavefronts: f64,
+    conflict_free: f64,
+    barriers: f64,
+    distinct: f64,
+    dram: f64,
+}
+
+impl Tally {
+    /// Adds a block's warps' streams; returns its warp instructions.
+    fn add(&mut self, kernel: &Kernel, block: Vec<Vec<Issued>>) -> u64 {
+        let mut instructions = 0;
+        for trace in block {
+            instructions += trace.len() as u64;
+            for i in &trace {
+                self.requested += f64::from(i.sectors);
+                self.missed += f64::from(i.missed_sectors);
+                self.lines += f64::from(i.l1_wavefronts);
+                self.wavefronts += f64::from(i.wavefronts);
+                self.conflict_free += f64::from(i.conflict_free_wavefronts);
+                if kernel.instructions[i.instruction as usize].waits_at_barrier() {
+                    self.barriers += 1.0;
+                }
+            }
+        }
+        instructions
+    }
+}
+
+/// Measures [`Traffic`] on two corner tiles of the grid, the larger with four times the
+/// blocks: up to 8 × 8 blocks, or 32 in a row for a one-dimensional grid, and fewer where the
+/// blocks are large or long, so that the tiles cost at most [`TILE_WARPS`] warps and
+/// [`TILE_INSTRUCTIONS`] warp instructions (the first block, emulated first, tells).
+pub fn traffic(
+    kernel: &Kernel,
+    cfg: &Cfg,
+    arch: Arch,
+    table: &LatencyTable,
+    launch: &Launch,
+) -> Result<Traffic> {
+    let (geometry, bank) = checked_launch(kernel, arch, launch)?;
+    let per_block = u64::from(geometry.warps_per_block);
+    let [gx, gy, _] = geometry.grid.map(u64::from);
+    let mut program = Program::new(kernel, cfg, arch, table, &bank, LIMITS.instructions);
+    program.count_touched();
+    let mut tally = Tally::default();
+    let first_block_instructions = tally.add(kernel, run_block(&mut program, &geometry, 0)?);
+    let budget = (TILE_WARPS / per_block)
+        .min(TILE_INSTRUCTIONS / first_block_instructions.max(1))
+        .max(4);
+    let (small, large) = if gy > 1 {
+        let side = ((budget as f64).sqrt() as u64).clamp(2, 8);
+        ([gx.min(side / 2), gy.min(side / 2)], [gx.min(side), gy.min(side)])
+    } else {
+        let row = budget.min(32);
+        ([gx.min(row / 4).max(1), 1], [gx.min(row), 1])
+    };
+    let in_small = |x: u64, y: u64| x < small[0] && y < small[1];
+    // The small tile's blocks first, so that both tiles are prefixes of one sequence; block
+    // 0 leads both and has run.
+    let mut order: Vec<u64> = Vec::new();
+    for first in [true, false] {
+        for y in 0..large[1] {
+            for x in (0..large[0]).filter(|&x| in_small(x, y) == first) {
+                order.push(x + y * gx);
+            }
+        }
+    }
+    let n_small = (small[0] * small[1]) as usize;
+    let mut small_tile = Tally {
+        distinct: program.touched() as f64,
+        ..tally
+    };
+    for (k, &b) in order.iter().enumerate().skip(1) {
+        tally.add(kernel, run_block(&mut program, &geometry, b)?);
+        if k + 1 == n_small {
+            small_tile = Tally {
+                distinct: program.touched() as f64,
+                ..tally
+            };
+        }
+    }
+    tally.distinct = program.touched() as f64;
+    tally.dram = program.touched_dram_sectors() as f64;
+    let fraction = |t: &Tally| {
+        if t.missed > 0.0 {
+            (t.distinct / t.missed).min(1.0)
+        } else {
+            1.0
+        }
+    };
+    let blocks = (geometry.warps / per_block) as f64;
+    let n = [n_small as f64, order.len() as f64];
+    let (f_small, f_large) = (fraction(&small_tile), fraction(&tally));
+    let exponent = if n[1] > n[0] && f_small > 0.0 && f_large > 0.0 {
+        ((f_large / f_small).ln() / (n[1] / n[0]).ln()).clamp(-1.0, 0.0)
+    } else {
+        0.0
+    };
+    let per = |x: f64| x / n[1].max(1.0);
+    Ok(Traffic {
+        warps_per_block: per_block as f64,
+        requested_sectors_per_block: per(tally.requested),
+        missed_sectors_per_block: per(tally.missed),
+        dram_fraction: (f_large * (blocks / n[1]).powf(exponent)).min(1.0),
+        reuse_exponent: exponent,
+        dram_granularity: if tally.distinct > 0.0 {
+            (tally.dram / tally.distinct).clamp(1.0, 2.0)
+        } else {
+            1.0
+        },
+        l1_wavefronts_per_block: per(tally.lines),
+        shared_wavefronts_per_block: per(tally.wavefronts),
+        conflict_free_wavefronts_per_block: per(tally.conflict_free),
+        barriers_per_block: per(tally.barriers),
+    })
+}

@@ -1,0 +1,128 @@
+//! The benchmark sets of a measurement folder ([`crate::benchset`]) through the application
+//! path: every launch simulated by the set's application on each of its systems (one per GPU
+//! model), scored per kernel family and model, and over all families. A family whose
+//! descriptor says what was fitted on it is in-sample; the others are held-out, since no
+//! number of either model is fitted on them.
+
+use std::collections::BTreeMap;
+
+use anyhow::{anyhow, Result};
+use hetsim_scripting::default_labels;
+use hetsim_system::{load as load_system, Variable};
+
+use super::{check, Basis, Check, Point, Simulator};
+use crate::benchset::BenchSet;
+use crate::files::read_text;
+
+/// Targets per family and over all families (MAPE), by GPU model: the closed-form model's
+/// and TEG's of the project's GPU-model issue.
+fn targets(model: &str) -> (f64, f64) {
+    match model {
+        "gpu-teg" => (0.20, 0.10),
+        _ => (0.20, 0.12),
+    }
+}
+
+/// A family's points: those its target applies to, and those outside its range.
+#[derive(Debug, Default)]
+pub struct FamilyPoints {
+    pub scored: Vec<Point>,
+    pub outside: Vec<Point>,
+}
+
+/// One set's predictions by model and family.
+pub type Predictions = BTreeMap<String, BTreeMap<String, FamilyPoints>>;
+
+/// Simulates every launch of `set` on each of its systems.
+pub fn predict(set: &BenchSet) -> Result<Predictions> {
+    let app = read_text(&set.app)?;
+    let mut out = Predictions::new();
+    for (model, path) in &set.systems {
+        let system = load_system(path).map_err(|e| anyhow!(e))?;
+        let sim = Simulator {
+            app: app.clone(),
+            origin: set.app.display().to_string(),
+            labels: default_labels(&system),
+            system,
+        };
+        let by_family = out.entry(model.clone()).or_default();
+        for launch in &set.launches {
+            let vars: Vec<(&str, Variable)> = launch
+                .variables
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.clone()))
+                .collect();
+            let report = sim
+                .run(&vars)
+                .map_err(|e| anyhow!("{}: {model}: {e}", launch.at))?;
+            let point = Point {
+                what: format!("{}: {} {}", launch.at, launch.family, launch.params),
+                measured: launch.seconds,
+                predicted: report.results.overall_time,
+                interval: report.results.overall_time_interval,
+            };
+            let family = by_family.entry(launch.family.clone()).or_default();
+            let scored = set
+                .families
+                .get(&launch.family)
+                .is_none_or(|f| f.in_range(&launch.variables));
+            if scored {
+                family.scored.push(point);
+            } else {
+                family.outside.push(point);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The checks of one set's predictions: each family by model, then the held-out families
+/// together by model.
+pub fn checks(set: &BenchSet, predictions: &Predictions) -> Vec<Check> {
+    let name = set.path.parent().and_then(|p| p.file_name()).map_or_else(
+        || "benchmark set".to_owned(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut out = Vec::new();
+    for (model, by_family) in predictions {
+        let (per_family, overall) = targets(model);
+        let mut held_out = Vec::new();
+        for (family, points) in by_family {
+            let descriptor = set.families.get(family);
+            let fitted = descriptor.and_then(|f| f.fitted.as_ref()).is_some();
+            let basis = if fitted { Basis::InSample } else { Basis::HeldOut };
+            out.push(check(
+                &format!("{name}: {family} ({model})"),
+                basis,
+                &points.scored,
+                per_family,
+                f64::INFINITY,
+            ));
+            if !points.outside.is_empty() {
+                let why = descriptor
+                    .and_then(|f| f.outside.as_deref())
+                    .unwrap_or("outside its range");
+                out.push(check(
+                    &format!("{name}: {family} ({model}), not scored: {why}"),
+                    basis,
+                    &points.outside,
+                    f64::INFINITY,
+                    f64::INFINITY,
+                ));
+            }
+            if !fitted {
+                held_out.extend(points.scored.iter().cloned());
+            }
+        }
+        if !held_out.is_empty() {
+            out.push(check(
+                &format!("{name}: every held-out family ({model})"),
+                Basis::HeldOut,
+                &held_out,
+                overall,
+                f64::INFINITY,
+            ));
+        }
+    }
+    out
+}

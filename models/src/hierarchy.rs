@@ -1,0 +1,194 @@
+//! The memory hierarchy's part in a kernel's time, shared by the closed-form `gpu-queueing`
+//! model and TEG: what a launch's traffic (measured by the kernel analyser on emulated blocks,
+//! `hetsim_kernel::emulate::traffic`) costs on one GPU.
+//!
+//! Per warp, the analyser gives the bytes requested from L1 (`GMEMBytesTransferred`), the L1
+//! wavefronts of those requests (`L1Wavefronts`, one per 128-byte line an access touches),
+//! the bytes that miss in L1 and go to L2 (`L2BytesTransferred`), the bytes DRAM must move if
+//! L2 kept everything the launch touches (`DRAMBytesTransferred`, its compulsory traffic), the
+//! shared-memory wavefronts (`sharedWavefronts`) and the block barriers (`barriers`). The GPU
+//! adds its L2 capacity and bandwidths; the equations (docs/MODELS.md, "The memory
+//! hierarchy") are:
+//!
+//! ```text
+//! footprint   F = DRAM · W · (W / warps)^e          (bytes a wave of W resident warps touches)
+//! overflow    o = max(0, 1 − L2Size / F)             (share of L2's reuse lost to eviction)
+//! dram        = DRAM + (L2 − DRAM)⁺ · o              (bytes DRAM moves per warp)
+//! D_L1        = L1Wavefronts / L1WavefrontsPerCycle + sharedWavefronts / sharedWavefrontsPerCycle
+//! D_L2        = L2 · SMs · clock / L2Bandwidth       (cycles per warp, as eq. 4.7's memory)
+//! latency    += barriers · barrierCycles
+//! ```
+//!
+//! The footprint is what L2 must hold for the reuse to happen: the distinct bytes of the
+//! blocks that run at once (a wave: every SM's resident warps), where `e = reuseExponent`
+//! (from the analyser, −1 to 0) says how the distinct bytes of `n` blocks grow slower than `n`
+//! when blocks share (a naive SGEMM's B matrix is read by every block row; a stencil's halo is
+//! its neighbours'). A footprint twice L2's capacity lets half of the reuse through, as if
+//! what L2 cannot hold were evicted before its reuse.
+
+use serde::Serialize;
+
+use crate::params::{ParamError, ParamReader};
+
+/// A GPU's memory hierarchy beyond DRAM.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hierarchy {
+    /// `L2Size` [bytes].
+    pub l2_size: f64,
+    /// `L2Bandwidth` [bytes/s], the whole GPU's.
+    pub l2_bandwidth: f64,
+    /// `L1WavefrontsPerCycle`: 128-byte lines one SM's L1 looks up a cycle.
+    pub l1_wavefronts_per_cycle: f64,
+    /// `sharedWavefrontsPerCycle`: passes through the shared-memory banks an SM makes a cycle.
+    pub shared_wavefronts_per_cycle: f64,
+    /// `barrierCycles`: from the last warp's arrival at a block barrier to its release.
+    pub barrier_cycles: f64,
+}
+
+/// Device attribute keys.
+pub mod keys {
+    pub const L2_SIZE: &str = "L2Size";
+    pub const L2_BANDWIDTH: &str = "L2Bandwidth";
+    pub const L1_WAVEFRONTS_PER_CYCLE: &str = "L1WavefrontsPerCycle";
+    pub const SHARED_WAVEFRONTS_PER_CYCLE: &str = "sharedWavefrontsPerCycle";
+    pub const BARRIER_CYCLES: &str = "barrierCycles";
+    /// Every key, for models that pass them on.
+    pub const ALL: [&str; 5] = [
+        L2_SIZE,
+        L2_BANDWIDTH,
+        L1_WAVEFRONTS_PER_CYCLE,
+        SHARED_WAVEFRONTS_PER_CYCLE,
+        BARRIER_CYCLES,
+    ];
+}
+
+impl Hierarchy {
+    /// Reads the hierarchy's attributes: all of them, or none (a GPU described only by the
+    /// thesis's attributes, whose kernels then move every requested byte to DRAM).
+    pub fn read(r: &mut ParamReader) -> Result<Option<Hierarchy>, ParamError> {
+        let Some(l2_size) = r.optional_positive(keys::L2_SIZE)? else {
+            return Ok(None);
+        };
+        Ok(Some(Hierarchy {
+            l2_size,
+            l2_bandwidth: r.positive(keys::L2_BANDWIDTH)?,
+            l1_wavefronts_per_cycle: r.positive(keys::L1_WAVEFRONTS_PER_CYCLE)?,
+            shared_wavefronts_per_cycle: r.positive(keys::SHARED_WAVEFRONTS_PER_CYCLE)?,
+            barrier_cycles: r.non_negative(keys::BARRIER_CYCLES)?,
+        }))
+    }
+}
+
+/// An architecture's hierarchy per SM and cycle, for [`Hierarchy::of`].
+struct PerSm {
+    compute_capability: &'static str,
+    l1_wavefronts_per_cycle: f64,
+    shared_wavefronts_per_cycle: f64,
+    /// L2 bytes a cycle per SM.
+    l2_bytes_per_cycle: f64,
+    barrier_cycles: f64,
+}
+
+/// Hopper: L1 and shared memory move 128 bytes a cycle per SM (one 128-byte line; 32 banks
+/// of 4 bytes), NVIDIA H100 whitepaper (2022); L2 15.3 bytes a cycle per SM, fitted (4.0 TB/s on
+/// the H100 at 132 SMs × 1980 MHz: hetsim GPU measurements, H100 SXM 80GB, 2026-11-22,
+/// kit/kernels.csv, saxpy2_l2 at intensity 1 from n = 2^21 to 2^22 floats, both L2-resident:
+/// 25.2 MB more in 6.30 µs more); barrier release 20 cycles, assumed (TEG's `blocks.barrier`).
+const ARCHITECTURES: [PerSm; 1] = [PerSm {
+    compute_capability: "9.0",
+    l1_wavefronts_per_cycle: 1.0,
+    shared_wavefronts_per_cycle: 1.0,
+    l2_bytes_per_cycle: 15.3,
+    barrier_cycles: 20.0,
+}];
+
+impl Hierarchy {
+    /// The hierarchy of a GPU of compute capability `cc` with `sms` SMs at `sm_clock_mhz` and
+    /// `l2_size` bytes of L2, where the architecture's figures are known (Hopper only; other
+    /// GPUs keep the thesis's model until measured).
+    pub fn of(cc: &str, sms: f64, sm_clock_mhz: f64, l2_size: f64) -> Option<Hierarchy> {
+        let a = ARCHITECTURES.iter().find(|a| a.compute_capability == cc)?;
+        Some(Hierarchy {
+            l2_size,
+            l2_bandwidth: a.l2_bytes_per_cycle * sms * sm_clock_mhz * 1e6,
+            l1_wavefronts_per_cycle: a.l1_wavefronts_per_cycle,
+            shared_wavefronts_per_cycle: a.shared_wavefronts_per_cycle,
+            barrier_cycles: a.barrier_cycles,
+        })
+    }
+
+    /// The device attributes, by [`keys`].
+    pub fn attributes(&self) -> [(&'static str, f64); 5] {
+        [
+            (keys::L2_SIZE, self.l2_size),
+            (keys::L2_BANDWIDTH, self.l2_bandwidth),
+            (keys::L1_WAVEFRONTS_PER_CYCLE, self.l1_wavefronts_per_cycle),
+            (
+                keys::SHARED_WAVEFRONTS_PER_CYCLE,
+                self.shared_wavefronts_per_cycle,
+            ),
+            (keys::BARRIER_CYCLES, self.barrier_cycles),
+        ]
+    }
+}
+
+/// The distinct bytes a wave of `wave_warps` warps touches, of a launch of `warps` warps that
+/// touches `dram` bytes per warp with reuse exponent `exponent`.
+pub fn wave_footprint(dram: f64, wave_warps: f64, warps: f64, exponent: f64) -> f64 {
+    let wave = wave_warps.clamp(1.0, warps.max(1.0));
+    dram * wave * (wave / warps.max(1.0)).powf(exponent.clamp(-1.0, 0.0))
+}
+
+/// Bytes DRAM moves per warp: the compulsory `dram` bytes, plus the share `o` of the L2 hits
+/// (`l2 − dram`) that a `footprint` overflowing `l2_size` evicts before their reuse.
+pub fn dram_bytes(l2: f64, dram: f64, footprint: f64, l2_size: f64) -> f64 {
+    let overflow = if footprint > l2_size {
+        1.0 - l2_size / footprint
+    } else {
+        0.0
+    };
+    dram + (l2 - dram).max(0.0) * overflow
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_footprint_within_l2_keeps_its_reuse() {
+        // A 1 MiB footprint in a 50 MiB L2: only the compulsory bytes.
+        assert_eq!(dram_bytes(4096.0, 1024.0, 1048576.0, 50.0 * 1048576.0), 1024.0);
+        // Twice L2: half of the 3 KiB of L2 hits go on to DRAM.
+        assert_eq!(
+            dram_bytes(4096.0, 1024.0, 1_024_000.0, 512_000.0),
+            1024.0 + 3072.0 * 0.5
+        );
+        // A streaming kernel has no reuse to lose; DRAM's 64-byte reads may exceed L2's bytes.
+        assert_eq!(dram_bytes(128.0, 256.0, 1e12, 1.0), 256.0);
+    }
+
+    #[test]
+    fn a_wave_touches_its_share_unless_blocks_share_beyond_it() {
+        // No sharing (a stencil, a stream): 1000 of 10⁶ warps touch 1000 × their bytes.
+        assert_eq!(wave_footprint(256.0, 1000.0, 1e6, 0.0), 256_000.0);
+        // Square-tile sharing (e = −½): a thousandth of the blocks touches √1000 times more
+        // than its share; every block sharing with every other (e = −1): the whole launch.
+        let half = wave_footprint(256.0, 1000.0, 1e6, -0.5);
+        assert!((half / (256_000.0 * 1000f64.sqrt()) - 1.0).abs() < 1e-12);
+        assert!((wave_footprint(256.0, 1000.0, 1e6, -1.0) / 256e6 - 1.0).abs() < 1e-12);
+        // A wave larger than the launch is the launch.
+        assert_eq!(wave_footprint(256.0, 1e9, 1e6, -0.5), 256e6);
+    }
+
+    proptest! {
+        #[test]
+        fn dram_lies_between_compulsory_and_every_l1_miss(
+            l2 in 0.0f64..1e6, share in 0.0f64..=1.0, footprint in 0.0f64..1e12, size in 1.0f64..1e9,
+        ) {
+            let dram = l2 * share;
+            let moved = dram_bytes(l2, dram, footprint, size);
+            prop_assert!(moved >= dram - 1e-9 && moved <= l2 + 1e-9);
+        }
+    }
+}
