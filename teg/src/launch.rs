@@ -32,9 +32,9 @@ use hetsim_kernel::emulate::{block_streams, launch_shape, traffic, Launch, Traff
 use hetsim_kernel::latency::LatencyTable;
 use hetsim_kernel::sass::Kernel;
 use hetsim_models::catalog::{self, Component, ComponentKind};
-use hetsim_models::hierarchy;
 use hetsim_models::occupancy;
 use hetsim_models::params::{ParamReader, Params};
+use hetsim_models::{hierarchy, queueing};
 use serde::Serialize;
 
 /// The GPU a launch runs on: what TEG needs of a catalog entry.
@@ -47,6 +47,10 @@ pub struct Gpu {
     pub compute_capability: String,
     /// `L2Size` [bytes] where the component gives it; else the architecture file's.
     pub l2_size: Option<f64>,
+    /// `blockLaunchRate` [blocks/s] and `kernelLaunchOverhead` [s] where the component gives
+    /// them (a calibrated catalog entry, `hetsim calibrate gpu`); else the architecture file's.
+    pub block_launch_rate: Option<f64>,
+    pub launch_overhead: Option<f64>,
 }
 
 impl Gpu {
@@ -66,6 +70,8 @@ impl Gpu {
             bandwidth: memory_clock * 1e6 * bus / 8.0 * rate,
             compute_capability,
             l2_size: r.optional_positive(hierarchy::keys::L2_SIZE)?,
+            block_launch_rate: r.optional_positive(queueing::keys::BLOCK_LAUNCH_RATE)?,
+            launch_overhead: r.optional_non_negative(queueing::keys::LAUNCH_OVERHEAD)?,
         })
     }
 
@@ -266,7 +272,7 @@ pub fn run(p: &Prepared, plan: &Plan, gpu: &Gpu, what_if: WhatIf) -> Simulation 
         "latency"
     };
     Simulation {
-        seconds: p.params.blocks.launch_overhead + cycles / gpu.clock_hz,
+        seconds: gpu.launch_overhead.unwrap_or(p.params.blocks.launch_overhead) + cycles / gpu.clock_hz,
         cycles,
         blocks: plan.blocks,
         active_sms: plan.active_sms,
@@ -391,7 +397,7 @@ fn sm_config(params: &ArchParams, gpu: &Gpu, plan: &Plan, what_if: WhatIf) -> Sm
         dispatch_interval: if free {
             0
         } else {
-            cycles(f64::from(plan.active_sms) * gpu.clock_hz / b.launch_rate)
+            cycles(f64::from(plan.active_sms) * gpu.clock_hz / gpu.block_launch_rate.unwrap_or(b.launch_rate))
         },
         memory_slots: (!what_if.infinite_memory_concurrency).then(|| gpu.memory_slots(params)),
         memory_queue_cycles: params.memory.queue_cycles,
