@@ -40,20 +40,27 @@ fn a_system_file_reads_its_kernel_listing() {
     assert!(listing.contains("22.{   FADD R5, R0, R5;"));
 }
 
-#[test]
-fn static_parameters_are_the_thesis_equations() {
-    let app = r#"let k = kernel_params("saxpy2", #{ trips: #{ L0: 128 } }); sim.log(k);"#;
+/// Checks that the first line `app` logs on the GPU process holds every one of `parts`.
+fn logged_line_with(app: &str, parts: &[&str]) {
     let report = run_gpu(app, &[]).expect("runs");
     let line = &report.log[0];
-    // Seed 004: eq. 5.3 (23 + 4a), eq. 5.1 (942 + 24a), 384 bytes; 24 + 3a issues.
-    for part in [
-        r#""CUDACoreInstructions": 535.0"#,
-        r#""latencyBound": 4014.0"#,
-        r#""GMEMBytesTransferred": 384.0"#,
-        r#""issuedInstructions": 408.0"#,
-    ] {
+    for part in parts {
         assert!(line.contains(part), "{part} not in {line}");
     }
+}
+
+#[test]
+fn static_parameters_are_the_thesis_equations() {
+    // Seed 004: eq. 5.3 (23 + 4a), eq. 5.1 (942 + 24a), 384 bytes; 24 + 3a issues.
+    logged_line_with(
+        r#"let k = kernel_params("saxpy2", #{ trips: #{ L0: 128 } }); sim.log(k);"#,
+        &[
+            r#""CUDACoreInstructions": 535.0"#,
+            r#""latencyBound": 4014.0"#,
+            r#""GMEMBytesTransferred": 384.0"#,
+            r#""issuedInstructions": 408.0"#,
+        ],
+    );
 }
 
 #[test]
@@ -61,20 +68,18 @@ fn an_emulated_launch_returns_its_memory_traffic() {
     // saxpy2 streams: per warp x and y read (4 sectors, one 128-byte line each) and y written
     // (4, one line); nothing is read twice, so every requested byte misses L1 and reaches DRAM
     // (docs/MODELS.md, "The memory hierarchy"); no shared memory, no barrier.
-    let app = r#"sim.log(kernel_params("saxpy2", #{ n: 1048576, a: 1, block: 256 }));"#;
-    let report = run_gpu(app, &[]).expect("runs");
-    let line = &report.log[0];
-    for part in [
-        r#""GMEMBytesTransferred": 384.0"#,
-        r#""L1Wavefronts": 3.0"#,
-        r#""L2BytesTransferred": 384.0"#,
-        r#""DRAMBytesTransferred": 384.0"#,
-        r#""sharedWavefronts": 0.0"#,
-        r#""barriers": 0.0"#,
-    ] {
-        assert!(line.contains(part), "{part} not in {line}");
-    }
-    assert!(line.contains(r#""reuseExponent": "#), "{line}");
+    logged_line_with(
+        r#"sim.log(kernel_params("saxpy2", #{ n: 1048576, a: 1, block: 256 }));"#,
+        &[
+            r#""GMEMBytesTransferred": 384.0"#,
+            r#""L1Wavefronts": 3.0"#,
+            r#""L2BytesTransferred": 384.0"#,
+            r#""DRAMBytesTransferred": 384.0"#,
+            r#""sharedWavefronts": 0.0"#,
+            r#""barriers": 0.0"#,
+            r#""reuseExponent": "#,
+        ],
+    );
 }
 
 #[test]

@@ -1,18 +1,16 @@
 //! The benchmark sets of a measurement folder ([`crate::benchset`]) through the application
 //! path: every launch simulated by the set's application on each of its systems (one per GPU
-//! model), scored per kernel family and model, and over all families. A family whose
+//! model), scored per kernel family and model, and over the held-out families. A family whose
 //! descriptor says what was fitted on it is in-sample; the others are held-out, since no
 //! number of either model is fitted on them.
 
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, Result};
-use hetsim_scripting::default_labels;
-use hetsim_system::{load as load_system, Variable};
+use hetsim_system::Variable;
 
 use super::{check, Basis, Check, Point, Simulator};
 use crate::benchset::BenchSet;
-use crate::files::read_text;
 
 /// Targets per family and over all families (MAPE), by GPU model: the closed-form model's
 /// and TEG's of the project's GPU-model issue.
@@ -35,16 +33,9 @@ pub type Predictions = BTreeMap<String, BTreeMap<String, FamilyPoints>>;
 
 /// Simulates every launch of `set` on each of its systems.
 pub fn predict(set: &BenchSet) -> Result<Predictions> {
-    let app = read_text(&set.app)?;
     let mut out = Predictions::new();
     for (model, path) in &set.systems {
-        let system = load_system(path).map_err(|e| anyhow!(e))?;
-        let sim = Simulator {
-            app: app.clone(),
-            origin: set.app.display().to_string(),
-            labels: default_labels(&system),
-            system,
-        };
+        let sim = Simulator::load(&set.app, path)?;
         let by_family = out.entry(model.clone()).or_default();
         for launch in &set.launches {
             let vars: Vec<(&str, Variable)> = launch

@@ -110,6 +110,17 @@ struct Simulator {
 }
 
 impl Simulator {
+    /// The application `app` on the system file `system`, each process label once.
+    fn load(app: &Path, system: &Path) -> Result<Simulator> {
+        let system = load_system(system).map_err(|e| anyhow!(e))?;
+        Ok(Simulator {
+            app: read_text(app)?,
+            origin: app.display().to_string(),
+            labels: default_labels(&system),
+            system,
+        })
+    }
+
     fn run(&self, vars: &[(&str, Variable)]) -> Result<RunReport> {
         let variables = vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
         hetsim_scripting::run(
@@ -329,13 +340,7 @@ fn cross_validation(m: &Measurements) -> Result<(Vec<Check>, Coverage)> {
 /// `system`, and scores the predictions against their targets.
 pub fn validate(data: &Path, app: &Path, system: &Path) -> Result<Validation> {
     let m = Measurements::read(data)?;
-    let system = load_system(system).map_err(|e| anyhow!(e))?;
-    let sim = Simulator {
-        app: read_text(app)?,
-        origin: app.display().to_string(),
-        labels: default_labels(&system),
-        system,
-    };
+    let sim = Simulator::load(app, system)?;
     let sweep = kernel_points(&sim, &m, "sweep")?;
     let occupancy = kernel_points(&sim, &m, "occupancy")?;
     let transfers = transfer_points(&sim, &m)?;
