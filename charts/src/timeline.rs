@@ -76,7 +76,8 @@ impl Layout {
     }
 }
 
-fn draw(run: &RunTrace) -> String {
+/// The timeline of any [`RunTrace`]: a run just simulated, or one stored as data.
+pub fn draw(run: &RunTrace) -> String {
     let rows = run.processes.len().min(MAX_ROWS);
     let names: Vec<String> = run.processes[..rows].iter().map(RunTrace::process_name).collect();
     let span = run.spans.iter().map(|s| s.end).fold(run.overall_time, f64::max);
@@ -85,11 +86,12 @@ fn draw(run: &RunTrace) -> String {
     let bottom = TOP + ROW * rows as f64;
     let title = format!(
         "hetsim timeline: {} processes, overall time {}",
-        run.processes.len(),
+        run.process_count,
         format_time(run.overall_time)
     );
-    let left_out = run.processes.len() - rows;
-    let height = bottom + if left_out > 0 { 60.0 } else { 44.0 };
+    let left_out = run.process_count.saturating_sub(rows);
+    let notes = usize::from(left_out > 0) + usize::from(run.dropped > 0);
+    let height = bottom + 44.0 + 16.0 * notes as f64;
     let mut s = open_svg(WIDTH, height, &title);
     let _ = writeln!(
         s,
@@ -100,12 +102,16 @@ fn draw(run: &RunTrace) -> String {
     rows_and_names(&mut s, &names, &layout);
     grid_and_axis(&mut s, &layout, span, bottom);
     bars(&mut s, run, &names, &layout);
+    let mut y = bottom + 52.0;
     if left_out > 0 {
         let _ = writeln!(
             s,
-            r#"<text x="{PAD}" y="{:.1}">{left_out} more processes not drawn (at most {MAX_ROWS} rows)</text>"#,
-            bottom + 52.0
+            r#"<text x="{PAD}" y="{y:.1}">{left_out} more processes not drawn (at most {MAX_ROWS} rows)</text>"#
         );
+        y += 16.0;
+    }
+    if let Some(note) = run.truncation_note() {
+        let _ = writeln!(s, r#"<text x="{PAD}" y="{y:.1}">{}</text>"#, escape(&note));
     }
     s.push_str("</svg>\n");
     s
@@ -212,8 +218,10 @@ mod tests {
     fn run_of(processes: &[ProcessResult], spans: &[Span], overall_time: f64) -> String {
         draw(&RunTrace {
             overall_time,
+            process_count: processes.len(),
             processes: Cow::Borrowed(processes),
             spans: Cow::Borrowed(spans),
+            dropped: 0,
         })
     }
 

@@ -34,9 +34,14 @@ pub enum TraceError {
 pub struct RunTrace<'a> {
     /// The latest finish time [s].
     pub overall_time: f64,
-    /// In pid order.
+    /// How many processes the run had.
+    pub process_count: usize,
+    /// In pid order: all of them, or the first ones (a stored run of a million processes
+    /// draws its first rows without reading the rest).
     pub processes: Cow<'a, [ProcessResult]>,
     pub spans: Cow<'a, [Span]>,
+    /// Spans the run did not record past its cap: the trace is the start of the run's.
+    pub dropped: u64,
 }
 
 /// The part of a stored result (the `hetsim run --json` object, or the server's stored
@@ -52,8 +57,10 @@ impl RunTrace<'_> {
     pub fn of(results: &Results) -> RunTrace<'_> {
         RunTrace {
             overall_time: results.overall_time,
+            process_count: results.processes.len(),
             processes: Cow::Borrowed(&results.processes),
             spans: Cow::Borrowed(results.trace.as_deref().unwrap_or_default()),
+            dropped: results.trace_dropped,
         }
     }
 
@@ -61,15 +68,46 @@ impl RunTrace<'_> {
     /// stored none).
     pub fn from_stored(result: &Value, trace: &Value) -> Result<RunTrace<'static>, TraceError> {
         let stored = StoredResult::deserialize(result).map_err(TraceError::Result)?;
-        let spans = if trace.is_null() {
+        let count = stored.processes.len();
+        RunTrace::stored(stored.overall_time, count, stored.processes, trace, 0)
+    }
+
+    /// The trace of a run stored as data: its overall time, its process count, its first
+    /// `processes` (spans of the others are left out), its spans as JSON (`null` where it
+    /// stored none) and how many spans it did not record.
+    pub fn stored(
+        overall_time: f64,
+        process_count: usize,
+        processes: Vec<ProcessResult>,
+        trace: &Value,
+        dropped: u64,
+    ) -> Result<RunTrace<'static>, TraceError> {
+        let mut spans = if trace.is_null() {
             Vec::new()
         } else {
             Vec::<Span>::deserialize(trace).map_err(TraceError::Spans)?
         };
+        if processes.len() < process_count {
+            let shown = processes.len();
+            spans.retain(|s| s.pid < shown);
+        }
         Ok(RunTrace {
-            overall_time: stored.overall_time,
-            processes: Cow::Owned(stored.processes),
+            overall_time,
+            process_count,
+            processes: Cow::Owned(processes),
             spans: Cow::Owned(spans),
+            dropped,
+        })
+    }
+
+    /// The note a truncated trace carries, if it is one.
+    pub fn truncation_note(&self) -> Option<String> {
+        (self.dropped > 0).then(|| {
+            format!(
+                "trace truncated after {} spans: {} more were not recorded",
+                self.spans.len(),
+                self.dropped
+            )
         })
     }
 
@@ -148,7 +186,16 @@ pub fn chrome(run: &RunTrace) -> Value {
             }));
         }
     }
-    json!({"traceEvents": events, "displayTimeUnit": "ms"})
+    let mut doc = json!({"traceEvents": events, "displayTimeUnit": "ms"});
+    if let Some(note) = run.truncation_note() {
+        let end = run.spans.iter().map(|s| s.end).fold(0.0, f64::max);
+        let marker = json!({"ph": "i", "s": "g", "name": &note, "pid": 0, "tid": 0, "ts": micros(end)});
+        if let Some(events) = doc["traceEvents"].as_array_mut() {
+            events.push(marker);
+        }
+        doc["otherData"] = json!({"truncated": note, "spans_not_recorded": run.dropped});
+    }
+    doc
 }
 
 #[cfg(test)]
@@ -192,8 +239,10 @@ mod tests {
         ];
         let run = RunTrace {
             overall_time: 0.003,
+            process_count: processes.len(),
             processes: Cow::Borrowed(&processes),
             spans: Cow::Borrowed(&spans),
+            dropped: 0,
         };
         let doc = chrome(&run);
         assert_eq!(doc["displayTimeUnit"], "ms");
@@ -263,5 +312,32 @@ mod tests {
             .err()
             .expect("an error");
         assert!(format!("{error:#}").contains("array of spans"), "{error:#}");
+    }
+
+    #[test]
+    fn a_truncated_trace_says_so_in_the_chrome_export() {
+        let processes = vec![process(0, "Master", "host"), process(1, "Worker", "gpu")];
+        let trace = json!([
+            span(0, SpanKind::Sleep, 0.0, 0.5),
+            span(1, SpanKind::Sleep, 0.0, 0.25)
+        ]);
+        let run = RunTrace::stored(0.5, 2, processes.clone(), &trace, 7).expect("reads");
+        let doc = chrome(&run);
+        let note = "trace truncated after 2 spans: 7 more were not recorded";
+        assert_eq!(doc["otherData"]["truncated"], note);
+        let marker = doc["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["ph"] == "i");
+        assert_eq!(marker.expect("an instant event")["name"], note);
+        assert!(
+            chrome(&RunTrace::stored(0.5, 2, processes.clone(), &trace, 0).unwrap())
+                .get("otherData")
+                .is_none()
+        );
+        // The first process of two: the other's spans are left out, its count kept.
+        let first = RunTrace::stored(0.5, 2, processes[..1].to_vec(), &trace, 0).unwrap();
+        assert_eq!((first.process_count, first.spans.len()), (2, 1));
     }
 }

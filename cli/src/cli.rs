@@ -119,6 +119,25 @@ pub enum CatalogCommand {
     Put(CatalogPutArgs),
 }
 
+/// `--detail`: how much a report says (hetsim_scripting::Detail).
+#[derive(Clone, Copy, Debug, Default, ValueEnum)]
+pub enum DetailLevel {
+    #[default]
+    Summary,
+    Processes,
+    Computes,
+}
+
+impl From<DetailLevel> for hetsim_scripting::Detail {
+    fn from(level: DetailLevel) -> Self {
+        match level {
+            DetailLevel::Summary => Self::Summary,
+            DetailLevel::Processes => Self::Processes,
+            DetailLevel::Computes => Self::Computes,
+        }
+    }
+}
+
 /// The kinds of item a server's catalog stores (the routes `/api/<kind>`).
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum CatalogKind {
@@ -265,6 +284,10 @@ pub struct SubmitArgs {
     pub wait: bool,
     #[arg(long)]
     pub json: bool,
+    /// Record each run's trace (for its timeline and `GET /api/runs/{id}/trace`); without
+    /// it a run stores its summary and its processes only.
+    #[arg(long)]
+    pub trace: bool,
 }
 
 #[derive(Debug, Args)]
@@ -275,9 +298,16 @@ pub struct ResultsArgs {
     pub token: Option<String>,
     /// A run id or a sweep id.
     pub id: String,
-    /// One CSV row per run.
+    /// One CSV row per run (with --processes, per process).
     #[arg(long)]
     pub csv: bool,
+    /// List a run's processes (label, rank, node, finish, compute and wait times), paged
+    /// through the API: one JSON object per line, or CSV with --csv.
+    #[arg(long)]
+    pub processes: bool,
+    /// Only the processes of this label.
+    #[arg(long, requires = "processes")]
+    pub label: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -308,9 +338,18 @@ pub struct RunArgs {
     /// allreduce, allgather and alltoall; binomial for the rest).
     #[arg(long, default_value = "binomial")]
     pub algorithm: String,
-    /// Print the results as one JSON object.
-    #[arg(long)]
+    /// Print the report as one JSON object (the summary level unless --detail asks more).
+    #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+    /// Print the rows of the --detail level as CSV: one per label (summary), per process or
+    /// per compute.
+    #[arg(long)]
+    pub csv: bool,
+    /// How much the JSON or CSV report says: summary (overall figures, per label and per
+    /// node; its size does not grow with the processes), processes (and a row per process)
+    /// or computes (and a row per compute; the run then records its spans).
+    #[arg(long, value_enum, default_value_t)]
+    pub detail: DetailLevel,
     /// Write the trace of spans (process, kind, start, end, detail) as JSON.
     #[arg(long, value_name = "FILE.json")]
     pub trace: Option<PathBuf>,

@@ -18,7 +18,7 @@ fn embedded_sqlite_server_runs_submissions() {
     let bind = format!("127.0.0.1:{port}");
     let _server = hetsim(&["serve", "--db", db.to_str().unwrap(), "--bind", &bind], &[]);
     wait_healthy(port);
-    let run = submit_thesis(&format!("http://{bind}"), "default", &[]);
+    let run = submit_thesis(&format!("http://{bind}"), "default", &["--trace"]);
     assert_eq!(run["status"], "done");
     assert!((run["result"]["overall_time"].as_f64().unwrap() - 0.595696).abs() < 1e-6);
     // The stored system carries saxpy2's listing (submit inlines it): the worker analyses it.
@@ -45,6 +45,37 @@ fn embedded_sqlite_server_runs_submissions() {
         .unwrap()
         .iter()
         .any(|s| s["kind"] == "compute"));
+    // A run submitted without --trace recorded none, and says so.
+    let untraced = analysed["id"].as_str().unwrap();
+    let (status, body) = http(port, "GET", &format!("/api/runs/{untraced}/trace"), "", None);
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("without \\\"trace\\\": true"), "{body}");
+    // Its processes, a page at a time, from the API and from `hetsim results`.
+    let path = format!("/api/runs/{untraced}/processes?label=GPU&limit=1");
+    let (status, page) = http(port, "GET", &path, "", None);
+    assert_eq!(status, 200, "{page}");
+    let page = json(&page);
+    assert_eq!(
+        (page["total"].as_i64(), page["processes"][0]["label"].as_str()),
+        (Some(1), Some("GPU"))
+    );
+    let (status, body) = http(
+        port,
+        "GET",
+        &format!("/api/runs/{untraced}/processes?limit=0"),
+        "",
+        None,
+    );
+    assert_error_json("limit 0", (status, body), 422);
+    let server = format!("http://{bind}");
+    let (ok, out, err) = cli(&["results", "--server", &server, untraced, "--processes", "--csv"]);
+    assert!(ok, "{err}");
+    let rows: Vec<&str> = out.lines().collect();
+    assert_eq!(rows.len(), 3, "a header and two processes: {out}");
+    assert!(
+        rows[1].starts_with("0,CPU,0,") && rows[2].starts_with("1,GPU,0,"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -233,6 +264,7 @@ fn the_openapi_document_and_its_page_list_every_route_with_its_methods() {
             "/api/runs/{id}",
             "/api/runs/{id}/cancel",
             "/api/runs/{id}/log",
+            "/api/runs/{id}/processes",
             "/api/runs/{id}/trace",
             "/api/schemas/system.json",
             "/api/sweeps",
@@ -276,6 +308,7 @@ fn the_openapi_document_and_its_page_list_every_route_with_its_methods() {
     for (path, method, status, schema) in [
         ("/api/runs", "post", "202", "RunAccepted"),
         ("/api/runs/{id}", "get", "200", "RunRecord"),
+        ("/api/runs/{id}/processes", "get", "200", "ProcessPage"),
         ("/api/runs/{id}/cancel", "post", "202", "RunAccepted"),
         ("/api/sweeps", "post", "202", "SweepQueued"),
         ("/api/sweeps/{id}/cancel", "post", "202", "SweepCancelled"),

@@ -210,10 +210,14 @@ fn run_prints_a_merpsys_summary_and_json() {
         text.contains("GPU[0] on gpu finished at") && text.contains("Failure chance 0"),
         "{text}"
     );
-    args.push("--json");
+    args.extend(["--json", "--detail", "processes"]);
     let o = ok_json(&args);
     assert!((o["overall_time"].as_f64().unwrap() - 0.5957).abs() < 1e-4);
     assert_eq!(o["processes"][1]["label"], "GPU");
+    assert_eq!(
+        o["labels"][0]["label"], "CPU",
+        "the summary's rows per label: {o}"
+    );
     assert!(o["nodes"][1]["energy"].as_f64().unwrap() > 0.0);
 }
 
@@ -326,6 +330,8 @@ fn a_timeline_from_a_runs_stored_json_equals_the_one_run_draws() {
         "--system",
         "examples/training-8gpu/system.toml",
         "--json",
+        "--detail",
+        "processes",
         "--trace",
         trace.to_str().unwrap(),
         "--timeline",
@@ -404,14 +410,22 @@ fn a_label_given_changes_its_count_and_keeps_the_systems_others() {
     assert!(readme.contains(tour), "the README still shows the command");
     let args: Vec<&str> = tour.split(' ').skip(1).chain(["--json"]).collect();
     let v = ok_json(&args);
-    let processes = v["processes"].as_array().expect("processes");
-    let count = |label: &str| {
-        processes
-            .iter()
-            .filter(|p| p["label"].as_str() == Some(label))
-            .count()
-    };
-    assert_eq!((count("Master"), count("Worker")), (1, 4), "{v}");
+    let labels: Vec<(&str, u64)> = v["labels"]
+        .as_array()
+        .expect("labels")
+        .iter()
+        .map(|l| {
+            (
+                l["label"].as_str().unwrap_or_default(),
+                l["count"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(labels, [("Master", 1), ("Worker", 4)], "{v}");
+    assert_eq!(
+        v["processes"], 5,
+        "the summary level counts the processes, lists none: {v}"
+    );
 }
 
 /// `hetsim run` of the master-worker example with `extra` arguments.
@@ -431,7 +445,7 @@ fn master_worker_run(extra: &[&str]) -> Vec<String> {
 
 #[test]
 fn a_label_given_zero_processes_runs_the_others_alone() {
-    let args = master_worker_run(&["--label", "Worker=0", "--json"]);
+    let args = master_worker_run(&["--label", "Worker=0", "--json", "--detail", "processes"]);
     let v = ok_json(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let labels: Vec<&str> = v["processes"]
         .as_array()

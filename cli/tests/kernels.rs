@@ -201,6 +201,8 @@ fn saxpy2_run(system: &str, vars: &[&str]) -> serde_json::Value {
         "--system",
         system,
         "--json",
+        "--detail",
+        "computes",
     ];
     for v in vars {
         args.extend(["--var", v]);

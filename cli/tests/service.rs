@@ -246,6 +246,7 @@ fn the_api_serves_a_runs_trace_in_the_chrome_format() {
         ONE_CPU,
         "--label",
         "Worker=2",
+        "--trace",
         "--wait",
         "--json",
     ]);

@@ -299,6 +299,13 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
     b.fill("input[name='label.Worker']", "2").await;
     b.fill("tbody tr:first-child input[name=var_value]", "2e9").await;
     assert_eq!(b.text("#run-count").await, "1 run");
+    b.client
+        .find(Locator::Css("input[name=trace]"))
+        .await
+        .expect("the Record a trace box")
+        .click()
+        .await
+        .unwrap();
     b.click("#launch button[type=submit]").await;
     assert!(b.current_path().await.starts_with("/runs/"));
     b.reload_until("h1", "done").await;
@@ -314,6 +321,11 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
         "the run page shows its timeline"
     );
     assert!(b.text(".summary").await.contains("overall time"));
+    assert_eq!(
+        b.count("#labels tbody tr").await,
+        2,
+        "a row per label: Master, Worker"
+    );
     b.shoot("run").await;
 
     // A sweep: 3 worker counts × 2 task sizes, plotted with one line per task size.

@@ -9,6 +9,7 @@
 //! - [`stack`]: the one coroutine stack the processes of a run take turns on;
 //! - [`sandbox`]: the limits every script runs under;
 //! - [`run`]: one simulation run, end to end;
+//! - [`report`]: its report by level of detail (summary, processes, computes), JSON or CSV;
 //! - [`ScriptError`]: the error of this crate's functions, with the script's line and column
 //!   where known.
 
@@ -17,12 +18,14 @@ mod errors;
 pub mod functions;
 pub mod kernels;
 pub mod process;
+pub mod report;
 pub mod run;
 pub mod sandbox;
 pub mod sim;
 pub mod stack;
 
 pub use errors::ScriptError;
+pub use report::Detail;
 pub use run::{
     check_app, check_labels, check_process_count, default_labels, labels_over_defaults, run, RunOptions,
     RunReport,

@@ -14,23 +14,15 @@ use hetsim_simulator::Results;
 use hetsim_system::{SystemFile, Variable};
 
 use crate::status::RunStatus;
-use crate::storage::{RunInputs, Start, Store, StoreError};
+use crate::storage::{RunInputs, RunOutput, Start, Store, StoreError};
 
 /// How often a worker reads the status of the run it simulates, to see a cancellation.
 pub const CANCEL_POLL: Duration = Duration::from_millis(250);
 
-/// The largest result JSON a run may store [bytes]; a larger one fails the run.
-pub const MAX_RESULT_BYTES: usize = 64 << 20;
-/// The most trace spans a run stores; a run with more stores no trace (its result and log
-/// are kept, and the log says why the trace is missing).
+/// The most trace spans a traced run stores: past it, the trace keeps the spans recorded
+/// first and says how many it left out (`trace_dropped`, shown by the UI and the Chrome
+/// export).
 pub const MAX_TRACE_SPANS: usize = 1 << 20;
-
-/// What a finished simulation leaves to store: result JSON, trace JSON, log text.
-struct Output {
-    result: String,
-    trace: Option<String>,
-    log: String,
-}
 
 /// Built with the `fault-injection` feature (the tests' build), a worker honours the run
 /// variable `abortWorker = true` by aborting its process: the "run that kills its worker"
@@ -45,7 +37,7 @@ fn inject_faults(variables: &BTreeMap<String, Variable>) {
 #[cfg(not(feature = "fault-injection"))]
 fn inject_faults(_: &BTreeMap<String, Variable>) {}
 
-fn simulate(inputs: &RunInputs, cancel: CancelFlag) -> Result<Output, String> {
+fn simulate(inputs: &RunInputs, cancel: CancelFlag) -> Result<RunOutput, String> {
     let labels: BTreeMap<String, u64> =
         serde_json::from_str(&inputs.labels).map_err(|e| format!("stored labels: {e}"))?;
     let variables: BTreeMap<String, Variable> =
@@ -56,28 +48,28 @@ fn simulate(inputs: &RunInputs, cancel: CancelFlag) -> Result<Output, String> {
         cancel,
         ..RunOptions::default()
     };
-    options.engine.trace = true;
+    options.engine.trace = inputs.trace;
+    options.engine.max_spans = Some(MAX_TRACE_SPANS);
     let mut report = hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?;
     check_finite(&report.results)?;
-    let spans = report.results.trace.take().unwrap_or_default();
-    let trace = if spans.len() <= MAX_TRACE_SPANS {
-        Some(serde_json::to_string(&spans).map_err(|e| e.to_string())?)
-    } else {
-        report.log.push(format!(
-            "no trace stored: {} spans, more than {MAX_TRACE_SPANS} (limit MAX_TRACE_SPANS)",
-            spans.len()
-        ));
-        None
+    let trace = match report.results.trace.take() {
+        Some(spans) => Some(serde_json::to_string(&spans).map_err(|e| e.to_string())?),
+        None => None,
     };
-    let log = report.log.join("\n");
-    let result = serde_json::to_string(&report).map_err(|e| e.to_string())?;
-    if result.len() > MAX_RESULT_BYTES {
-        return Err(format!(
-            "the result is {} bytes, more than {MAX_RESULT_BYTES} (limit MAX_RESULT_BYTES): fewer processes or nodes",
-            result.len()
+    let trace_dropped = report.results.trace_dropped;
+    if trace_dropped > 0 {
+        report.log.push(format!(
+            "the trace holds the first {MAX_TRACE_SPANS} spans recorded; {trace_dropped} more were not stored \
+             (limit MAX_TRACE_SPANS)"
         ));
     }
-    Ok(Output { result, trace, log })
+    Ok(RunOutput {
+        summary: report.summary(),
+        processes: std::mem::take(&mut report.results.processes),
+        trace,
+        trace_dropped,
+        log: report.log.join("\n"),
+    })
 }
 
 /// A run whose figures are not finite fails, naming the first: JSON has no NaN or infinity,
@@ -163,10 +155,7 @@ pub async fn execute(store: &Store, id: &str, worker: &str, publication: Option<
     };
     match outcome {
         Ok(Ok(out)) => {
-            let stored = persistently("storing the result", id, || {
-                store.finish_run(id, &out.result, out.trace.as_deref(), &out.log)
-            })
-            .await;
+            let stored = persistently("storing the result", id, || store.finish_run(id, &out)).await;
             // A result the database cannot take must still end the run, as a failure.
             if let Err(e) = stored {
                 let message = format!("the result could not be stored: {e:#}");

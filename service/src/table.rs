@@ -101,10 +101,13 @@ pub fn plain(v: &Value) -> String {
 
 /// A JSON value as one CSV cell, quoted where it must be.
 pub fn csv_cell(v: &Value) -> String {
-    let text = plain(v);
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text
-    }
+    hetsim_scripting::report::csv_text(&plain(v)).into_owned()
+}
+
+/// Processes as CSV, the columns of `hetsim run --csv --detail processes`.
+pub fn processes_csv(processes: &[hetsim_simulator::ProcessResult]) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = hetsim_scripting::report::write_processes_csv(processes, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
 }

@@ -15,7 +15,8 @@
 //!
 //! Modules: [`events`] (the event kernel: time, queue, cancellation), [`sharing`] (a resource
 //! shared by its activities), `engine` (the loop, activities and transfers), `process` (what
-//! a process and the engine say to each other), `platform`, `results`, [`collectives`].
+//! a process and the engine say to each other), `platform`, `results`, `summary` (a
+//! report whose size does not grow with the processes), [`collectives`].
 
 pub mod collectives;
 mod engine;
@@ -25,6 +26,7 @@ mod platform;
 mod process;
 mod results;
 pub mod sharing;
+mod summary;
 mod uncertainty;
 
 pub use engine::{simulate, LinkTiming, Options, Progress, ProgressFn, PROGRESS_EVERY};
@@ -35,6 +37,7 @@ pub use platform::{
 };
 pub use process::{Handle, Message, Process, Request, Resume, Source};
 pub use results::{NodeResult, ProcessResult, Results, Span, SpanKind};
+pub use summary::{label_summaries, LabelSummary, Stats, Summary};
 pub use uncertainty::{Estimate, Spread};
 
 /// A process's global id: its index in the placement, 0-based.

@@ -24,7 +24,7 @@ pub struct ProcessResult {
     pub wait_time: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeResult {
     pub id: Arc<str>,
     /// Compute seconds of all the node's processes.
@@ -73,6 +73,14 @@ pub struct Results {
     pub nodes: Vec<NodeResult>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<Vec<Span>>,
+    /// Spans left out of `trace` past [`crate::Options::max_spans`]: the trace holds the
+    /// spans recorded first, not the run's whole time line.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub trace_dropped: u64,
+}
+
+fn is_zero_count(n: &u64) -> bool {
+    *n == 0
 }
 
 fn is_zero(x: &f64) -> bool {

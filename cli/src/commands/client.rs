@@ -1,6 +1,7 @@
 //! `hetsim submit`, `hetsim sweep`, `hetsim results` and `hetsim catalog`: clients of a
 //! server's HTTP API.
 
+use std::io::Write;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -13,6 +14,8 @@ use crate::cli::{
 };
 use crate::input::pair;
 use hetsim_lab::files::read_text;
+use hetsim_scripting::report::write_processes_csv;
+use hetsim_service::storage::ProcessResult;
 use hetsim_service::submit::{label_count, variable_value, RunStatus};
 
 struct Client {
@@ -59,6 +62,12 @@ impl Client {
 
     async fn get(&self, path: &str) -> Result<Option<Value>> {
         self.send(self.http.get(format!("{}{path}", self.server))).await
+    }
+
+    /// GET `path` with `query` parameters, encoded.
+    async fn get_with(&self, path: &str, query: &[(&str, String)]) -> Result<Option<Value>> {
+        self.send(self.http.get(format!("{}{path}", self.server)).query(query))
+            .await
     }
 
     async fn post(&self, path: &str, body: &Value) -> Result<Value> {
@@ -153,6 +162,7 @@ fn submission(args: &SubmitArgs, sweep: bool) -> Result<Value> {
     body.insert("queue".into(), args.queue.as_str().into());
     body.insert("labels".into(), labels);
     body.insert("variables".into(), variables);
+    body.insert("trace".into(), args.trace.into());
     Ok(Value::Object(body))
 }
 
@@ -271,7 +281,10 @@ pub async fn submit(args: SubmitArgs, sweep: bool) -> Result<()> {
 }
 
 pub async fn results(args: ResultsArgs) -> Result<()> {
-    let client = Client::new(&args.server, args.token);
+    let client = Client::new(&args.server, args.token.clone());
+    if args.processes {
+        return processes(&client, &args).await;
+    }
     let runs: Vec<Value> = match client.get(&format!("/api/runs/{}", args.id)).await? {
         Some(run) => vec![run],
         None => {
@@ -294,6 +307,44 @@ pub async fn results(args: ResultsArgs) -> Result<()> {
         return Ok(());
     }
     print!("{}", hetsim_service::table::runs_csv(&runs));
+    Ok(())
+}
+
+/// A run's processes, a page of [`PAGE`] at a time, each page written before the next is
+/// asked for: as JSON lines, or as CSV.
+async fn processes(client: &Client, args: &ResultsArgs) -> Result<()> {
+    const PAGE: i64 = 10_000;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let path = format!("/api/runs/{}/processes", args.id);
+    let mut offset = 0;
+    loop {
+        let mut query = vec![("offset", offset.to_string()), ("limit", PAGE.to_string())];
+        query.extend(args.label.iter().map(|l| ("label", l.clone())));
+        let page = client
+            .get_with(&path, &query)
+            .await?
+            .ok_or_else(|| anyhow!("no run with id {}", args.id))?;
+        let rows: Vec<ProcessResult> = serde_json::from_value(page["processes"].clone())
+            .with_context(|| format!("{path}: expected a page of processes"))?;
+        if args.csv && offset == 0 {
+            write_processes_csv(&rows, &mut out)?;
+        } else if args.csv {
+            // The header came with the first page.
+            let mut page = Vec::new();
+            write_processes_csv(&rows, &mut page)?;
+            out.write_all(page.splitn(2, |&b| b == b'\n').nth(1).unwrap_or_default())?;
+        } else {
+            for row in &rows {
+                serde_json::to_writer(&mut out, row)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        offset += PAGE;
+        if rows.len() < PAGE as usize || offset >= page["total"].as_i64().unwrap_or(0) {
+            break;
+        }
+    }
+    out.flush()?;
     Ok(())
 }
 

@@ -1,13 +1,13 @@
 //! `hetsim run`: one local simulation, no server.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::rc::Rc;
 
 use anyhow::{anyhow, bail, Context, Result};
-use hetsim_scripting::{labels_over_defaults, RunOptions, RunReport};
+use hetsim_scripting::{labels_over_defaults, Detail, RunOptions, RunReport};
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{Options, Progress, ProgressFn, Results, SpanKind};
+use hetsim_simulator::{Options, Progress, ProgressFn};
 use hetsim_system::{load as load_system, Variable};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -45,10 +45,11 @@ pub fn run(args: RunArgs) -> Result<()> {
     let Some(algorithm) = Algorithm::parse(&args.algorithm) else {
         bail!("--algorithm {:?}: expected binomial or flat", args.algorithm);
     };
+    let detail = Detail::from(args.detail);
     let bar = progress_bar();
     let mut options = RunOptions {
         engine: Options {
-            trace: args.json || args.trace.is_some() || args.timeline.is_some(),
+            trace: detail.needs_trace() || args.trace.is_some() || args.timeline.is_some(),
             progress: bar.clone().map(|bar| -> ProgressFn {
                 Rc::new(move |p: Progress| {
                     bar.set_length(p.processes as u64);
@@ -56,6 +57,7 @@ pub fn run(args: RunArgs) -> Result<()> {
                     bar.set_message(format!("t = {:.6} s, {} events", p.now, p.events));
                 })
             }),
+            ..Options::default()
         },
         algorithm,
         ..RunOptions::default()
@@ -78,34 +80,16 @@ pub fn run(args: RunArgs) -> Result<()> {
         std::fs::write(path, hetsim_charts::timeline_svg(&report.results))
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
-        let mut value = serde_json::to_value(&report)?;
-        if let Some(object) = value.as_object_mut() {
-            object.remove("trace");
-            object.insert("computes".into(), computes(&report.results));
-        }
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        report.write_json(detail, &mut out)?;
+    } else if args.csv {
+        report.write_csv(detail, &mut out)?;
     } else {
-        print!("{}", summary(&report));
+        out.write_all(summary(&report).as_bytes())?;
     }
+    out.flush()?;
     Ok(())
-}
-
-/// Every compute of the run with its error bar (`uncertainty`, the half-width [s], 0 where
-/// the model states none), in the order they started.
-fn computes(results: &Results) -> serde_json::Value {
-    let spans = results.trace.iter().flatten();
-    spans
-        .filter(|s| s.kind == SpanKind::Compute)
-        .map(|s| {
-            serde_json::json!({
-                "pid": s.pid,
-                "start": s.start,
-                "seconds": s.end - s.start,
-                "uncertainty": s.uncertainty,
-            })
-        })
-        .collect()
 }
 
 /// A bar of finished processes on stderr, shown only to a person at a terminal; the engine
@@ -122,8 +106,8 @@ fn progress_bar() -> Option<ProgressBar> {
     Some(bar)
 }
 
-/// A MERPSYS-like summary: each process's finish time, energy per node, overall time, total
-/// energy and failure chance.
+/// A MERPSYS-like summary: each process's finish time (the first few), finish times per
+/// label, energy per node, overall time, total energy and failure chance.
 fn summary(report: &RunReport) -> String {
     const MAX_PROCESSES: usize = 20;
     let r = &report.results;
@@ -141,8 +125,19 @@ fn summary(report: &RunReport) -> String {
     }
     if r.processes.len() > MAX_PROCESSES {
         out += &format!(
-            "... and {} more processes (--json lists all)\n",
+            "... and {} more processes (--json --detail processes lists all)\n",
             r.processes.len() - MAX_PROCESSES
+        );
+    }
+    for l in report.summary().labels {
+        out += &format!(
+            "label {}: {} processes finished between {:.6} and {:.6} ms (median {:.6} ms, p99 {:.6} ms)\n",
+            l.label,
+            l.count,
+            l.finish.min * 1e3,
+            l.finish.max * 1e3,
+            l.finish.p50 * 1e3,
+            l.finish.p99 * 1e3
         );
     }
     for n in r.nodes.iter().take(MAX_PROCESSES) {

@@ -4,6 +4,7 @@
 mod catalog;
 mod error;
 mod overview;
+mod results;
 mod runs;
 
 use sqlx::any::{install_default_drivers, AnyPoolOptions};
@@ -11,6 +12,8 @@ use sqlx::AnyPool;
 
 pub use catalog::{Attribute, ComponentRecord, Library, Named, Refused};
 pub use error::{Result, StoreError};
+pub use hetsim_simulator::ProcessResult;
+pub use results::{ProcessPage, RunOutput, StoredOutput, MAX_PAGE};
 pub use runs::{NewInput, NewRun, RunFilter, RunInputs, RunRecord, Start, SweepSummary, Unpublished};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +25,9 @@ pub enum Dialect {
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
+    dialect: Dialect,
+    /// PostgreSQL's own pool beside the `Any` one, for what only it can do (`COPY`).
+    postgres: Option<sqlx::PgPool>,
 }
 
 /// `hetsim.db` or `sqlite:…` → a SQLite URL that creates the file; `postgres://…` as is.
@@ -71,7 +77,25 @@ impl Store {
             Dialect::Sqlite => sqlx::migrate!("../migrations/sqlite"),
         };
         migrator.run(&pool).await.map_err(StoreError::Migrate)?;
-        let store = Store { pool };
+        let postgres = match dialect {
+            Dialect::Postgres => Some(
+                sqlx::postgres::PgPoolOptions::new()
+                    .max_connections(2)
+                    .connect(&url)
+                    .await
+                    .map_err(|source| StoreError::Connect {
+                        url: crate::redact::redact_url(&url),
+                        source,
+                    })?,
+            ),
+            Dialect::Sqlite => None,
+        };
+        let store = Store {
+            pool,
+            dialect,
+            postgres,
+        };
+        store.upgrade_results().await?;
         store.seed_catalog().await?;
         Ok(store)
     }
@@ -111,7 +135,7 @@ mod tests {
         let store = Store::connect(&url).await.unwrap();
         let run = store.run("r1").await.unwrap().unwrap();
         assert_eq!(run.result.unwrap()["overall_time"], 1.0);
-        assert_eq!(store.run_output("r1").await.unwrap().unwrap().1, "a log");
+        assert_eq!(store.run_output("r1").await.unwrap().unwrap().log, "a log");
         let app: String =
             sqlx::query("SELECT i.app FROM runs r JOIN inputs i ON i.id = r.input_id WHERE r.id = 'r1'")
                 .fetch_one(store.pool())

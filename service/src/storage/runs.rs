@@ -22,6 +22,8 @@ pub struct NewInput {
     pub id: String,
     pub app: String,
     pub system: String,
+    /// Whether its runs record a trace.
+    pub trace: bool,
 }
 
 /// One run to queue: its own labels and variables (its app and system are its submission's).
@@ -40,6 +42,8 @@ pub struct RunInputs {
     pub labels: String,
     pub variables: String,
     pub attempts: i64,
+    /// Whether to record the trace.
+    pub trace: bool,
 }
 
 /// A run the outbox has yet to publish: `publication` numbers its message.
@@ -70,7 +74,8 @@ pub struct RunRecord {
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
-    /// The `hetsim run --json` object, once done.
+    /// The run's summary (what `hetsim run --json` prints at its summary level, less the
+    /// log), once done; its processes are paged by `GET /api/runs/{id}/processes`.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub result: Option<serde_json::Value>,
 }
@@ -150,10 +155,11 @@ impl Store {
     ) -> Result<()> {
         let created = now();
         let mut tx = self.pool().begin().await?;
-        sqlx::query("INSERT INTO inputs (id, app, system) VALUES ($1, $2, $3)")
+        sqlx::query("INSERT INTO inputs (id, app, system, trace) VALUES ($1, $2, $3, $4)")
             .bind(&input.id)
             .bind(&input.app)
             .bind(&input.system)
+            .bind(i64::from(input.trace))
             .execute(&mut *tx)
             .await?;
         if let Some(sweep) = sweep {
@@ -212,16 +218,6 @@ impl Store {
             .iter()
             .map(record)
             .collect()
-    }
-
-    /// The trace and the log of a finished run.
-    pub async fn run_output(&self, id: &str) -> Result<Option<(Option<String>, String)>> {
-        let row = sqlx::query("SELECT trace, log FROM results WHERE run_id = $1")
-            .bind(id)
-            .fetch_optional(self.pool())
-            .await?;
-        row.map(|r| Ok((r.try_get("trace")?, r.try_get("log")?)))
-            .transpose()
     }
 
     pub async fn sweep(&self, id: &str) -> Result<Option<SweepSummary>> {
@@ -294,7 +290,8 @@ impl Store {
             return Ok(Start::Skip);
         }
         let row = sqlx::query(
-            "SELECT i.app, i.system, r.labels, r.variables, r.attempts FROM runs r JOIN inputs i ON i.id = r.input_id \
+            "SELECT i.app, i.system, i.trace, r.labels, r.variables, r.attempts FROM runs r \
+             JOIN inputs i ON i.id = r.input_id \
              WHERE r.id = $1",
         )
         .bind(id)
@@ -309,6 +306,7 @@ impl Store {
             labels: row.try_get("labels")?,
             variables: row.try_get("variables")?,
             attempts: row.try_get("attempts")?,
+            trace: row.try_get::<i64, _>("trace")? != 0,
         }))
     }
 
@@ -321,34 +319,6 @@ impl Store {
         .fetch_optional(self.pool())
         .await?;
         row.map(|r| Ok(r.try_get("id")?)).transpose()
-    }
-
-    /// Stores the result and marks the run done, if it is running: a second call, or a call
-    /// for a run cancelled or deleted meanwhile, changes nothing. Returns whether it stored.
-    pub async fn finish_run(&self, id: &str, result: &str, trace: Option<&str>, log: &str) -> Result<bool> {
-        let mut tx = self.pool().begin().await?;
-        let sql = format!(
-            "UPDATE runs SET status = 'done', error = NULL, finished_at = $1 WHERE id = $2 AND status IN ({})",
-            RunStatus::Done.sql_sources()
-        );
-        let finished = sqlx::query(&sql)
-            .bind(now())
-            .bind(id)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected()
-            > 0;
-        if finished {
-            sqlx::query("INSERT INTO results (run_id, result, trace, log) VALUES ($1, $2, $3, $4)")
-                .bind(id)
-                .bind(result)
-                .bind(trace)
-                .bind(log)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        Ok(finished)
     }
 
     /// Moves the runs whose `column` (`id` or `sweep_id`, named by the code) is `key` to
@@ -408,12 +378,14 @@ impl Store {
         column: &'static str,
         key: &str,
     ) -> Result<usize> {
-        sqlx::query(&format!(
-            "DELETE FROM results WHERE run_id IN (SELECT id FROM runs WHERE {column} = $1)"
-        ))
-        .bind(key)
-        .execute(&mut **tx)
-        .await?;
+        for table in ["results", "run_labels", "run_processes"] {
+            sqlx::query(&format!(
+                "DELETE FROM {table} WHERE run_id IN (SELECT id FROM runs WHERE {column} = $1)"
+            ))
+            .bind(key)
+            .execute(&mut **tx)
+            .await?;
+        }
         let inputs: Vec<String> = sqlx::query(&format!(
             "DELETE FROM runs WHERE {column} = $1 RETURNING input_id"
         ))

@@ -43,6 +43,10 @@ pub struct Submission {
     /// The run variables: numbers, bools or strings (a sweep's may be lists).
     #[serde(default)]
     pub variables: BTreeMap<String, Value>,
+    /// Record each run's trace (spans of computes, sleeps, waits and sends), capped at
+    /// `MAX_TRACE_SPANS`; without it a run stores its summary and processes only.
+    #[serde(default)]
+    pub trace: bool,
 }
 
 /// Why a submission was refused.
@@ -174,6 +178,7 @@ impl RunSpec {
                 id: new_id(),
                 app,
                 system: system_json,
+                trace: sub.trace,
             },
             labels,
             variables: variable_axes,

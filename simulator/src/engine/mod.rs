@@ -54,6 +54,9 @@ pub const PROGRESS_EVERY: u64 = 1 << 16;
 pub struct Options {
     /// Record a trace of spans (compute, sleep, wait, send).
     pub trace: bool,
+    /// The most spans the trace keeps (`None`: all); later spans are counted in
+    /// [`Results::trace_dropped`], so that a capped trace says it is one.
+    pub max_spans: Option<usize>,
     pub progress: Option<ProgressFn>,
 }
 
@@ -61,6 +64,7 @@ impl fmt::Debug for Options {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Options")
             .field("trace", &self.trace)
+            .field("max_spans", &self.max_spans)
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -177,6 +181,8 @@ struct Engine<'a, P> {
     /// outnumber them.
     cores: Vec<Option<Resource<Pid>>>,
     trace: Option<Vec<Span>>,
+    max_spans: usize,
+    trace_dropped: u64,
     progress: Option<ProgressFn>,
     finished: usize,
 }
@@ -208,6 +214,8 @@ pub fn simulate<P: Process>(
             .collect(),
         cores: shared_cores(platform, placements),
         trace: options.trace.then(Vec::new),
+        max_spans: options.max_spans.unwrap_or(usize::MAX),
+        trace_dropped: 0,
         progress: options.progress.clone(),
         finished: 0,
     };
@@ -287,6 +295,10 @@ impl<P: Process> Engine<'_, P> {
         detail: impl FnOnce() -> String,
     ) {
         if let Some(trace) = &mut self.trace {
+            if trace.len() >= self.max_spans {
+                self.trace_dropped += 1;
+                return;
+            }
             trace.push(Span {
                 pid,
                 kind,
@@ -420,6 +432,7 @@ impl<P: Process> Engine<'_, P> {
             processes,
             nodes,
             trace: self.trace.map(in_start_order),
+            trace_dropped: self.trace_dropped,
         }
     }
 }

@@ -121,6 +121,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::show, runs::delete))
         .routes(routes!(runs::cancel))
         .routes(routes!(runs::trace))
+        .routes(routes!(runs::processes))
         .routes(routes!(runs::log))
         .routes(routes!(runs::submit_sweep))
         .routes(routes!(runs::sweep, runs::delete_sweep))

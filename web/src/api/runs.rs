@@ -12,7 +12,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, Params, Path};
 use crate::state::AppState;
 use hetsim_charts::trace::{chrome, RunTrace, TraceFormat};
-use hetsim_service::storage::{RunFilter, RunRecord, SweepSummary};
+use hetsim_service::storage::{ProcessPage, RunFilter, RunRecord, StoredOutput, SweepSummary, MAX_PAGE};
 use hetsim_service::submit::{enqueue, RunStatus, Submission};
 
 /// A run queued, or cancelled.
@@ -118,7 +118,7 @@ pub async fn show(State(s): State<AppState>, Path(id): Path<String>) -> ApiResul
         .ok_or_else(|| ApiError::not_found("run", &id))
 }
 
-async fn output(s: &AppState, id: &str) -> ApiResult<(Option<String>, String)> {
+async fn output(s: &AppState, id: &str) -> ApiResult<StoredOutput> {
     let Some(status) = s.store.status(id).await? else {
         return Err(ApiError::not_found("run", id));
     };
@@ -140,13 +140,15 @@ pub struct TraceQuery {
 }
 
 /// The run's trace: its spans (process, kind, start, end, detail), or with
-/// `?format=chrome` the Chrome trace-event format (`null` where the run stored none; in the
-/// Chrome format, only the events naming its nodes and processes).
+/// `?format=chrome` the Chrome trace-event format. A run records a trace only when its
+/// submission asked (`"trace": true`); one without answers 404 saying so. A trace capped at
+/// `MAX_TRACE_SPANS` holds the spans recorded first; the Chrome format then says how many
+/// more were not recorded (`otherData.truncated` and a global instant event).
 #[utoipa::path(get, path = "/api/runs/{id}/trace", tag = "runs",
     params(("id" = String, Path, description = "The run's id"), TraceQuery),
     responses(
-        (status = 200, description = "The spans, or null when the trace was not kept; or a Chrome trace {traceEvents, displayTimeUnit}", body = Object),
-        NotFound,
+        (status = 200, description = "The spans; or a Chrome trace {traceEvents, displayTimeUnit, otherData}", body = Object),
+        (status = 404, description = "No such run, or the run stored no trace (the message says which)", body = crate::error::ErrorBody),
         (status = 409, description = "The run has no result yet", body = crate::error::ErrorBody),
     ))]
 pub async fn trace(
@@ -154,22 +156,76 @@ pub async fn trace(
     Path(id): Path<String>,
     Params(q): Params<TraceQuery>,
 ) -> ApiResult<Json<Value>> {
-    let (trace, _) = output(&s, &id).await?;
-    let spans = trace
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
+    let out = output(&s, &id).await?;
+    let Some(text) = out.trace else {
+        return Err(ApiError::NotFound {
+            what: "trace",
+            id: format!("for run {id}: it was submitted without \"trace\": true, so it recorded none"),
+        });
+    };
+    let spans: Value = serde_json::from_str(&text).map_err(|e| ApiError::Internal(e.into()))?;
     match q.format.unwrap_or_default() {
         TraceFormat::Native => Ok(Json(spans)),
         TraceFormat::Chrome => {
-            let result = s
+            let overall_time = s
                 .store
                 .run(&id)
                 .await?
                 .and_then(|run| run.result)
-                .ok_or_else(|| ApiError::not_found("run", &id))?;
-            Ok(Json(chrome(&RunTrace::from_stored(&result, &spans)?)))
+                .and_then(|result| result["overall_time"].as_f64())
+                .unwrap_or(0.0);
+            let processes = s.store.all_processes(&id).await?;
+            let count = processes.len();
+            let run = RunTrace::stored(overall_time, count, processes, &spans, out.trace_dropped)?;
+            Ok(Json(chrome(&run)))
         }
     }
+}
+
+/// The query of `GET /api/runs/{id}/processes`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ProcessQuery {
+    /// Only the processes of this label (then `offset` counts ranks within it).
+    pub label: Option<String>,
+    /// Skip this many (default 0).
+    pub offset: Option<i64>,
+    /// At most this many (1 to 10,000; default 1000).
+    pub limit: Option<i64>,
+}
+
+/// A page of a done run's processes, in pid order (rank order within a label): label, rank,
+/// node, finish time with its error bar, compute and wait times [s]; `total` counts them all.
+#[utoipa::path(get, path = "/api/runs/{id}/processes", tag = "runs",
+    params(("id" = String, Path, description = "The run's id"), ProcessQuery),
+    responses(
+        (status = 200, description = "The page", body = ProcessPage),
+        NotFound,
+        (status = 409, description = "The run has no result yet", body = crate::error::ErrorBody),
+    ))]
+pub async fn processes(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Params(q): Params<ProcessQuery>,
+) -> ApiResult<Json<ProcessPage>> {
+    output(&s, &id).await?;
+    let limit = q.limit.unwrap_or(1000);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::invalid(
+            "limit",
+            format!("{limit}: expected 1 to {MAX_PAGE}"),
+        ));
+    }
+    let offset = q.offset.unwrap_or(0);
+    if offset < 0 {
+        return Err(ApiError::invalid(
+            "offset",
+            format!("{offset}: expected 0 or more"),
+        ));
+    }
+    let page = s.store.processes(&id, q.label.as_deref(), offset, limit).await?;
+    Ok(Json(page))
 }
 
 /// The run's log, as text.
@@ -180,7 +236,7 @@ pub async fn trace(
         (status = 409, description = "The run has no result yet", body = crate::error::ErrorBody),
     ))]
 pub async fn log(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<String> {
-    Ok(output(&s, &id).await?.1)
+    Ok(output(&s, &id).await?.log)
 }
 
 /// A sweep: how many of its runs are in each status, and their ids.

@@ -27,6 +27,8 @@ struct Launch {
     app: String,
     system: String,
     queue: String,
+    /// The "record a trace" checkbox.
+    trace: bool,
     labels: BTreeMap<String, String>,
     variables: Vec<(String, String)>,
 }
@@ -40,6 +42,7 @@ impl Launch {
                 "app" => launch.app = value,
                 "system" => launch.system = value,
                 "queue" => launch.queue = value,
+                "trace" => launch.trace = value == "on",
                 "var_name" => pending_name = Some(value),
                 "var_value" => {
                     let name = pending_name.take().unwrap_or_default();
@@ -104,6 +107,7 @@ impl Launch {
             system_name: None,
             labels: labels.into_iter().collect(),
             variables: variables.into_iter().collect(),
+            trace: self.trace,
         })
     }
 }
@@ -182,6 +186,7 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
                         }
                     }
                     label { "Queue " input name="queue" value=(launch.queue) pattern="[A-Za-z0-9_-]{1,64}"; }
+                    label { input type="checkbox" name="trace" checked[launch.trace]; " Record a trace (timeline, Perfetto export)" }
                 }
                 h2 { "Labels" }
                 p.muted { "Processes per label; empty keeps the system's count. A comma list (1,2,4) sweeps." }

@@ -16,9 +16,10 @@ use super::overview::short;
 use super::{encode, PageResult};
 use crate::error::ApiError;
 use crate::state::AppState;
+use hetsim_charts::trace::{RunTrace, TraceError};
 use hetsim_charts::Chart;
 use hetsim_service::status::RunStatus;
-use hetsim_service::storage::{RunFilter, RunRecord};
+use hetsim_service::storage::{ProcessResult, RunFilter, RunRecord, StoredOutput, MAX_PAGE};
 use hetsim_service::table::{compare_cells, plain};
 
 /// Seconds between reloads of a page whose run or sweep is unfinished.
@@ -38,14 +39,19 @@ async fn run_record(s: &AppState, id: &str) -> PageResult<RunRecord> {
         .ok_or_else(|| ApiError::not_found("run", id).into())
 }
 
+/// Processes listed on a run page; the CSV and the API page through the rest.
+const PAGE_ROWS: i64 = 100;
+
 pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResult<Markup> {
     let run = run_record(&s, &id).await?;
-    let (trace, log) = s.store.run_output(&id).await?.unwrap_or_default();
-    let trace: Value = trace
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null);
+    let output = s.store.run_output(&id).await?.unwrap_or_default();
     let result = run.result.clone().unwrap_or(Value::Null);
-    let timeline = run.result.as_ref().and_then(|r| timeline_svg(r, &trace));
+    let page = s.store.processes(&id, None, 0, PAGE_ROWS).await?;
+    let timeline = match &output.trace {
+        Some(trace) if run.result.is_some() => timeline_svg(&s, &id, &result, trace, &output).await?,
+        _ => None,
+    };
+    let log = output.log;
     let api = format!("/api/runs/{}", encode(&run.id));
     let content = html! {
         p.crumbs {
@@ -66,17 +72,25 @@ pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResul
                 "Download: "
                 a href=(api) download={ "run-" (short(&run.id)) ".json" } { "JSON" }
                 a href={ "/runs/" (encode(&run.id)) "/processes.csv" } { "processes CSV" }
-                a href={ (api) "/trace" } download={ "trace-" (short(&run.id)) ".json" } { "trace" }
-                a href={ (api) "/trace?format=chrome" } download={ "trace-" (short(&run.id)) ".chrome.json" } { "Chrome trace (Perfetto)" }
+                @if output.trace.is_some() {
+                    a href={ (api) "/trace" } download={ "trace-" (short(&run.id)) ".json" } { "trace" }
+                    a href={ (api) "/trace?format=chrome" } download={ "trace-" (short(&run.id)) ".chrome.json" } { "Chrome trace (Perfetto)" }
+                }
                 a href={ (api) "/log" } download={ "run-" (short(&run.id)) ".log" } { "log" }
             }
             h2 { "Timeline" }
             @match &timeline {
                 Some(svg) => div.chart.timeline { (PreEscaped(svg)) },
-                None => p.muted { "No trace was stored for this run." },
+                None => p.muted { "No trace was recorded: launch with \"Record a trace\" (API: \"trace\": true) to draw one." },
             }
+            h2 { "Labels" }
+            div #labels { (labels_table(&result)) }
             h2 { "Processes" }
-            div #processes { (processes_table(&result)) }
+            @if page.total > page.processes.len() as i64 {
+                p.muted { "The first " (page.processes.len()) " of " (page.total) " processes; the CSV lists them all, "
+                    a href={ (api) "/processes?offset=" (PAGE_ROWS) } { "the API" } " pages through them." }
+            }
+            div #processes { (processes_table(&page.processes)) }
             h2 { "Nodes" }
             div #nodes { (layout::table(
                 ["node", "busy time [s]", "energy [J]"],
@@ -132,33 +146,58 @@ fn num(v: &Value) -> String {
     v.as_f64().map(number).unwrap_or_else(|| plain(v))
 }
 
-const PROCESS_COLUMNS: [&str; 7] = [
-    "pid",
-    "label",
-    "rank",
-    "node",
-    "finish_time",
-    "compute_time",
-    "wait_time",
-];
-
-fn processes_table(result: &Value) -> Markup {
+fn processes_table(processes: &[ProcessResult]) -> Markup {
     layout::table(
-        ["pid", "label", "rank", "node", "finish time [s]", "compute time [s]", "wait time [s]"],
-        result["processes"].as_array().into_iter().flatten().map(|p| {
-            html! { tr { @for c in PROCESS_COLUMNS { td class=[p[c].is_number().then_some("num")] { (num(&p[c])) } } } }
+        [
+            "pid",
+            "label",
+            "rank",
+            "node",
+            "finish time [s]",
+            "compute time [s]",
+            "wait time [s]",
+        ],
+        processes.iter().map(|p| {
+            html! { tr {
+                td.num { (p.pid) } td { (p.label) } td.num { (p.rank) } td { (p.node) }
+                @for x in [p.finish_time, p.compute_time, p.wait_time] { td.num { (number(x)) } }
+            } }
         }),
     )
 }
 
-/// The Gantt chart of a stored run: its processes from the result, its spans from the trace.
-fn timeline_svg(result: &Value, trace: &Value) -> Option<String> {
-    if trace.is_null() {
-        return None;
-    }
-    hetsim_charts::timeline_svg_from_json(result, trace)
+/// One row per label of the run's summary: how many processes, and their finish, compute
+/// and wait times.
+fn labels_table(result: &Value) -> Markup {
+    layout::table(
+        ["label", "processes", "finish min [s]", "finish p50 [s]", "finish p99 [s]", "finish max [s]", "compute mean [s]", "wait mean [s]"],
+        result["labels"].as_array().into_iter().flatten().map(|l| {
+            let cells = [&l["finish"]["min"], &l["finish"]["p50"], &l["finish"]["p99"], &l["finish"]["max"], &l["compute"]["mean"], &l["wait"]["mean"]];
+            html! { tr { td { (plain(&l["label"])) } td.num { (num(&l["count"])) } @for c in cells { td.num { (num(c)) } } } }
+        }),
+    )
+}
+
+/// The Gantt chart of a stored run: its first processes (as many as the chart draws) from
+/// the process table, its spans from the trace.
+async fn timeline_svg(
+    s: &AppState,
+    id: &str,
+    result: &Value,
+    trace: &str,
+    output: &StoredOutput,
+) -> PageResult<Option<String>> {
+    let rows = i64::try_from(hetsim_charts::MAX_ROWS).unwrap_or(MAX_PAGE);
+    let page = s.store.processes(id, None, 0, rows).await?;
+    let count = usize::try_from(page.total).unwrap_or(0);
+    let overall_time = result["overall_time"].as_f64().unwrap_or(0.0);
+    let drawn = serde_json::from_str::<Value>(trace)
+        .map_err(TraceError::Spans)
+        .and_then(|spans| RunTrace::stored(overall_time, count, page.processes, &spans, output.trace_dropped))
+        .map(|run| hetsim_charts::timeline::draw(&run));
+    Ok(drawn
         .map_err(|e| tracing::warn!("ui: a stored trace that does not draw: {e:#}"))
-        .ok()
+        .ok())
 }
 
 fn csv_download(name: &str, body: String) -> axum::response::Response {
@@ -180,22 +219,10 @@ pub async fn run_csv(
     Path(id): Path<String>,
 ) -> PageResult<axum::response::Response> {
     let run = run_record(&s, &id).await?;
-    let mut out = PROCESS_COLUMNS.join(",") + "\n";
-    let processes = run
-        .result
-        .as_ref()
-        .and_then(|r| r["processes"].as_array().cloned());
-    for p in processes.unwrap_or_default() {
-        let row: Vec<String> = PROCESS_COLUMNS
-            .iter()
-            .map(|c| hetsim_service::table::csv_cell(&p[*c]))
-            .collect();
-        out += &row.join(",");
-        out.push('\n');
-    }
+    let processes = s.store.all_processes(&id).await?;
     Ok(csv_download(
         &format!("run-{}-processes.csv", short(&run.id)),
-        out,
+        hetsim_service::table::processes_csv(&processes),
     ))
 }
 

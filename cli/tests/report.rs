@@ -1,0 +1,107 @@
+//! `hetsim run`'s report levels: a summary whose size does not grow with the processes,
+//! and per-process and per-compute rows on demand, as JSON or CSV.
+
+mod common;
+
+use common::oneshot::*;
+
+/// `hetsim run` of the master-worker example at scale (one node entry of a million worker
+/// machines) with `workers` workers and `extra` arguments.
+fn master_worker(workers: u64, extra: &[&str]) -> std::process::Output {
+    let label = format!("Worker={workers}");
+    let mut args = vec![
+        "run",
+        "--app",
+        "examples/master-worker/app.rhai",
+        "--system",
+        "examples/master-worker/million.toml",
+        "--label",
+        &label,
+    ];
+    args.extend(extra);
+    let out = hetsim(&args, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).expect("--json prints one JSON object")
+}
+
+#[test]
+fn the_json_summary_is_as_big_for_two_thousand_workers_as_for_twenty() {
+    let [small, large] = [20, 2000].map(|w| master_worker(w, &["--json"]));
+    let (small_value, large_value) = (json(&small), json(&large));
+    assert_eq!(large_value["labels"][1]["count"], 2000, "{large_value}");
+    assert_eq!(large_value["processes"], 2001, "{large_value}");
+    // Only the digits of the figures and of the counts differ.
+    let sizes = (small.stdout.len(), large.stdout.len());
+    assert!(
+        sizes.1 < sizes.0 + 200,
+        "summary bytes (20 workers, 2000 workers): {sizes:?}"
+    );
+    for key in ["overall_time", "total_energy", "events", "nodes", "log"] {
+        assert!(
+            small_value.get(key).is_some(),
+            "the summary lacks {key}: {small_value}"
+        );
+    }
+    let finish = &large_value["labels"][1]["finish"];
+    let ordered = ["min", "p50", "p99", "max"].map(|k| finish[k].as_f64().expect(k));
+    assert!(ordered.windows(2).all(|w| w[0] <= w[1]), "{finish}");
+}
+
+#[test]
+fn processes_and_computes_are_listed_when_asked() {
+    let v = json(&master_worker(3, &["--json", "--detail", "processes"]));
+    let processes = v["processes"].as_array().expect("processes");
+    assert_eq!(processes.len(), 4, "{v}");
+    assert_eq!(processes[1]["label"], "Worker");
+    assert!(v.get("computes").is_none(), "{v}");
+    let v = json(&master_worker(3, &["--json", "--detail", "computes"]));
+    assert_eq!(v["processes"].as_array().map(Vec::len), Some(4), "{v}");
+    // 10 rounds, one task per worker and round.
+    assert_eq!(v["computes"].as_array().map(Vec::len), Some(30), "{v}");
+}
+
+#[test]
+fn csv_rows_per_label_per_process_and_per_compute() {
+    let lines = |detail: &str| -> Vec<String> {
+        let out = master_worker(3, &["--csv", "--detail", detail]);
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    let labels = lines("summary");
+    assert_eq!(labels.len(), 3, "{labels:?}");
+    assert!(labels[0].starts_with("label,count,finish_min,finish_mean,finish_p50,finish_p99,finish_max,"));
+    assert!(labels[2].starts_with("Worker,3,"), "{labels:?}");
+    let processes = lines("processes");
+    assert_eq!(processes.len(), 5, "{processes:?}");
+    assert_eq!(
+        processes[0],
+        "pid,label,rank,node,finish_time,finish_low,finish_high,compute_time,wait_time"
+    );
+    assert!(processes[1].starts_with("0,Master,0,"), "{processes:?}");
+    let computes = lines("computes");
+    assert_eq!(computes.len(), 31, "{computes:?}");
+    assert_eq!(computes[0], "pid,start,seconds,uncertainty,detail");
+}
+
+#[test]
+fn json_and_csv_are_one_or_the_other() {
+    let err = failure(
+        &[
+            "run",
+            "--app",
+            "examples/master-worker/app.rhai",
+            "--system",
+            "examples/master-worker/system.toml",
+            "--json",
+            "--csv",
+        ],
+        None,
+    );
+    assert!(err.contains("--csv") && err.contains("--json"), "{err}");
+}

@@ -1,0 +1,256 @@
+//! Results as data, against real SQLite and PostgreSQL: a run's summary stays small at any
+//! number of processes, its processes page by index ranges, a second write changes nothing,
+//! and results stored whole before issue 26 move to the tables without loss.
+//!
+//! The PostgreSQL tests need it on 127.0.0.1:5432 (trust auth, as CI has it): under CI=true
+//! they fail without it; elsewhere they skip with a loud message.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use hetsim_service::storage::{NewInput, NewRun, ProcessResult, RunOutput, Start, Store};
+use hetsim_simulator::{NodeResult, Results, Summary};
+use sqlx::any::{install_default_drivers, AnyPoolOptions};
+
+static N: AtomicU32 = AtomicU32::new(0);
+
+fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+fn sqlite_url() -> String {
+    let dir = std::env::temp_dir().join(unique("hetsim-results"));
+    std::fs::create_dir_all(&dir).unwrap();
+    format!("sqlite://{}?mode=rwc", dir.join("runs.db").display())
+}
+
+fn psql(sql: &str) -> bool {
+    Command::new("psql")
+        .env("PGOPTIONS", "--client-min-messages=warning")
+        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc", sql])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A fresh PostgreSQL database, dropped with this.
+struct Database {
+    name: String,
+    url: String,
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        psql(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+    }
+}
+
+/// A fresh PostgreSQL database; `None` (with a loud message) where PostgreSQL is not there
+/// outside CI.
+fn postgres() -> Option<Database> {
+    let name = unique("hetsim_results");
+    if psql(&format!("CREATE DATABASE {name}")) {
+        let url = format!("postgres://postgres@127.0.0.1/{name}");
+        return Some(Database { name, url });
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI=true but PostgreSQL on 127.0.0.1:5432 does not take CREATE DATABASE");
+    }
+    eprintln!("SKIPPED: PostgreSQL is not reachable on 127.0.0.1:5432; start it to run this test");
+    None
+}
+
+fn process(pid: usize, label: &str, rank: u64) -> ProcessResult {
+    let finish = 1.0 + pid as f64 * 1e-3;
+    ProcessResult {
+        pid,
+        label: Arc::from(label),
+        rank,
+        node: Arc::from("node, with a comma"),
+        finish_time: finish,
+        finish_interval: [finish * 0.9, finish * 1.1],
+        compute_time: 0.5,
+        wait_time: pid as f64 * 1e-4,
+    }
+}
+
+/// One master and `workers` workers, pid order.
+fn processes(workers: usize) -> Vec<ProcessResult> {
+    std::iter::once(process(0, "Master", 0))
+        .chain((1..=workers).map(|pid| process(pid, "Worker", pid as u64 - 1)))
+        .collect()
+}
+
+fn results(processes: Vec<ProcessResult>) -> Results {
+    Results {
+        overall_time: processes.iter().map(|p| p.finish_time).fold(0.0, f64::max),
+        overall_time_interval: [1.0, 2.0],
+        total_energy: 3.0,
+        failure_chance: 0.0,
+        events: 42,
+        processes,
+        nodes: vec![NodeResult {
+            id: Arc::from("node"),
+            busy_time: 1.0,
+            energy: 3.0,
+        }],
+        trace: None,
+        trace_dropped: 0,
+    }
+}
+
+/// Queues one run and claims it, as a worker would.
+async fn running_run(store: &Store) -> String {
+    let id = unique("run");
+    let input = NewInput {
+        id: unique("input"),
+        app: "sim.sleep(1.0);".into(),
+        system: "{}".into(),
+        trace: false,
+    };
+    let run = NewRun {
+        id: id.clone(),
+        labels: BTreeMap::new(),
+        variables: BTreeMap::new(),
+    };
+    store.insert_runs("default", &input, &[run], None).await.unwrap();
+    assert!(matches!(
+        store.start_run(&id, "w", None).await.unwrap(),
+        Start::Run(_)
+    ));
+    id
+}
+
+fn output(results: Results) -> RunOutput {
+    RunOutput {
+        summary: Summary::of(&results),
+        processes: results.processes,
+        trace: None,
+        trace_dropped: 0,
+        log: "a log".into(),
+    }
+}
+
+async fn stores_summaries_and_pages(url: &str) {
+    let store = Store::connect(url).await.unwrap();
+    let mut sizes = Vec::new();
+    for workers in [10, 30_000] {
+        let id = running_run(&store).await;
+        assert!(store
+            .finish_run(&id, &output(results(processes(workers))))
+            .await
+            .unwrap());
+        let run = store.run(&id).await.unwrap().unwrap();
+        let result = run.result.unwrap();
+        assert_eq!(result["processes"], workers as u64 + 1);
+        assert_eq!(result["labels"][1]["count"], workers as u64);
+        sizes.push(result.to_string().len());
+        // A second write (a redelivered run) changes nothing and doubles no row.
+        assert!(!store
+            .finish_run(&id, &output(results(processes(workers))))
+            .await
+            .unwrap());
+        let page = store.processes(&id, None, 0, 100_000).await.unwrap();
+        assert_eq!(
+            (page.total, page.processes.len(), page.limit),
+            (workers as i64 + 1, (workers + 1).min(10_000), 10_000)
+        );
+        if workers == 30_000 {
+            let last = store.processes(&id, None, 29_995, 1000).await.unwrap();
+            let pids: Vec<usize> = last.processes.iter().map(|p| p.pid).collect();
+            assert_eq!(pids, (29_995..=30_000).collect::<Vec<_>>());
+            assert_eq!(
+                last.processes[0],
+                process(29_995, "Worker", 29_994),
+                "a row reads back as written"
+            );
+            let workers = store.processes(&id, Some("Worker"), 5, 3).await.unwrap();
+            let ranks: Vec<u64> = workers.processes.iter().map(|p| p.rank).collect();
+            assert_eq!((workers.total, ranks), (30_000, vec![5, 6, 7]));
+            let masters = store.processes(&id, Some("Master"), 0, 10).await.unwrap();
+            assert_eq!((masters.total, masters.processes.len()), (1, 1));
+        }
+        assert!(store.delete_run(&id).await.unwrap());
+        assert_eq!(
+            store.processes(&id, None, 0, 10).await.unwrap().processes.len(),
+            0
+        );
+    }
+    // The summary of 30,001 processes is as big as that of 11, up to the digits of counts.
+    assert!(
+        sizes[1] < sizes[0] + 64,
+        "summary bytes (11, 30,001 processes): {sizes:?}"
+    );
+}
+
+#[tokio::test]
+async fn sqlite_stores_summaries_and_pages_processes() {
+    stores_summaries_and_pages(&sqlite_url()).await;
+}
+
+#[tokio::test]
+async fn postgres_stores_summaries_and_pages_processes() {
+    if let Some(db) = postgres() {
+        stores_summaries_and_pages(&db.url).await;
+    }
+}
+
+/// A database at migration 0002, where results were stored whole, is moved to the tables
+/// when the server starts: the summary replaces the blob, the processes are rows, nothing
+/// is lost.
+async fn migrates_whole_results(url: &str) {
+    install_default_drivers();
+    let pool = AnyPoolOptions::new().connect(url).await.unwrap();
+    let mut old = if url.starts_with("sqlite:") {
+        sqlx::migrate!("../migrations/sqlite")
+    } else {
+        sqlx::migrate!("../migrations/postgres")
+    };
+    old.migrations = std::borrow::Cow::Owned(old.migrations[..2].to_vec());
+    old.run(&pool).await.unwrap();
+    let whole = results(processes(2500));
+    let mut report = serde_json::to_value(&whole).unwrap();
+    report["log"] = serde_json::json!(["a line"]);
+    for sql in [
+        "INSERT INTO inputs (id, app, system) VALUES ('i1', 'sim.sleep(1.0);', '{}')",
+        "INSERT INTO runs (id, queue, input_id, labels, variables, status, attempts, published, created_at) \
+         VALUES ('r1', 'default', 'i1', '{}', '{}', 'done', 1, 1, '2026-01-01T00:00:00Z')",
+    ] {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+    sqlx::query("INSERT INTO results (run_id, result, trace, log) VALUES ('r1', $1, NULL, 'a line')")
+        .bind(report.to_string())
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+
+    let store = Store::connect(url).await.unwrap();
+    let result = store.run("r1").await.unwrap().unwrap().result.unwrap();
+    let summary: Summary = serde_json::from_value(result).unwrap();
+    assert_eq!(summary, Summary::of(&whole));
+    let page = store.processes("r1", None, 0, 10_000).await.unwrap();
+    assert_eq!(page.processes, whole.processes);
+    assert_eq!(store.run_output("r1").await.unwrap().unwrap().log, "a line");
+    // Starting again moves nothing twice.
+    drop(store);
+    let store = Store::connect(url).await.unwrap();
+    assert_eq!(store.processes("r1", None, 0, 10_000).await.unwrap().total, 2501);
+}
+
+#[tokio::test]
+async fn sqlite_moves_results_stored_whole_to_the_tables() {
+    migrates_whole_results(&sqlite_url()).await;
+}
+
+#[tokio::test]
+async fn postgres_moves_results_stored_whole_to_the_tables() {
+    if let Some(db) = postgres() {
+        migrates_whole_results(&db.url).await;
+    }
+}
