@@ -16,7 +16,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{embedded_server, free_port, http, reachable, repo, Proc};
+use common::{available_or_skip, embedded_server, free_port, http, in_ci, reachable, repo, Proc};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 
@@ -26,14 +26,11 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 /// chromedriver on a free port, or `None` (after saying why) where it is not installed
 /// and this is not CI.
 fn chromedriver() -> Option<(Proc, u16)> {
-    if !Path::new(CHROMEDRIVER).exists() || !Path::new(CHROMIUM).exists() {
-        let why =
-            format!("{CHROMEDRIVER} or {CHROMIUM} is missing (apt-get install chromium chromium-driver)");
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "the browser tests need Chromium: {why}"
-        );
-        eprintln!("\n!!! SKIPPING the web UI's browser tests: {why} !!!\n");
+    let installed = Path::new(CHROMEDRIVER).exists() && Path::new(CHROMIUM).exists();
+    let why = format!(
+        "the browser tests need Chromium: {CHROMEDRIVER} or {CHROMIUM} is missing (apt-get install chromium chromium-driver)"
+    );
+    if !available_or_skip(installed, &why, in_ci()) {
         return None;
     }
     let port = free_port();

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use hetsim_service::storage::{NewInput, NewRun, ProcessResult, RunOutput, Start, Store};
 use hetsim_simulator::{NodeResult, Results, Summary};
+use hetsim_tests::services::{available_or_skip, in_ci};
 use sqlx::any::{install_default_drivers, AnyPoolOptions};
 
 static N: AtomicU32 = AtomicU32::new(0);
@@ -54,15 +55,12 @@ impl Drop for Database {
 /// outside CI.
 fn postgres() -> Option<Database> {
     let name = unique("hetsim_results");
-    if psql(&format!("CREATE DATABASE {name}")) {
-        let url = format!("postgres://postgres@127.0.0.1/{name}");
-        return Some(Database { name, url });
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("CI=true but PostgreSQL on 127.0.0.1:5432 does not take CREATE DATABASE");
-    }
-    eprintln!("SKIPPED: PostgreSQL is not reachable on 127.0.0.1:5432; start it to run this test");
-    None
+    let created = psql(&format!("CREATE DATABASE {name}"));
+    let what = "PostgreSQL on 127.0.0.1:5432 does not take CREATE DATABASE";
+    available_or_skip(created, what, in_ci()).then(|| Database {
+        url: format!("postgres://postgres@127.0.0.1/{name}"),
+        name,
+    })
 }
 
 fn process(pid: usize, label: &str, rank: u64) -> ProcessResult {

@@ -1,9 +1,11 @@
 //! End-to-end tests live in `tests/tests/`; they drive the `hetsim` binary. The library holds
-//! test support the crates' own tests share: [`fuzz`], the runner of the fuzzing suites; and
+//! test support the crates' own tests share: [`fuzz`], the runner of the fuzzing suites;
 //! [`architecture`], the check that crates, modules and files keep their shape
-//! (`tests/tests/architecture.rs`).
+//! (`tests/tests/architecture.rs`); and [`services`], the one skip guard of the tests that
+//! need PostgreSQL, RabbitMQ or Chromium.
 
 pub mod architecture;
+pub mod services;
 
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestRunner};

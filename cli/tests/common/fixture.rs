@@ -15,14 +15,11 @@ pub const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 
 /// PostgreSQL and RabbitMQ are up; or, outside CI, a loud skip.
 pub fn services() -> bool {
-    if reachable(5432) && reachable(5672) {
-        return true;
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("CI=true but PostgreSQL (5432) or RabbitMQ (5672) is not reachable on 127.0.0.1");
-    }
-    eprintln!("SKIPPED: PostgreSQL or RabbitMQ is not reachable on 127.0.0.1; start them to run this test");
-    false
+    available_or_skip(
+        reachable(5432) && reachable(5672),
+        "PostgreSQL (5432) or RabbitMQ (5672) is not reachable on 127.0.0.1",
+        in_ci(),
+    )
 }
 
 pub fn psql(sql: &str) {

@@ -28,6 +28,8 @@ pub fn scratch() -> PathBuf {
     dir
 }
 
+pub use hetsim_tests::services::{available_or_skip, in_ci};
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
