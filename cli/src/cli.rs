@@ -569,7 +569,8 @@ pub struct LimitFlags {
     /// Largest application script [bytes].
     #[arg(long, default_value_t = ServiceLimits::default().max_script_bytes)]
     pub max_script_bytes: usize,
-    /// Simultaneous connections; further ones wait to be accepted.
+    /// Simultaneous connections (lowered to what the open-file limit allows); further ones are
+    /// answered 503 at once.
     #[arg(long, default_value_t = ServiceLimits::default().max_connections)]
     pub max_connections: usize,
     /// Seconds a client may take to send a request's headers.

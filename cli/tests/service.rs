@@ -111,26 +111,80 @@ fn taken_names_answer_409_even_under_races_and_renames() {
     assert_eq!(json(&body)["field"], "name", "{body}");
 }
 
-#[test]
-fn half_open_connections_time_out_and_cannot_exhaust_the_server() {
-    let (_server, port) = embedded_server(&["--max-connections", "4", "--header-timeout-seconds", "1"]);
-    // Slowloris: more connections than the limit, each sending half a request line.
-    let idle: Vec<TcpStream> = (0..16)
+/// `n` connections that each send half a request and wait.
+fn half_sent(port: u16, n: usize) -> Vec<TcpStream> {
+    (0..n)
         .map(|_| {
             let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
             let _ = s.write_all(b"GET /api/health HTTP/1.1\r\nHost: x\r\n");
             s
         })
-        .collect();
-    // The header timeout closes them; a well-behaved client is served within a few seconds.
+        .collect()
+}
+
+#[test]
+fn connections_over_the_limit_are_answered_503_at_once() {
+    let (_server, port) = embedded_server(&["--max-connections", "4", "--header-timeout-seconds", "30"]);
+    // Slowloris: idle, half-sent connections hold every slot.
+    let idle = half_sent(port, 4);
+    std::thread::sleep(Duration::from_millis(200));
     let started = Instant::now();
-    assert_eq!(http(port, "GET", "/api/health", "", None).0, 200);
+    let (status, body) = http(port, "GET", "/api/health", "", None);
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("limit of 4 connections"), "{body}");
     assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
+        started.elapsed() < Duration::from_secs(2),
+        "answered after {:?}",
         started.elapsed()
     );
+    // Once they close, clients are served again.
     drop(idle);
+    wait_for(|| (http(port, "GET", "/api/health", "", None).0 == 200).then_some(()));
+}
+
+#[test]
+fn the_server_raises_its_soft_open_file_limit_and_serves_past_the_old_one() {
+    let db = scratch().join("nofile.db");
+    let port = free_port();
+    let command = format!(
+        "ulimit -Sn 256 && exec {} serve --db {} --bind 127.0.0.1:{port}",
+        env!("CARGO_BIN_EXE_hetsim"),
+        db.display()
+    );
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(repo())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let server = Proc(child);
+    wait_healthy(port);
+    // More idle connections than 256 descriptors could hold: health is still answered.
+    let idle = half_sent(port, 400);
+    assert_eq!(http(port, "GET", "/api/health", "", None).0, 200);
+    drop(idle);
+    drop(server);
+    let mut log = String::new();
+    let _ = std::io::Read::read_to_string(&mut std::io::BufReader::new(stderr), &mut log);
+    assert!(log.contains("(was 256)"), "the server logs both limits: {log}");
+}
+
+#[test]
+fn half_sent_requests_time_out() {
+    let (_server, port) = embedded_server(&["--max-connections", "4", "--header-timeout-seconds", "1"]);
+    let mut idle = half_sent(port, 1).remove(0);
+    idle.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut idle, &mut answer);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "closed after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(http(port, "GET", "/api/health", "", None).0, 200);
 }
 
 #[test]

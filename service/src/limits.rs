@@ -17,7 +17,8 @@ pub struct ServiceLimits {
     pub max_variable_bytes: usize,
     /// Largest application script [bytes].
     pub max_script_bytes: usize,
-    /// Simultaneous connections; further ones wait to be accepted.
+    /// Simultaneous connections (lowered to what the open-file limit allows); further ones
+    /// are answered 503 at once.
     pub max_connections: usize,
     /// Seconds a client may take to send a request's headers.
     pub header_timeout_seconds: u64,
