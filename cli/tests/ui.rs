@@ -146,6 +146,37 @@ impl Browser {
             .unwrap();
     }
 
+    /// Clicks `css`, whose form asks for a confirmation, and answers it: accepted, the form
+    /// posts and the next page loads; dismissed, nothing happens.
+    async fn click_and_confirm(&self, css: &str, accept: bool) {
+        let old = self.client.find(Locator::Css("html")).await.unwrap();
+        let button = self.client.find(Locator::Css(css)).await;
+        button
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .click()
+            .await
+            .unwrap();
+        let question = self.client.get_alert_text().await.expect("a confirmation dialog");
+        assert!(
+            question.starts_with("Cancel this") || question.starts_with("Delete this"),
+            "{question}"
+        );
+        if !accept {
+            self.client.dismiss_alert().await.unwrap();
+            assert!(
+                old.tag_name().await.is_ok(),
+                "a dismissed confirmation loads no page"
+            );
+            return;
+        }
+        self.client.accept_alert().await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while old.tag_name().await.is_ok() {
+            assert!(Instant::now() < deadline, "confirming {css} loaded no page");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Reloads the page until `css` shows `wanted` in its text (a run finishing).
     async fn reload_until(&self, css: &str, wanted: &str) {
         let deadline = Instant::now() + Duration::from_secs(120);
@@ -380,6 +411,60 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
     b.goto("/api/docs").await;
     assert!(b.text("body").await.contains("/api/runs"));
     b.shoot("api-docs").await;
+    b.client.close().await.unwrap();
+}
+
+/// The id of what `POST path` queued.
+fn queued(port: u16, path: &str, submission: &serde_json::Value) -> String {
+    let (status, body) = http(port, "POST", path, &submission.to_string(), None);
+    assert_eq!(status, 202, "{body}");
+    let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+    answer["id"].as_str().expect("an id").to_owned()
+}
+
+/// A run that spins `spin` times between sleeps: seconds of wall time at a few thousand.
+const SLOW_APP: &str = "let n = 0;\nfor i in 0..spin { for j in 0..2000 { n += j; } sim.sleep(0.001); }\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_cancels_a_sweep_and_deletes_a_run_from_their_pages() {
+    let Some((_driver, driver_port)) = chromedriver() else {
+        return;
+    };
+    let (_server, port) = embedded_server(&["--workers", "1"]);
+    let b = Browser::open(driver_port, port).await;
+    let system = std::fs::read_to_string(repo().join("examples/master-worker/system.toml")).unwrap();
+    let sweep = json!({"queue": "default", "app": SLOW_APP, "system": system,
+        "labels": {"Worker": 1}, "variables": {"spin": [3000, 3001, 3002, 3003]}});
+    let id = queued(port, "/api/sweeps", &sweep);
+
+    // One worker, four slow runs: the sweep is unfinished, and offers to cancel.
+    b.goto(&format!("/sweeps/{id}")).await;
+    assert_eq!(b.count("div.lifecycle button.cancel").await, 1);
+    b.shoot("sweep-running").await;
+    b.click_and_confirm("div.lifecycle button.cancel", false).await;
+    b.click_and_confirm("div.lifecycle button.cancel", true).await;
+    assert_eq!(b.current_path().await, format!("/sweeps/{id}"));
+    b.reload_until("p.progress", "4 of 4 runs finished").await;
+    assert!(b.text("p.progress").await.contains("cancelled"));
+    assert_eq!(
+        b.count("div.lifecycle button.cancel").await,
+        0,
+        "nothing left to cancel"
+    );
+
+    b.click_and_confirm("div.lifecycle button.delete", true).await;
+    assert_eq!(b.current_path().await, "/");
+    assert_eq!(http(port, "GET", &format!("/api/sweeps/{id}"), "", None).0, 404);
+
+    // A finished run: delete only, and its page is gone.
+    let run = json!({"queue": "default", "app": "sim.sleep(1.0);", "system": system});
+    let run = queued(port, "/api/runs", &run);
+    b.goto(&format!("/runs/{run}")).await;
+    b.reload_until("h1", "done").await;
+    assert_eq!(b.count("div.lifecycle button.cancel").await, 0);
+    b.click_and_confirm("div.lifecycle button.delete", true).await;
+    assert_eq!(b.current_path().await, "/");
+    assert_eq!(http(port, "GET", &format!("/api/runs/{run}"), "", None).0, 404);
     b.client.close().await.unwrap();
 }
 

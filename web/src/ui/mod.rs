@@ -16,6 +16,7 @@
 mod catalog;
 mod launch;
 mod layout;
+mod lifecycle;
 mod occupancy;
 mod overview;
 mod results;
@@ -24,7 +25,7 @@ mod texts;
 
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 
 use crate::error::ApiError;
@@ -37,7 +38,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/", get(overview::page))
         .route("/login", get(session::form).post(session::login))
-        .route("/logout", axum::routing::post(session::logout))
+        .route("/logout", post(session::logout))
         .route("/ui/app.css", get(stylesheet))
         .route("/ui/app.js", get(script))
         .route("/components", get(catalog::list).post(catalog::create))
@@ -54,6 +55,10 @@ pub fn router() -> Router<AppState> {
         .route("/launch", get(launch::page).post(launch::submit))
         .route("/runs/{id}", get(results::run))
         .route("/runs/{id}/processes.csv", get(results::run_csv))
+        .route("/runs/{id}/cancel", post(lifecycle::cancel_run))
+        .route("/runs/{id}/delete", post(lifecycle::delete_run))
+        .route("/sweeps/{id}/cancel", post(lifecycle::cancel_sweep))
+        .route("/sweeps/{id}/delete", post(lifecycle::delete_sweep))
         .route("/sweeps/{id}", get(results::sweep))
         .route("/sweeps/{id}/results.csv", get(results::sweep_csv))
         .route("/occupancy", get(occupancy::page))

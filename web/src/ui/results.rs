@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::layout::{self, number};
+use super::lifecycle::{self, Target};
 use super::overview::short;
 use super::{encode, PageResult};
 use crate::error::ApiError;
@@ -59,6 +60,7 @@ pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResul
             @if let Some(sweep) = &run.sweep { " / " a href={ "/sweeps/" (encode(sweep)) } { "sweep " (short(sweep)) } }
         }
         h1 { "Run " (short(&run.id)) " " span class={ "status " (run.status) } { (run.status) } }
+        (lifecycle::buttons(Target::Run, &run.id, unfinished(run.status)))
         (facts(&run))
         @if let Some(error) = &run.error { p.error role="alert" { (error) } }
         @if run.result.is_some() {
@@ -349,6 +351,7 @@ pub async fn sweep(
     let content = html! {
         p.crumbs { a href="/" { "Overview" } }
         h1 { "Sweep " (short(&summary.id)) }
+        (lifecycle::buttons(Target::Sweep, &summary.id, summary.queued + summary.running > 0))
         p.progress {
             progress max=(summary.total) value=(finished) {}
             " " (finished) " of " (summary.total) " runs finished: "

@@ -70,7 +70,17 @@ function wireEditors() {
   }
 }
 
+// A form marked data-confirm (cancel, delete) asks before it posts.
+function wireConfirmations() {
+  for (const form of document.querySelectorAll("form[data-confirm]")) {
+    form.addEventListener("submit", (event) => {
+      if (!window.confirm(form.dataset.confirm)) event.preventDefault();
+    });
+  }
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  wireConfirmations();
   wireAutosubmit();
   wireRunCount();
   wireEditors();
