@@ -213,7 +213,8 @@ fn api_checks_tokens_bodies_and_fields() {
     );
     assert_eq!(status, 201, "{body}");
     let system = json(&body)["id"].as_str().unwrap().to_owned();
-    let by_id = format!(r#"{{"queue": "q", "app_id": "{app}", "system_id": "{system}"}}"#);
+    // No queue: `default`, as the CLI's.
+    let by_id = format!(r#"{{"app_id": "{app}", "system_id": "{system}"}}"#);
     let (status, body) = http(port, "POST", "/api/runs", &by_id, t);
     assert_eq!(status, 202, "{body}");
     let id = json(&body)["id"].as_str().unwrap().to_owned();
@@ -225,6 +226,7 @@ fn api_checks_tokens_bodies_and_fields() {
         run["result"]["overall_time"], 1.0,
         "2e9 FLOP at the replaced 2e9 FLOP/s: {run}"
     );
+    assert_eq!(run["queue"], "default", "{run}");
     let (status, body) = http(
         port,
         "POST",

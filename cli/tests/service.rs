@@ -169,6 +169,10 @@ fn the_server_raises_its_soft_open_file_limit_and_serves_past_the_old_one() {
     let mut log = String::new();
     let _ = std::io::Read::read_to_string(&mut std::io::BufReader::new(stderr), &mut log);
     assert!(log.contains("(was 256)"), "the server logs both limits: {log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "no colour codes in a log that is not a terminal: {log}"
+    );
 }
 
 #[test]

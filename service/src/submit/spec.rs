@@ -22,7 +22,8 @@ use crate::storage::{Library, NewInput, NewRun, Store, StoreError};
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Submission {
-    /// The queue: 1 to 64 letters, digits, '-' or '_'.
+    /// The queue: 1 to 64 letters, digits, '-' or '_' (default `default`, as the CLI's).
+    #[serde(default = "default_queue")]
     pub queue: String,
     /// The application's Rhai source.
     pub app: Option<String>,
@@ -47,6 +48,10 @@ pub struct Submission {
     /// `MAX_TRACE_SPANS`; without it a run stores its summary and processes only.
     #[serde(default)]
     pub trace: bool,
+}
+
+fn default_queue() -> String {
+    "default".to_owned()
 }
 
 /// Why a submission was refused.
