@@ -87,7 +87,8 @@ impl RunReport {
         };
         let head = serde_json::to_string_pretty(&head)?;
         // The pretty object ends with "\n}"; the arrays go in before its brace.
-        out.write_all(head.trim_end_matches('}').trim_end().as_bytes())?;
+        let open = head.strip_suffix('}').unwrap_or(&head).trim_end();
+        out.write_all(open.as_bytes())?;
         if detail >= Detail::Processes {
             write_json_array(out, "processes", self.results.processes.iter())?;
         }
@@ -160,11 +161,16 @@ pub fn write_processes_csv<'a>(
     processes: impl IntoIterator<Item = &'a ProcessResult>,
     out: &mut impl Write,
 ) -> io::Result<()> {
+    write_processes_header(out)?;
+    processes.into_iter().try_for_each(|p| write_process_row(p, out))
+}
+
+/// The header of [`write_processes_csv`], for writers that add the rows a page at a time.
+pub fn write_processes_header(out: &mut impl Write) -> io::Result<()> {
     writeln!(
         out,
         "pid,label,rank,node,finish_time,finish_low,finish_high,compute_time,wait_time"
-    )?;
-    processes.into_iter().try_for_each(|p| write_process_row(p, out))
+    )
 }
 
 /// One process as a CSV row, the columns of [`write_processes_csv`].

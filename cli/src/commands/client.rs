@@ -14,7 +14,7 @@ use crate::cli::{
 };
 use crate::input::pair;
 use hetsim_lab::files::read_text;
-use hetsim_scripting::report::write_processes_csv;
+use hetsim_scripting::report::{write_process_row, write_processes_header};
 use hetsim_service::storage::ProcessResult;
 use hetsim_service::submit::{label_count, variable_value, RunStatus};
 
@@ -326,13 +326,13 @@ async fn processes(client: &Client, args: &ResultsArgs) -> Result<()> {
             .ok_or_else(|| anyhow!("no run with id {}", args.id))?;
         let rows: Vec<ProcessResult> = serde_json::from_value(page["processes"].clone())
             .with_context(|| format!("{path}: expected a page of processes"))?;
-        if args.csv && offset == 0 {
-            write_processes_csv(&rows, &mut out)?;
-        } else if args.csv {
-            // The header came with the first page.
-            let mut page = Vec::new();
-            write_processes_csv(&rows, &mut page)?;
-            out.write_all(page.splitn(2, |&b| b == b'\n').nth(1).unwrap_or_default())?;
+        if args.csv {
+            if offset == 0 {
+                write_processes_header(&mut out)?;
+            }
+            for row in &rows {
+                write_process_row(row, &mut out)?;
+            }
         } else {
             for row in &rows {
                 serde_json::to_writer(&mut out, row)?;

@@ -421,17 +421,28 @@ impl Store {
             let summary = Summary::of(&report);
             self.write_processes(&id, &report.processes).await?;
             let mut tx = self.pool().begin().await?;
+            // The format changes first, on the condition that it is still the old one: a
+            // server and a worker starting together move each result once (the second
+            // waits on the first's row lock, then finds nothing to move).
+            let claimed =
+                sqlx::query("UPDATE results SET result = $1, format = $2 WHERE run_id = $3 AND format = $4")
+                    .bind(serde_json::to_string(&summary)?)
+                    .bind(FORMAT_SUMMARY)
+                    .bind(&id)
+                    .bind(FORMAT_WHOLE_REPORT)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected()
+                    > 0;
+            if !claimed {
+                tx.rollback().await?;
+                continue;
+            }
             sqlx::query("DELETE FROM run_labels WHERE run_id = $1")
                 .bind(&id)
                 .execute(&mut *tx)
                 .await?;
             Self::insert_labels(&mut tx, &id, &summary.labels).await?;
-            sqlx::query("UPDATE results SET result = $1, format = $2 WHERE run_id = $3")
-                .bind(serde_json::to_string(&summary)?)
-                .bind(FORMAT_SUMMARY)
-                .bind(&id)
-                .execute(&mut *tx)
-                .await?;
             tx.commit().await?;
             moved += 1;
         }

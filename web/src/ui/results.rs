@@ -20,7 +20,7 @@ use crate::state::AppState;
 use hetsim_charts::trace::{RunTrace, TraceError};
 use hetsim_charts::Chart;
 use hetsim_service::status::RunStatus;
-use hetsim_service::storage::{ProcessResult, RunFilter, RunRecord, StoredOutput, MAX_PAGE};
+use hetsim_service::storage::{ProcessPage, ProcessResult, RunFilter, RunRecord, MAX_PAGE};
 use hetsim_service::table::{compare_cells, plain};
 
 /// Seconds between reloads of a page whose run or sweep is unfinished.
@@ -47,11 +47,16 @@ pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResul
     let run = run_record(&s, &id).await?;
     let output = s.store.run_output(&id).await?.unwrap_or_default();
     let result = run.result.clone().unwrap_or(Value::Null);
-    let page = s.store.processes(&id, None, 0, PAGE_ROWS).await?;
-    let timeline = match &output.trace {
-        Some(trace) if run.result.is_some() => timeline_svg(&s, &id, &result, trace, &output).await?,
-        _ => None,
+    // One read of the first processes serves the table and, where there is a trace, the
+    // timeline, which draws more of them.
+    let trace = output.trace.as_deref().filter(|_| run.result.is_some());
+    let rows = match trace {
+        Some(_) => i64::try_from(hetsim_charts::MAX_ROWS).unwrap_or(MAX_PAGE),
+        None => PAGE_ROWS,
     };
+    let page = s.store.processes(&id, None, 0, rows.max(PAGE_ROWS)).await?;
+    let listed = &page.processes[..page.processes.len().min(PAGE_ROWS as usize)];
+    let timeline = trace.and_then(|trace| timeline_svg(&result, trace, &page, output.trace_dropped));
     let log = output.log;
     let api = format!("/api/runs/{}", encode(&run.id));
     let content = html! {
@@ -88,11 +93,11 @@ pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResul
             h2 { "Labels" }
             div #labels { (labels_table(&result)) }
             h2 { "Processes" }
-            @if page.total > page.processes.len() as i64 {
-                p.muted { "The first " (page.processes.len()) " of " (page.total) " processes; the CSV lists them all, "
+            @if page.total > listed.len() as i64 {
+                p.muted { "The first " (listed.len()) " of " (page.total) " processes; the CSV lists them all, "
                     a href={ (api) "/processes?offset=" (PAGE_ROWS) } { "the API" } " pages through them." }
             }
-            div #processes { (processes_table(&page.processes)) }
+            div #processes { (processes_table(listed)) }
             h2 { "Nodes" }
             div #nodes { (layout::table(
                 ["node", "busy time [s]", "energy [J]"],
@@ -180,26 +185,17 @@ fn labels_table(result: &Value) -> Markup {
     )
 }
 
-/// The Gantt chart of a stored run: its first processes (as many as the chart draws) from
-/// the process table, its spans from the trace.
-async fn timeline_svg(
-    s: &AppState,
-    id: &str,
-    result: &Value,
-    trace: &str,
-    output: &StoredOutput,
-) -> PageResult<Option<String>> {
-    let rows = i64::try_from(hetsim_charts::MAX_ROWS).unwrap_or(MAX_PAGE);
-    let page = s.store.processes(id, None, 0, rows).await?;
+/// The Gantt chart of a stored run: its first processes (`page`, as many as the chart draws)
+/// and its spans from the trace.
+fn timeline_svg(result: &Value, trace: &str, page: &ProcessPage, dropped: u64) -> Option<String> {
     let count = usize::try_from(page.total).unwrap_or(0);
     let overall_time = result["overall_time"].as_f64().unwrap_or(0.0);
-    let drawn = serde_json::from_str::<Value>(trace)
+    serde_json::from_str::<Value>(trace)
         .map_err(TraceError::Spans)
-        .and_then(|spans| RunTrace::stored(overall_time, count, page.processes, &spans, output.trace_dropped))
-        .map(|run| hetsim_charts::timeline::draw(&run));
-    Ok(drawn
+        .and_then(|spans| RunTrace::stored(overall_time, count, page.processes.clone(), &spans, dropped))
+        .map(|run| hetsim_charts::timeline::draw(&run))
         .map_err(|e| tracing::warn!("ui: a stored trace that does not draw: {e:#}"))
-        .ok())
+        .ok()
 }
 
 fn csv_download(name: &str, body: String) -> axum::response::Response {
