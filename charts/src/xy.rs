@@ -22,6 +22,9 @@ pub struct Chart {
     pub y_label: String,
     pub log_x: bool,
     pub log_y: bool,
+    /// A marker on every point of a line (sweep plots: where a line bends is where a run
+    /// is); figures of measured dots against predicted lines leave the lines plain.
+    pub markers: bool,
     pub series: Vec<Series>,
 }
 
@@ -70,6 +73,7 @@ impl Chart {
             y_label: y_label.into(),
             log_x: spans_decades(all().map(|p| p.0)),
             log_y: spans_decades(all().map(|p| p.1)),
+            markers: true,
             series,
         }
     }
@@ -135,6 +139,14 @@ impl Chart {
                     r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="1.5"/>"#,
                     path.join(" ")
                 );
+                for (a, b) in visible.iter().filter(|_| self.markers) {
+                    let _ = write!(
+                        s,
+                        r#"<rect class="marker" x="{:.1}" y="{:.1}" width="5" height="5" fill="{colour}"/>"#,
+                        a - 2.5,
+                        b - 2.5
+                    );
+                }
             } else {
                 for (a, b) in &visible {
                     let _ = write!(s, r#"<circle cx="{a:.1}" cy="{b:.1}" r="3" fill="{colour}"/>"#);
@@ -182,6 +194,7 @@ mod tests {
             y_label: "y".into(),
             log_x: true,
             log_y: true,
+            markers: false,
             series: vec![Series {
                 label: "s".into(),
                 points: vec![(1.0, 10.0), (100.0, 1000.0), (0.0, 5.0)],
@@ -212,6 +225,11 @@ mod tests {
         assert_eq!(chart.series[0].points, [(1e4, 1e-5), (1e6, 0.001)]);
         let svg = chart.svg();
         assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
+        assert_eq!(
+            svg.matches(r#"class="marker""#).count(),
+            4,
+            "a marker per point: {svg}"
+        );
         assert!(svg.contains(">computeIntensity = 64</text>"), "legend: {svg}");
         assert!(svg.contains(">1e6</text>"), "decade ticks: {svg}");
         let linear = Chart::sweep("t", ("x", "y", "g"), [(1, 1.0, 2.0), (1, 2.0, 3.0)]);
@@ -227,6 +245,7 @@ mod tests {
             y_label: "y".into(),
             log_x: false,
             log_y: true,
+            markers: false,
             series: vec![Series {
                 label: long.clone(),
                 points: vec![(0.0, 1e-3), (12345.0, 1e5)],

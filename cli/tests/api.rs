@@ -254,6 +254,7 @@ fn the_openapi_document_and_its_page_list_every_route_with_its_methods() {
         [
             "/api/apps",
             "/api/apps/{id_or_name}",
+            "/api/apps/{id_or_name}/inputs",
             "/api/components",
             "/api/components/{id_or_name}",
             "/api/components/{id_or_name}/attributes/{key}",
@@ -267,11 +268,13 @@ fn the_openapi_document_and_its_page_list_every_route_with_its_methods() {
             "/api/runs/{id}/cancel",
             "/api/runs/{id}/log",
             "/api/runs/{id}/processes",
+            "/api/runs/{id}/source",
             "/api/runs/{id}/trace",
             "/api/schemas/system.json",
             "/api/sweeps",
             "/api/sweeps/{id}",
             "/api/sweeps/{id}/cancel",
+            "/api/sweeps/{id}/results.csv",
             "/api/systems",
             "/api/systems/{id_or_name}",
         ]

@@ -366,7 +366,17 @@ fn gajger_run(extra: &[&str]) -> Vec<String> {
 
 #[test]
 fn run_errors_name_the_problem() {
-    let args = gajger_run(&["--label", "GPU=2"]);
+    let required = [
+        "numElements=1e6",
+        "computeIntensity=1",
+        "blockSize=256",
+        "occupancy=8",
+    ];
+    let with_required = |extra: &[&str]| -> Vec<String> {
+        let vars = required.iter().flat_map(|v| ["--var", v]);
+        gajger_run(&vars.chain(extra.iter().copied()).collect::<Vec<_>>())
+    };
+    let args = with_required(&["--label", "GPU=2"]);
     let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
     assert!(
         err.contains("label `GPU`: 2 processes asked") && err.contains("at most 1"),
@@ -375,11 +385,27 @@ fn run_errors_name_the_problem() {
     let args = gajger_run(&["--var", "x"]);
     let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
     assert!(err.contains("--var \"x\": expected NAME=VALUE"), "{err}");
-    // A missing variable is a script error with its line and column.
+    // Variables are checked against what the app reads before anything runs, as
+    // `hetsim submit` checks them: missing required ones all named, an unknown one refused
+    // with the app's names.
     let args = gajger_run(&[]);
     let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
     assert!(
-        err.contains("examples/gajger/app.rhai:13:") && err.contains("computeIntensity"),
+        err.contains(
+            "examples/gajger/app.rhai needs `numElements`, `computeIntensity`, `blockSize`, `occupancy`: give each"
+        ),
+        "{err}"
+    );
+    let args = with_required(&["--var", "foo=3"]);
+    let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    assert!(
+        err.contains("examples/gajger/app.rhai never reads `foo` (it reads `numElements`, `computeIntensity`, `blockSize`, `occupancy`, `kernelParams`)"),
+        "{err}"
+    );
+    let args = with_required(&["--var", "blocksize=256"]);
+    let err = failure(&args.iter().map(String::as_str).collect::<Vec<_>>(), None);
+    assert!(
+        err.contains("never reads `blocksize`; did you mean `blockSize`?"),
         "{err}"
     );
 }
@@ -531,10 +557,13 @@ fn run_refuses_a_system_with_a_bad_link_before_simulating() {
         );
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && out.stdout.is_empty(), "{err}");
+        // `FILE:LINE: …`: the line of the link in the system file.
         assert!(
-            err.contains(&format!(
-                "{system}: link[0] `master`–`w0`, component `Gigabit Ethernet`: {expected}"
-            )) && !err.contains("simulation failed"),
+            err.contains(&format!("{system}:"))
+                && err.contains(&format!(
+                    ": link[0] `master`–`w0`, component `Gigabit Ethernet`: {expected}"
+                ))
+                && !err.contains("simulation failed"),
             "{err}"
         );
     }
@@ -558,7 +587,7 @@ fn run_refuses_a_system_with_a_bad_link_before_simulating() {
     );
     assert!(
         err.contains(&format!(
-            "{system}: node[1].labels.Worker: -1 is less than the minimum of 0"
+            "{system}:19: node[1].labels.Worker: -1 is less than the minimum of 0"
         )),
         "{err}"
     );

@@ -6,6 +6,7 @@ mod common;
 use std::process::Command;
 
 use common::oneshot::*;
+use common::repo;
 
 #[test]
 fn kernel_analyze_gives_the_thesis_formulas() {
@@ -186,9 +187,20 @@ fn validate_meets_the_targets_on_the_shipped_h100_data_and_writes_its_report() {
     let text = std::fs::read_to_string(&report).expect("the report is written");
     assert!(text.contains("| sweep.csv (kernel) | 91 |"), "{text}");
     assert!(text.contains("## Error bars"), "{text}");
+    // The tracked report and figures are what this run writes: a change that moves them
+    // fails here until `hetsim validate --report docs/VALIDATION.md` is run and checked in.
+    let stale = "is stale: run `hetsim validate --report docs/VALIDATION.md` and commit it";
+    let tracked = std::fs::read_to_string(repo().join("docs/VALIDATION.md")).expect("docs/VALIDATION.md");
+    assert!(
+        text.replace(&report_arg, "docs/VALIDATION.md") == tracked,
+        "docs/VALIDATION.md {stale}"
+    );
     for figure in ["sweep.svg", "occupancy.svg", "transfers.svg"] {
         let svg = std::fs::read_to_string(dir.join("validation").join(figure)).expect("figure");
         assert!(svg.starts_with("<svg") && svg.contains("MAPE"), "{figure}");
+        let tracked =
+            std::fs::read_to_string(repo().join("docs/validation").join(figure)).expect("tracked figure");
+        assert!(svg == tracked, "docs/validation/{figure} {stale}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -112,12 +112,11 @@ fn cut_comment(line: &str) -> &str {
     line
 }
 
-/// A directory to run the commands in: `examples/` linked in, `docs/` for reports, `hetsim`
-/// on the PATH, and the shrunken million-worker system.
+/// A directory to run the commands in: `examples/` linked in, `hetsim` on the PATH, and the
+/// shrunken million-worker system.
 fn workspace() -> (PathBuf, String) {
     let dir = scratch();
     std::os::unix::fs::symlink(repo().join("examples"), dir.join("examples")).unwrap();
-    std::fs::create_dir_all(dir.join("docs")).unwrap();
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_hetsim"), bin.join("hetsim")).unwrap();
@@ -194,7 +193,17 @@ fn every_readme_command_runs() {
             sweep = Some(sweep_id(&output).unwrap_or_else(|| panic!("{command}: no sweep id in {output}")));
         }
     }
-    assert!(dir.join("timeline.svg").exists() && dir.join("docs/VALIDATION.md").exists());
+    // The tour writes where it is told: into out/, which .gitignore covers, and nowhere else.
+    assert!(dir.join("out/timeline.svg").exists() && dir.join("out/VALIDATION.md").exists());
+    let mut written: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !["examples", "bin", "million-as-1000.toml", "out"].contains(&name.as_str()))
+        .collect();
+    written.sort();
+    assert!(written.is_empty(), "the tour wrote outside out/: {written:?}");
+    let ignored = std::fs::read_to_string(repo().join(".gitignore")).unwrap();
+    assert!(ignored.lines().any(|l| l == "/out"), ".gitignore covers out/");
 }
 
 #[test]

@@ -368,27 +368,15 @@ fn the_api_serves_a_runs_trace_in_the_chrome_format() {
 fn results_csv_orders_a_sweeps_rows_by_its_variables_numerically() {
     let (_server, port) = embedded_server(&[]);
     let server = format!("http://127.0.0.1:{port}");
-    let (ok, out, err) = cli(&[
-        "sweep",
-        "--server",
+    let sweep = gajger_sweep(
         &server,
-        "--app",
-        "examples/gajger/app.rhai",
-        "--system",
-        "examples/gajger/gtx970.toml",
-        "--var",
-        "occupancy=64",
-        "--var",
-        "numElements=1000000",
-        "--var",
-        "blockSize=256,32,128,64",
-        "--var",
-        "computeIntensity=8,1",
-        "--wait",
-        "--json",
-    ]);
-    assert!(ok, "{err}");
-    let sweep = json(&out)["id"].as_str().expect("an id").to_owned();
+        &[
+            "occupancy=64",
+            "numElements=1000000",
+            "blockSize=256,32,128,64",
+            "computeIntensity=8,1",
+        ],
+    );
     let (ok, csv, err) = cli(&["results", "--server", &server, &sweep, "--csv"]);
     assert!(ok, "{err}");
     let mut lines = csv.lines();
@@ -442,7 +430,7 @@ fn systems_with_bad_links_are_refused_when_stored_or_submitted_and_the_schema_is
     assert_eq!((status, &body["field"]), (422, &"body".into()), "{body}");
     assert_eq!(
         body["error"],
-        "bad: link[0] `a`–`b`, component `wire`: key `bandwidth`: expected a number > 0, got 0"
+        "bad:14: link[0] `a`–`b`, component `wire`: key `bandwidth`: expected a number > 0, got 0"
     );
     let (status, body) = store(&format!(
         r#"{nodes}[[link]]\nbetween = [\"a\", \"bb\"]\ncomponent = \"PCIe 4.0 x16\"\n"#
@@ -450,7 +438,7 @@ fn systems_with_bad_links_are_refused_when_stored_or_submitted_and_the_schema_is
     assert_eq!(status, 422, "{body}");
     assert_eq!(
         body["error"],
-        "bad: link[0] `a`–`bb`: unknown node `bb`; did you mean `b`?"
+        "bad:11: link[0] `a`–`bb`: unknown node `bb`; did you mean `b`?"
     );
     // A submission's system as a JSON object is checked against the schema too.
     let system = r#"{"node": [{"id": "a", "component": "Intel Core i7-4790K", "model": "cpu-flops", "labels": {"P": 1}},

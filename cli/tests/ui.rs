@@ -3,6 +3,7 @@
 //! A user creates a component, stores an app through the editor (a syntax error shown at
 //! its line first), launches a run and sees its result and timeline, launches a sweep and
 //! sees its plot; a server with a token asks for it once per browser session.
+//! (`ui_first_day.rs`: an empty server, the shipped examples, a three-input sweep.)
 //!
 //! Every page visited is photographed into `target/ui-screenshots/`, or into the folder
 //! `HETSIM_UI_SCREENSHOTS` names: `HETSIM_UI_SCREENSHOTS=docs/ui cargo test -p
@@ -13,203 +14,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-use common::{available_or_skip, embedded_server, free_port, http, in_ci, reachable, repo, Proc};
-use fantoccini::{Client, ClientBuilder, Locator};
+use common::browser::{chromedriver, Browser};
+use common::{embedded_server, http, repo};
+use fantoccini::Locator;
 use serde_json::json;
-
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// chromedriver on a free port, or `None` (after saying why) where it is not installed
-/// and this is not CI.
-fn chromedriver() -> Option<(Proc, u16)> {
-    let installed = Path::new(CHROMEDRIVER).exists() && Path::new(CHROMIUM).exists();
-    let why = format!(
-        "the browser tests need Chromium: {CHROMEDRIVER} or {CHROMIUM} is missing (apt-get install chromium chromium-driver)"
-    );
-    if !available_or_skip(installed, &why, in_ci()) {
-        return None;
-    }
-    let port = free_port();
-    let child = std::process::Command::new(CHROMEDRIVER)
-        .arg(format!("--port={port}"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("chromedriver starts");
-    let driver = Proc(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !reachable(port) {
-        assert!(Instant::now() < deadline, "chromedriver did not listen on {port}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Some((driver, port))
-}
-
-/// A headless Chromium session on the server at `base`.
-struct Browser {
-    client: Client,
-    base: String,
-    shots: PathBuf,
-}
-
-impl Browser {
-    async fn open(driver_port: u16, server_port: u16) -> Browser {
-        let mut capabilities = serde_json::Map::new();
-        capabilities.insert(
-            "goog:chromeOptions".into(),
-            json!({
-                "binary": CHROMIUM,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"],
-            }),
-        );
-        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(capabilities)
-            .connect(&format!("http://127.0.0.1:{driver_port}"))
-            .await
-            .expect("a Chromium session");
-        let shots = std::env::var_os("HETSIM_UI_SCREENSHOTS")
-            .map(|d| repo().join(d))
-            .unwrap_or_else(|| repo().join("target/ui-screenshots"));
-        std::fs::create_dir_all(&shots).unwrap();
-        Browser {
-            client,
-            base: format!("http://127.0.0.1:{server_port}"),
-            shots,
-        }
-    }
-
-    async fn goto(&self, path: &str) {
-        self.client.goto(&format!("{}{path}", self.base)).await.unwrap();
-    }
-
-    async fn current_path(&self) -> String {
-        self.client.current_url().await.unwrap().path().to_owned()
-    }
-
-    async fn text(&self, css: &str) -> String {
-        self.client
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("{css}: {e}"))
-            .text()
-            .await
-            .unwrap()
-    }
-
-    async fn count(&self, css: &str) -> usize {
-        self.client.find_all(Locator::Css(css)).await.unwrap().len()
-    }
-
-    async fn fill(&self, css: &str, text: &str) {
-        let field = self
-            .client
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("{css}: {e}"));
-        field.clear().await.unwrap();
-        field.send_keys(text).await.unwrap();
-    }
-
-    /// Sets a textarea's text whole (typing a script key by key is slow and the editor
-    /// indents on Tab), then tells the page it changed.
-    async fn paste(&self, css: &str, text: &str) {
-        let script = "const t = document.querySelector(arguments[0]); t.value = arguments[1]; t.dispatchEvent(new Event('input', {bubbles: true}));";
-        self.client
-            .execute(script, vec![json!(css), json!(text)])
-            .await
-            .unwrap();
-    }
-
-    /// Clicks `css` and waits for the next page to load (the old one's root goes stale).
-    async fn click(&self, css: &str) {
-        let old = self.client.find(Locator::Css("html")).await.unwrap();
-        self.client
-            .find(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("{css}: {e}"))
-            .click()
-            .await
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while old.tag_name().await.is_ok() {
-            assert!(Instant::now() < deadline, "clicking {css} loaded no page");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        self.client
-            .wait()
-            .for_element(Locator::Css("body"))
-            .await
-            .unwrap();
-    }
-
-    /// Clicks `css`, whose form asks for a confirmation, and answers it: accepted, the form
-    /// posts and the next page loads; dismissed, nothing happens.
-    async fn click_and_confirm(&self, css: &str, accept: bool) {
-        let old = self.client.find(Locator::Css("html")).await.unwrap();
-        let button = self.client.find(Locator::Css(css)).await;
-        button
-            .unwrap_or_else(|e| panic!("{css}: {e}"))
-            .click()
-            .await
-            .unwrap();
-        let question = self.client.get_alert_text().await.expect("a confirmation dialog");
-        assert!(
-            question.starts_with("Cancel this") || question.starts_with("Delete this"),
-            "{question}"
-        );
-        if !accept {
-            self.client.dismiss_alert().await.unwrap();
-            assert!(
-                old.tag_name().await.is_ok(),
-                "a dismissed confirmation loads no page"
-            );
-            return;
-        }
-        self.client.accept_alert().await.unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while old.tag_name().await.is_ok() {
-            assert!(Instant::now() < deadline, "confirming {css} loaded no page");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Reloads the page until `css` shows `wanted` in its text (a run finishing).
-    async fn reload_until(&self, css: &str, wanted: &str) {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            self.client.refresh().await.unwrap();
-            if let Ok(element) = self.client.find(Locator::Css(css)).await {
-                if element.text().await.unwrap_or_default().contains(wanted) {
-                    return;
-                }
-            }
-            assert!(Instant::now() < deadline, "{css} never showed {wanted:?}");
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        }
-    }
-
-    /// A picture of the whole page: the window is made as tall as the document first.
-    async fn shoot(&self, name: &str) {
-        let height = self
-            .client
-            .execute("return document.documentElement.scrollHeight;", vec![])
-            .await
-            .unwrap()
-            .as_u64()
-            .unwrap_or(900);
-        self.client
-            .set_window_size(1280, (height as u32 + 140).clamp(600, 4000))
-            .await
-            .unwrap();
-        let png = self.client.screenshot().await.unwrap();
-        std::fs::write(self.shots.join(format!("{name}.png")), png).unwrap();
-        self.client.set_window_size(1280, 900).await.unwrap();
-    }
-}
 
 const APP: &str = r#"// Master-worker: the master sends every worker a task and collects the results.
 let ops = if is_def_var("ops") { ops } else { 1e9 };
@@ -354,7 +162,7 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
         2,
         "a row per label: Master, Worker"
     );
-    b.shoot("run").await;
+    b.shoot("run-master-worker").await;
 
     // A sweep: 3 worker counts × 2 task sizes, plotted with one line per task size.
     b.goto("/launch?app=master-worker&system=lab").await;
@@ -362,7 +170,7 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
     b.fill("tbody tr:first-child input[name=var_value]", "1e9,4e9")
         .await;
     assert_eq!(b.text("#run-count").await, "6 runs (a sweep)");
-    b.shoot("launch").await;
+    b.shoot("launch-sweep").await;
     b.click("#launch button[type=submit]").await;
     let sweep = b.current_path().await;
     assert!(sweep.starts_with("/sweeps/"), "{sweep}");
@@ -385,9 +193,11 @@ async fn a_user_creates_a_component_launches_a_run_and_a_sweep_and_sees_their_re
         plot.contains("ops = 1e9") && plot.contains("label:Worker"),
         "{plot}"
     );
-    b.shoot("sweep").await;
-    let (status, csv) = http(port, "GET", &format!("{sweep}/results.csv"), "", None);
+    b.shoot("sweep-master-worker").await;
+    let (status, csv) = http(port, "GET", &format!("/api{sweep}/results.csv"), "", None);
     assert_eq!(status, 200);
+    let moved = http(port, "GET", &format!("{sweep}/results.csv"), "", None).0;
+    assert_eq!(moved, 308, "the UI's old CSV link redirects to the API's");
     let workers: Vec<&str> = csv
         .lines()
         .skip(1)

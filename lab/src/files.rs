@@ -19,6 +19,15 @@ pub fn read_text(path: &Path) -> Result<String> {
     }
 }
 
+/// Writes `contents` to `path`, making its folder first (`--timeline out/run.svg` works in a
+/// fresh checkout): a command writes where it is told, and only there.
+pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
+    if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
+        std::fs::create_dir_all(folder).with_context(|| format!("making {}", folder.display()))?;
+    }
+    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
+}
+
 pub fn display_name(path: &Path) -> String {
     if path == Path::new("-") {
         "<stdin>".to_owned()

@@ -15,6 +15,7 @@ pub mod queueing;
 pub mod transfer;
 pub mod transit;
 pub mod uncertainty;
+pub mod units;
 pub mod volkov;
 pub mod wang_lou;
 

@@ -8,6 +8,8 @@
 //! - [`kernels`]: the `kernel_params` function over a system's analysed GPU kernels;
 //! - [`stack`]: the one coroutine stack the processes of a run take turns on;
 //! - [`sandbox`]: the limits every script runs under;
+//! - [`inputs`]: the variables an app reads, required or not, and the one check of a
+//!   run's variables against them;
 //! - [`run`]: one simulation run, end to end;
 //! - [`report`]: its report by level of detail (summary, processes, computes), JSON or CSV;
 //! - [`ScriptError`]: the error of this crate's functions, with the script's line and column
@@ -16,6 +18,7 @@
 pub mod computational;
 mod errors;
 pub mod functions;
+pub mod inputs;
 pub mod kernels;
 pub mod process;
 pub mod report;
@@ -25,6 +28,9 @@ pub mod sim;
 pub mod stack;
 
 pub use errors::ScriptError;
+pub use inputs::{
+    app_inputs, check_variables, declared_defaults, with_declared_defaults, AppInput, VariableError,
+};
 pub use report::Detail;
 pub use run::{
     check_app, check_labels, check_process_count, default_labels, labels_over_defaults, run, RunOptions,

@@ -104,16 +104,21 @@ fn app_engine(limits: &Limits, clock: &SliceClock, kernels: Rc<KernelLibrary>) -
     engine
 }
 
-/// Checks an application's syntax as a run would compile it; the error names the line.
-pub fn check_app(app: &str, app_origin: &str) -> Result<(), ScriptError> {
+/// An engine that parses application scripts as a run does, for checks before one.
+pub(crate) fn parsing_engine() -> rhai::Engine {
     app_engine(
         &Limits::default(),
         &SliceClock::new(CancelFlag::default()),
         Rc::default(),
     )
-    .compile(app)
-    .map(|_| ())
-    .map_err(|e| parse_error(app_origin, app, e))
+}
+
+/// Checks an application's syntax as a run would compile it; the error names the line.
+pub fn check_app(app: &str, app_origin: &str) -> Result<(), ScriptError> {
+    parsing_engine()
+        .compile(app)
+        .map(|_| ())
+        .map_err(|e| parse_error(app_origin, app, e))
 }
 
 /// Checks that `labels` fit `system` (known labels, capacities).

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use hetsim_models::params::closest;
 use hetsim_simulator::collectives::{self, Algorithm, Collective, Step};
-use hetsim_simulator::{Direction, Handle, HostMemory, Message, Placement, Request, Resume, Source};
+use hetsim_simulator::{
+    finite_non_negative, Direction, Handle, HostMemory, Message, Placement, Request, Resume, Source,
+};
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
 use crate::computational::{Models, Timed};
@@ -99,6 +101,12 @@ fn number(value: &Dynamic, what: &str) -> Fallible<f64> {
         .map_err(|t| format!("{what}: expected a number, got {t}").into())
 }
 
+/// `value` where the engine will take it (finite, >= 0), checked here so that the error is
+/// the script's, at its line: an input such as `numElements = -4e8` shows where it went wrong.
+fn checked(value: f64, what: &str) -> Fallible<f64> {
+    finite_non_negative(value, what).map_err(Into::into)
+}
+
 fn text(value: &Dynamic, what: &str) -> Fallible<String> {
     value
         .clone()
@@ -130,6 +138,7 @@ impl Sim {
     }
 
     fn compute_seconds(&mut self, seconds: f64) -> Fallible<f64> {
+        checked(seconds, "sim.compute: a duration [s]")?;
         self.compute_for(Timed {
             seconds,
             power: None,
@@ -138,6 +147,7 @@ impl Sim {
     }
 
     fn compute_for(&mut self, timed: Timed) -> Fallible<f64> {
+        checked(timed.seconds, "sim.compute: the model's time [s]")?;
         let resume = self.channel.request(Request::Compute {
             seconds: timed.seconds,
             power: timed.power,
@@ -148,6 +158,7 @@ impl Sim {
     }
 
     fn sleep(&mut self, seconds: f64) -> Fallible<()> {
+        checked(seconds, "sim.sleep: a duration [s]")?;
         let resume = self.channel.request(Request::Sleep { seconds });
         self.done(resume, "sim.sleep")
     }
@@ -163,11 +174,13 @@ impl Sim {
     }
 
     fn send(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<()> {
+        checked(bytes, "sim.send: a message size [bytes]")?;
         let resume = self.send_request(bytes, to, options, false);
         self.done(resume, "sim.send")
     }
 
     fn isend(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<Handle> {
+        checked(bytes, "sim.isend: a message size [bytes]")?;
         let resume = self.send_request(bytes, to, options, true);
         handle_of(resume, "sim.isend")
     }
@@ -219,6 +232,7 @@ impl Sim {
     /// ring).
     fn collective(&mut self, collective: Collective, bytes: f64, options: &Map) -> Fallible<f64> {
         let call = format!("sim.{collective}");
+        checked(bytes, &format!("{call}: a message size [bytes]"))?;
         let start = self.now();
         let own = self.context.placements[self.pid].label.clone();
         let label = match options.get("label") {

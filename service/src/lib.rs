@@ -5,8 +5,9 @@
 //! nothing here knows HTTP or the command line.
 //!
 //! Modules, lowest first (each uses only those above it): [`status`], [`limits`], `redact`,
-//! [`table`], [`storage`], [`execute`], [`queue`], [`submit`].
+//! [`table`], [`storage`], [`examples`], [`execute`], [`queue`], [`submit`].
 
+pub mod examples;
 pub mod execute;
 pub mod limits;
 pub mod queue;

@@ -15,17 +15,41 @@ pub fn key_values(object: &Value) -> String {
         .collect()
 }
 
-/// A JSON scalar as a person reads it: numbers compactly, strings without quotes.
+/// A JSON scalar as a person reads it: numbers as [`number`] writes them, strings without
+/// quotes.
 pub fn scalar(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        Value::Number(n) => match n.as_f64() {
-            Some(x) if x != 0.0 && (x.abs() >= 1e7 || x.abs() < 1e-3) => format!("{x:.6e}"),
-            Some(x) if x.fract() == 0.0 => format!("{x}"),
-            Some(x) => format!("{x:.6}"),
-            None => n.to_string(),
-        },
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), number),
         other => other.to_string(),
+    }
+}
+
+/// A number as every table of hetsim (the CLI's, the UI's) writes it: 6 significant digits,
+/// no exponent from 10⁻³ up to 10⁶, `1e6` and `2.5e-6` beyond: so `1000000` and `1e8` never
+/// share a column.
+pub fn number(x: f64) -> String {
+    if x == 0.0 {
+        "0".to_owned()
+    } else if (1e-3..1e6).contains(&x.abs()) {
+        let digits = (5 - x.abs().log10().floor() as i32).clamp(0, 9) as usize;
+        let text = format!("{x:.digits$}");
+        if text.contains('.') {
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            text
+        }
+    } else {
+        let text = format!("{x:.5e}");
+        match text.split_once('e') {
+            Some((mantissa, exponent)) if mantissa.contains('.') => {
+                format!(
+                    "{}e{exponent}",
+                    mantissa.trim_end_matches('0').trim_end_matches('.')
+                )
+            }
+            _ => text,
+        }
     }
 }
 
@@ -35,16 +59,7 @@ pub fn scalar(v: &Value) -> String {
 /// (numbers in numeric order, before any text; the id breaks ties): the server lists a
 /// sweep's runs in the order they were created, which says nothing of their values.
 pub fn runs_csv(runs: &[Value]) -> String {
-    let keys = |field: &str| -> Vec<String> {
-        let mut keys: Vec<String> = runs
-            .iter()
-            .flat_map(|r| r[field].as_object().into_iter().flat_map(|o| o.keys().cloned()))
-            .collect();
-        keys.sort();
-        keys.dedup();
-        keys
-    };
-    let (labels, variables) = (keys("labels"), keys("variables"));
+    let (labels, variables) = (input_keys(runs, "labels"), input_keys(runs, "variables"));
     let mut runs = runs.to_vec();
     order_rows(&mut runs, &labels, &variables);
     let mut header: Vec<String> = vec!["id".into(), "status".into()];
@@ -61,6 +76,79 @@ pub fn runs_csv(runs: &[Value]) -> String {
         }
         row.push(csv_cell(&r["error"]));
         out += &row.join(",");
+        out.push('\n');
+    }
+    out
+}
+
+/// Every key of object `field` (`labels`, `variables`) over the runs, sorted.
+fn input_keys(runs: &[Value], field: &str) -> Vec<String> {
+    let mut keys: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r[field].as_object().into_iter().flat_map(|o| o.keys().cloned()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// A sweep's runs as an aligned table for a terminal: short id, status, the inputs that vary
+/// between the runs (every input when none varies), overall time and energy; ordered as
+/// [`runs_csv`] orders them.
+pub fn runs_table(runs: &[Value]) -> String {
+    let varying = |field: &str| -> Vec<String> {
+        input_keys(runs, field)
+            .into_iter()
+            .filter(|k| {
+                runs.iter()
+                    .any(|r| r[field][k.as_str()] != runs[0][field][k.as_str()])
+            })
+            .collect()
+    };
+    let (mut labels, mut variables) = (varying("labels"), varying("variables"));
+    if labels.is_empty() && variables.is_empty() {
+        (labels, variables) = (input_keys(runs, "labels"), input_keys(runs, "variables"));
+    }
+    let mut runs = runs.to_vec();
+    order_rows(&mut runs, &labels, &variables);
+    let mut rows: Vec<Vec<String>> = vec![["run", "status"].map(String::from).to_vec()];
+    rows[0].extend(labels.iter().map(|l| format!("label:{l}")));
+    rows[0].extend(variables.iter().cloned());
+    rows[0].extend(["overall time [s]", "energy [J]"].map(String::from));
+    for r in &runs {
+        let id = plain(&r["id"]);
+        let mut row = vec![id.chars().take(8).collect(), plain(&r["status"])];
+        row.extend(labels.iter().map(|l| scalar(&r["labels"][l])));
+        row.extend(variables.iter().map(|v| scalar(&r["variables"][v])));
+        row.extend(["overall_time", "total_energy"].map(|k| match &r["result"][k] {
+            Value::Null => plain(&r["error"]).lines().next().unwrap_or("").to_owned(),
+            v => scalar(v),
+        }));
+        rows.push(row);
+    }
+    aligned(&rows)
+}
+
+/// Rows of cells as left-aligned columns, two spaces apart.
+fn aligned(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|t| t.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, &width)| format!("{cell:<width$}"))
+            .collect();
+        out += cells.join("  ").trim_end();
         out.push('\n');
     }
     out
@@ -110,4 +198,56 @@ pub fn processes_csv(processes: &[hetsim_simulator::ProcessResult]) -> String {
     // Writing to a Vec cannot fail.
     let _ = hetsim_scripting::report::write_processes_csv(processes, &mut out);
     String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_keep_six_significant_digits() {
+        assert_eq!(number(0.595695981), "0.595696");
+        assert_eq!(number(146.65), "146.65");
+        assert_eq!(number(0.0), "0");
+        assert_eq!(number(2.5e-6), "2.5e-6");
+        assert_eq!(number(1.25e8), "1.25e8");
+        assert_eq!(number(-3e-9), "-3e-9");
+        assert_eq!(number(1234567.0), "1.23457e6");
+        assert_eq!(number(999999.0), "999999");
+        assert_eq!(scalar(&json!(1e8)), "1e8");
+        assert_eq!(scalar(&json!(1000000)), "1e6");
+    }
+
+    #[test]
+    fn a_sweeps_table_lists_the_varied_inputs_in_their_order() {
+        let run = |id: &str, block: i64, n: f64, t: f64| {
+            json!({"id": id, "status": "done", "labels": {"GPU": 1},
+                   "variables": {"blockSize": block, "numElements": n, "a": 1},
+                   "result": {"overall_time": t, "total_energy": 2.0}})
+        };
+        let runs = [
+            run("ffff0000-1", 256, 1e6, 0.003),
+            run("0000ffff-2", 128, 1e8, 0.25),
+            run("aaaa0000-3", 128, 1e6, 0.002),
+        ];
+        let table = runs_table(&runs);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines[0],
+            "run       status  blockSize  numElements  overall time [s]  energy [J]"
+        );
+        assert_eq!(
+            lines[1],
+            "aaaa0000  done    128        1e6          0.002             2"
+        );
+        assert_eq!(
+            lines[2],
+            "0000ffff  done    128        1e8          0.25              2"
+        );
+        assert_eq!(
+            lines[3],
+            "ffff0000  done    256        1e6          0.003             2"
+        );
+    }
 }

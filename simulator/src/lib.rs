@@ -29,7 +29,7 @@ pub mod sharing;
 mod summary;
 mod uncertainty;
 
-pub use engine::{simulate, LinkTiming, Options, Progress, ProgressFn, PROGRESS_EVERY};
+pub use engine::{finite_non_negative, simulate, LinkTiming, Options, Progress, ProgressFn, PROGRESS_EVERY};
 pub use error::SimError;
 pub use platform::{
     place, Direction, Hop, HostMemory, Link, LinkId, LinkParameterError, Node, NodeId, Placement, Platform,

@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-/// A system file's error. Its text ([`fmt::Display`]) is `origin: message`, or `message`
-/// where no file is named, then each of [`SystemError::more`] on a line of its own: the
+/// A system file's error. Its text ([`fmt::Display`]) is `origin:line: message` (`origin:
+/// message` where the line is not known, `message` where no file is named), then each of [`SystemError::more`] on a line of its own: the
 /// messages users and tests read. `line`, `column` and `path` say where the problem is,
 /// where it is known, for a caller that points at it (an editor marking the line).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -77,8 +77,10 @@ impl SystemError {
 
 impl fmt::Display for SystemError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(origin) = &self.origin {
-            write!(f, "{origin}: ")?;
+        match (&self.origin, self.line) {
+            (Some(origin), Some(line)) => write!(f, "{origin}:{line}: ")?,
+            (Some(origin), None) => write!(f, "{origin}: ")?,
+            _ => {}
         }
         f.write_str(&self.message)?;
         for more in &self.more {

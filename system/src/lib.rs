@@ -6,6 +6,7 @@
 //!   the spec types, and the check of a file against it;
 //! - [`resolve`]: a file resolved against the catalog, its inline parts, the built-in
 //!   computational models ([`models`]) and model files, into a [`System`] ([`load`]);
+//! - [`inline`]: a TOML file made self-contained as text, comments kept;
 //! - [`variable`]: the typed run variables, and the names no variable may take;
 //! - [`error`]: [`SystemError`], each error with where it is (file, line and column, path).
 //!
@@ -14,6 +15,7 @@
 //! system (Rhai models and applications) is hetsim-scripting's.
 
 pub mod error;
+pub mod inline;
 pub mod kernel;
 pub mod models;
 pub mod read;
@@ -23,6 +25,7 @@ pub mod spec;
 pub mod variable;
 
 pub use error::SystemError;
+pub use inline::self_contained_toml;
 pub use kernel::{read_listing, KernelSpec, ParsedKernel};
 pub use models::BUILTIN_MODELS;
 pub use resolve::{load, number_attribute, ModelSource, Resolved, System};

@@ -133,7 +133,9 @@ impl SystemFile {
     /// Parses TOML, or JSON when the text starts with `{`, and checks it as
     /// [`SystemFile::from_value`] does; `origin` names the file in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self, SystemError> {
-        Self::from_value(read::read(text, origin)?, origin)
+        read::read(text, origin)
+            .and_then(|value| Self::from_value(value, origin))
+            .map_err(|e| read::locate(e, text))
     }
 
     /// A system file from its JSON value, checked against the JSON Schema

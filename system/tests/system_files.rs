@@ -75,23 +75,26 @@ const NODES: &str = r#"
 "#;
 
 #[test]
-fn schema_messages_name_the_file_the_path_and_what_was_expected() {
+fn schema_messages_name_the_file_the_line_the_path_and_what_was_expected() {
     let err = parse_error(&format!(
         "{NODES}[[link]]\nbetween = [\"a\", \"b\"]\ncomponent = \"PCIe 4.0 x16\"\nchannels = 0\n"
     ));
-    assert_eq!(err, "bad.toml: link[0].channels: 0 is less than the minimum of 1");
+    assert_eq!(
+        err,
+        "bad.toml:15: link[0].channels: 0 is less than the minimum of 1"
+    );
     let err = parse_error(&NODES.replace("labels = { Q = 1 }", "cout = 2"));
     assert!(
-        err.starts_with("bad.toml: node[1]: ") && err.contains("'cout' was unexpected"),
+        err.starts_with("bad.toml:11: node[1]: ") && err.contains("'cout' was unexpected"),
         "{err}"
     );
     let err = parse_error(&NODES.replace("labels = { Q = 1 }", "count = 0"));
-    assert_eq!(err, "bad.toml: node[1].count: 0 is less than the minimum of 1");
+    assert_eq!(err, "bad.toml:11: node[1].count: 0 is less than the minimum of 1");
     let err = parse_error(
         "[[component]]\nname = \"x\"\nkind = \"NETWORK\"\nattributes = { bandwidth = true }\n[[node]]\nid = \"a\"\ncomponent = \"x\"\nmodel = \"cpu-flops\"\n",
     );
     assert!(
-        err.starts_with("bad.toml: component[0].attributes.bandwidth: ")
+        err.starts_with("bad.toml:4: component[0].attributes.bandwidth: ")
             && err.contains("\"number\", \"string\""),
         "{err}"
     );
@@ -120,7 +123,7 @@ fn link_system(attributes: &str, extra: &str) -> String {
 fn bad_link_parameters_fail_when_the_system_is_parsed() {
     let good = "bandwidth = 1e9, startup = 1e-6, lambda = 0.9";
     assert!(SystemFile::parse(&link_system(good, ""), "good.toml").is_ok());
-    let link = "bad.toml: link[0] `a`–`b`, component `wire`: ";
+    let link = "bad.toml:16: link[0] `a`–`b`, component `wire`: ";
     for (attributes, expected) in [
         ("bandwidth = 0", "key `bandwidth`: expected a number > 0, got 0"),
         (
@@ -179,13 +182,13 @@ fn bad_link_parameters_fail_when_the_system_is_parsed() {
         let err = parse_error(&link_system(&format!("bandwidth = {value}"), ""));
         assert_eq!(
             err,
-            format!("bad.toml: component[0].attributes.bandwidth: {shown} is not a finite number")
+            format!("bad.toml:15: component[0].attributes.bandwidth: {shown} is not a finite number")
         );
     }
     let err = parse_error(&link_system(good, "").replace("[\"a\", \"b\"]", "[\"a\", \"bb\"]"));
     assert_eq!(
         err,
-        "bad.toml: link[0] `a`–`bb`: unknown node `bb`; did you mean `b`?"
+        "bad.toml:17: link[0] `a`–`bb`: unknown node `bb`; did you mean `b`?"
     );
 }
 

@@ -81,11 +81,12 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
         return ApiError::CrossSite.into_response();
     }
     let Some(token) = &state.token else {
-        return next.run(request).await;
+        return TOKEN_IN_USE.scope(false, next.run(request)).await;
     };
     let path = request.uri().path();
-    if is_public(path) || presents(request.headers(), token) {
-        return next.run(request).await;
+    let presented = presents(request.headers(), token);
+    if is_public(path) || presented {
+        return TOKEN_IN_USE.scope(presented, next.run(request)).await;
     }
     if path.starts_with("/api/") {
         ApiError::Unauthorized.into_response()
@@ -93,6 +94,17 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
         let wanted = request.uri().path_and_query().map_or(path, |p| p.as_str());
         see_other(&format!("/login?next={}", encode(wanted)))
     }
+}
+
+tokio::task_local! {
+    /// Whether the request being answered passed a token check: pages offer "Log out" only
+    /// then (a server without a token has nothing to log out of).
+    static TOKEN_IN_USE: bool;
+}
+
+/// See [`TOKEN_IN_USE`]; false outside a request.
+pub fn token_in_use() -> bool {
+    TOKEN_IN_USE.try_with(|used| *used).unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
+use hetsim_service::table::{number, scalar};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
@@ -13,7 +14,7 @@ use crate::cli::{
     TargetArgs,
 };
 use crate::input::pair;
-use hetsim_lab::files::read_text;
+use hetsim_lab::files::{read_text, write_file};
 use hetsim_scripting::report::{write_process_row, write_processes_header};
 use hetsim_service::storage::ProcessResult;
 use hetsim_service::submit::{label_count, variable_value, RunStatus};
@@ -115,14 +116,19 @@ fn values(flags: &[String], flag: &str, sweep: bool, read: impl Fn(&str) -> Resu
     Ok(Value::Object(out))
 }
 
-/// The system file as the server takes it: its text, or, where it names files (`.rhai`
-/// computational models, kernels' SASS listings), a JSON object with those files inlined,
-/// as `hetsim run` would read them: a server reads no file.
+/// The system file as the server takes it, with the files it names (`.rhai` computational
+/// models, kernels' SASS listings) inlined as `hetsim run` would read them: a server reads
+/// no file. TOML stays TOML text, its comments kept; JSON becomes the inlined object.
 fn system_for_server(path: &std::path::Path) -> Result<Value> {
     let text = read_text(path)?;
     let origin = path.display().to_string();
-    let file = hetsim_system::SystemFile::parse(&text, &origin).map_err(|e| anyhow!(e))?;
     let base_dir = path.parent().unwrap_or(std::path::Path::new("."));
+    if !text.trim_start().starts_with('{') {
+        let read = |file: &str| std::fs::read_to_string(base_dir.join(file));
+        let toml = hetsim_system::self_contained_toml(&text, &origin, read).map_err(|e| anyhow!(e))?;
+        return Ok(Value::String(toml));
+    }
+    let file = hetsim_system::SystemFile::parse(&text, &origin).map_err(|e| anyhow!(e))?;
     let inlined = file
         .clone()
         .inline_kernel_listings(base_dir)
@@ -131,10 +137,7 @@ fn system_for_server(path: &std::path::Path) -> Result<Value> {
     if inlined != file {
         return Ok(serde_json::to_value(inlined)?);
     }
-    if text.trim_start().starts_with('{') {
-        return serde_json::from_str(&text).with_context(|| format!("{origin}: malformed JSON"));
-    }
-    Ok(Value::String(text))
+    serde_json::from_str(&text).with_context(|| format!("{origin}: malformed JSON"))
 }
 
 /// `"KEY": local file's content` or `"KEY_name": stored item's name`, whichever was given.
@@ -220,11 +223,11 @@ async fn wait_sweep(client: &Client, id: &str) -> Result<Value> {
 fn print_run(run: &Value) {
     match run["status"].as_str() {
         Some("done") => println!(
-            "run {} done: overall time {:.6} ms, total energy {:.6} J, failure chance {}",
+            "run {} done: overall time {} ms, total energy {} J, failure chance {}",
             run["id"].as_str().unwrap_or(""),
-            run["result"]["overall_time"].as_f64().unwrap_or(f64::NAN) * 1e3,
-            run["result"]["total_energy"].as_f64().unwrap_or(f64::NAN),
-            run["result"]["failure_chance"]
+            number(run["result"]["overall_time"].as_f64().unwrap_or(f64::NAN) * 1e3),
+            scalar(&run["result"]["total_energy"]),
+            scalar(&run["result"]["failure_chance"])
         ),
         _ => println!(
             "run {} {}: {}",
@@ -302,7 +305,7 @@ pub async fn results(args: ResultsArgs) -> Result<()> {
         if runs.len() == 1 {
             println!("{}", serde_json::to_string_pretty(&runs[0])?);
         } else {
-            runs.iter().for_each(print_run);
+            print!("{}", hetsim_service::table::runs_table(&runs));
         }
         return Ok(());
     }
@@ -466,7 +469,7 @@ async fn catalog_get(args: CatalogGetArgs) -> Result<()> {
             .to_owned(),
     };
     match &args.output {
-        Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display())),
+        Some(path) => write_file(path, text),
         None => {
             print!("{text}");
             Ok(())

@@ -31,8 +31,20 @@ pub fn run(args: ComponentsArgs) -> Result<()> {
     for c in selected {
         println!("{} [{}] {}", c.name, c.kind.as_str(), c.comment);
         println!("  source: {}", c.source);
-        let attributes: Vec<String> = c.attributes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let attributes: Vec<String> = c.attributes.iter().map(|(k, v)| attribute(k, v)).collect();
         println!("  {}", attributes.join(", "));
     }
     Ok(())
+}
+
+/// `name=value unit`, the value as every table writes numbers.
+fn attribute(name: &str, value: &hetsim_models::Scalar) -> String {
+    let value = match value {
+        hetsim_models::Scalar::Number(x) => hetsim_service::table::number(*x),
+        text => text.to_string(),
+    };
+    match hetsim_models::units::attribute_unit(name) {
+        Some(unit) => format!("{name}={value} {unit}"),
+        None => format!("{name}={value}"),
+    }
 }

@@ -1,11 +1,11 @@
 //! `hetsim model NAME --params FILE`: one analytic model, its intermediates and its result.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use hetsim_models::{transit, Evaluation, ModelName};
 
 use crate::cli::ModelArgs;
 use crate::input::params_from_json;
-use hetsim_lab::files::{display_name, read_text};
+use hetsim_lab::files::{display_name, read_text, write_file};
 use hetsim_service::table;
 
 pub fn run(args: ModelArgs) -> Result<()> {
@@ -20,8 +20,7 @@ pub fn run(args: ModelArgs) -> Result<()> {
             }
             let input = transit::Input::from_params(params).map_err(|e| anyhow!("{origin}: {model}: {e}"))?;
             let output = transit::evaluate(&input);
-            std::fs::write(path, transit::svg(&input, &output))
-                .with_context(|| format!("writing {}", path.display()))?;
+            write_file(path, transit::svg(&input, &output))?;
             Evaluation::Transit(output)
         }
     };

@@ -4,8 +4,11 @@ use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::rc::Rc;
 
-use anyhow::{anyhow, bail, Context, Result};
-use hetsim_scripting::{labels_over_defaults, Detail, RunOptions, RunReport};
+use anyhow::{anyhow, bail, Result};
+use hetsim_scripting::{
+    app_inputs, check_variables, labels_over_defaults, with_declared_defaults, Detail, RunOptions, RunReport,
+};
+use hetsim_service::table::number;
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{Options, Progress, ProgressFn};
 use hetsim_system::{load as load_system, Variable};
@@ -14,7 +17,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::cli::RunArgs;
 use crate::input::pair;
 use hetsim_charts::trace::{chrome, RunTrace, TraceFormat};
-use hetsim_lab::files::read_text;
+use hetsim_lab::files::{read_text, write_file};
 
 fn labels(args: &[String]) -> Result<BTreeMap<String, u64>> {
     let mut labels = BTreeMap::new();
@@ -42,6 +45,10 @@ pub fn run(args: RunArgs) -> Result<()> {
     let system = load_system(&args.system).map_err(|e| anyhow!(e))?;
     let labels = labels_over_defaults(&system, &labels(&args.labels)?);
     let variables = variables(&args.vars)?;
+    let origin = args.app.display().to_string();
+    let inputs = app_inputs(&app, &origin).map_err(|e| anyhow!(e))?;
+    check_variables(&inputs, variables.keys().map(String::as_str), &origin).map_err(|e| anyhow!(e))?;
+    let variables = with_declared_defaults(&inputs, variables);
     let Some(algorithm) = Algorithm::parse(&args.algorithm) else {
         bail!("--algorithm {:?}: expected binomial or flat", args.algorithm);
     };
@@ -63,7 +70,6 @@ pub fn run(args: RunArgs) -> Result<()> {
         ..RunOptions::default()
     };
     options.limits.max_slice_seconds = args.max_slice_seconds;
-    let origin = args.app.display().to_string();
     let report = hetsim_scripting::run(&app, &origin, &system, &labels, &variables, &options);
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -74,11 +80,10 @@ pub fn run(args: RunArgs) -> Result<()> {
             TraceFormat::Native => serde_json::to_string(&report.results.trace)?,
             TraceFormat::Chrome => serde_json::to_string(&chrome(&RunTrace::of(&report.results)))?,
         };
-        std::fs::write(path, trace).with_context(|| format!("writing {}", path.display()))?;
+        write_file(path, trace)?;
     }
     if let Some(path) = &args.timeline {
-        std::fs::write(path, hetsim_charts::timeline_svg(&report.results))
-            .with_context(|| format!("writing {}", path.display()))?;
+        write_file(path, hetsim_charts::timeline_svg(&report.results))?;
     }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
@@ -114,13 +119,13 @@ fn summary(report: &RunReport) -> String {
     let mut out = String::new();
     for p in r.processes.iter().take(MAX_PROCESSES) {
         out += &format!(
-            "{}[{}] on {} finished at {:.6} ms (compute {:.6} ms, wait {:.6} ms)\n",
+            "{}[{}] on {} finished at {} ms (compute {} ms, wait {} ms)\n",
             p.label,
             p.rank,
             p.node,
-            p.finish_time * 1e3,
-            p.compute_time * 1e3,
-            p.wait_time * 1e3
+            ms(p.finish_time),
+            ms(p.compute_time),
+            ms(p.wait_time)
         );
     }
     if r.processes.len() > MAX_PROCESSES {
@@ -131,21 +136,21 @@ fn summary(report: &RunReport) -> String {
     }
     for l in report.summary().labels {
         out += &format!(
-            "label {}: {} processes finished between {:.6} and {:.6} ms (median {:.6} ms, p99 {:.6} ms)\n",
+            "label {}: {} processes finished between {} and {} ms (median {} ms, p99 {} ms)\n",
             l.label,
             l.count,
-            l.finish.min * 1e3,
-            l.finish.max * 1e3,
-            l.finish.p50 * 1e3,
-            l.finish.p99 * 1e3
+            ms(l.finish.min),
+            ms(l.finish.max),
+            ms(l.finish.p50),
+            ms(l.finish.p99)
         );
     }
     for n in r.nodes.iter().take(MAX_PROCESSES) {
         out += &format!(
-            "node {} consumed {:.6} J (busy {:.6} ms)\n",
+            "node {} consumed {} J (busy {} ms)\n",
             n.id,
-            n.energy,
-            n.busy_time * 1e3
+            number(n.energy),
+            ms(n.busy_time)
         );
     }
     for line in &report.log {
@@ -154,16 +159,17 @@ fn summary(report: &RunReport) -> String {
     if report.log_dropped > 0 {
         out += &format!("log: {} more lines dropped\n", report.log_dropped);
     }
-    out += &format!("Overall time {:.6} ms\n", r.overall_time * 1e3);
+    out += &format!("Overall time {} ms\n", ms(r.overall_time));
     let [low, high] = r.overall_time_interval;
     if high > low {
-        out += &format!(
-            "Overall time, 90 % error bar: {:.6} to {:.6} ms\n",
-            low * 1e3,
-            high * 1e3
-        );
+        out += &format!("Overall time, 90 % error bar: {} to {} ms\n", ms(low), ms(high));
     }
-    out += &format!("Total consumed energy {:.6} J\n", r.total_energy);
+    out += &format!("Total consumed energy {} J\n", number(r.total_energy));
     out += &format!("Failure chance {}\n", r.failure_chance);
     out
+}
+
+/// Seconds as milliseconds, written as every table writes numbers.
+fn ms(seconds: f64) -> String {
+    number(seconds * 1e3)
 }

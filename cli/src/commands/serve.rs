@@ -80,6 +80,14 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     if args.amqp.is_none() {
         store.requeue_interrupted(args.max_attempts).await?;
     }
+    if args.examples {
+        let loaded = hetsim_service::examples::load(&store).await?;
+        tracing::info!(
+            "examples stored: apps {:?}, systems {:?}",
+            loaded.apps,
+            loaded.systems
+        );
+    }
     let queue = run_queue(&args);
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();

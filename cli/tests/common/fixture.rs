@@ -89,8 +89,9 @@ pub const THESIS: [&str; 8] = [
 /// A small application whose runs each take some wall time (spinning between sim calls, so
 /// that no slice exceeds the sandbox's wall-time limit): long enough to kill a worker
 /// mid-run.
-/// (`abortWorker` is read by the worker built with fault injection, not by the script.)
-pub const SLOW_APP: &str = "// abortWorker\nlet n = 0;\nfor i in 0..spin { for j in 0..2000 { n += j; } sim.sleep(0.001); }\nsim.compute(#{ ops: 1e9 });\n";
+/// (`abortWorker` is acted on by the worker built with fault injection; the script reads it
+/// only so that a submission may give it.)
+pub const SLOW_APP: &str = "if is_def_var(\"abortWorker\") { let abort = abortWorker; }\nlet n = 0;\nfor i in 0..spin { for j in 0..2000 { n += j; } sim.sleep(0.001); }\nsim.compute(#{ ops: 1e9 });\n";
 
 pub fn slow_app_file() -> PathBuf {
     let path = scratch().join("slow.rhai");
@@ -102,19 +103,8 @@ pub const ONE_CPU: &str = "examples/master-worker/system.toml";
 
 /// `hetsim submit --wait` of the thesis scenario, with `extra` arguments; returns the finished run.
 pub fn submit_thesis(server: &str, queue: &str, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec![
-        "submit",
-        "--server",
-        server,
-        "--queue",
-        queue,
-        "--app",
-        "examples/gajger/app.rhai",
-        "--system",
-        "examples/gajger/gtx970.toml",
-        "--wait",
-        "--json",
-    ];
+    let mut args = on_the_gtx970("submit", server);
+    args.extend(["--queue", queue]);
     args.extend(THESIS);
     args.extend(extra);
     let (ok, out, err) = cli(&args);
@@ -220,7 +210,7 @@ pub fn slow_sweep(port: u16, queue: &str, runs: usize, spin: usize) -> String {
 pub fn sweep_of_slow_app(port: u16, queue: &str, variables: &[&str]) -> String {
     let app = slow_app_file();
     let server = format!("http://127.0.0.1:{port}");
-    let mut args = vec![
+    let args = vec![
         "sweep",
         "--server",
         &server,
@@ -236,12 +226,17 @@ pub fn sweep_of_slow_app(port: u16, queue: &str, variables: &[&str]) -> String {
         "Worker=0",
         "--json",
     ];
+    queued_sweep(args, variables)
+}
+
+/// Runs `hetsim sweep` with `args` and a `--var` for each of `variables`; the sweep's id.
+fn queued_sweep<'a>(mut args: Vec<&'a str>, variables: &[&'a str]) -> String {
     for v in variables {
         args.extend(["--var", v]);
     }
     let (ok, out, err) = cli(&args);
     assert!(ok, "{err}");
-    json(&out)["id"].as_str().unwrap().to_owned()
+    json(&out)["id"].as_str().expect("an id").to_owned()
 }
 
 /// Waits for a run of `sweep` to be running; returns its id.
@@ -304,4 +299,25 @@ pub fn broker_messages(name: &str) -> u64 {
         .find(|(n, _)| *n == name)
         .and_then(|(_, m)| m.trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// Sweeps the thesis's app on the GTX 970 testbed over `vars` (`NAME=V1,V2`) on `server`,
+/// waiting for it; returns the sweep's id.
+pub fn gajger_sweep(server: &str, vars: &[&str]) -> String {
+    queued_sweep(on_the_gtx970("sweep", server), vars)
+}
+
+/// `hetsim COMMAND` of the thesis's app on its GTX 970 testbed on `server`, waiting, as JSON.
+fn on_the_gtx970<'a>(command: &'a str, server: &'a str) -> Vec<&'a str> {
+    vec![
+        command,
+        "--server",
+        server,
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+        "--wait",
+        "--json",
+    ]
 }

@@ -3,6 +3,7 @@
 //! well-behaved client would).
 #![allow(dead_code)] // each test file uses its own part
 
+pub mod browser;
 pub mod fixture;
 pub mod oneshot;
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::files::write_file;
 use anyhow::{Context, Result};
 use hetsim_charts::{Chart, Series};
 
@@ -95,6 +96,7 @@ fn kernel_chart(
         y_label: "kernel time [ms]".into(),
         log_x,
         log_y: true,
+        markers: false,
         series,
     }
 }
@@ -144,6 +146,7 @@ fn transfer_chart(v: &Validation) -> Chart {
         y_label: "seconds".into(),
         log_x: true,
         log_y: true,
+        markers: false,
         series,
     }
 }
@@ -194,7 +197,7 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
     ];
     for (name, chart) in &figures {
         let file = dir.join(name);
-        std::fs::write(&file, chart.svg()).with_context(|| format!("writing {}", file.display()))?;
+        write_file(&file, chart.svg())?;
     }
     let figure_links: String = figures
         .iter()
@@ -226,7 +229,7 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
             ("power", power),
         ],
     );
-    std::fs::write(path, s).with_context(|| format!("writing {}", path.display()))?;
+    write_file(path, s)?;
     Ok(())
 }
 

@@ -13,8 +13,11 @@ use sqlx::AnyPool;
 pub use catalog::{Attribute, ComponentRecord, Library, Named, Refused};
 pub use error::{Result, StoreError};
 pub use hetsim_simulator::ProcessResult;
+pub use overview::SweepRow;
 pub use results::{ProcessPage, RunOutput, StoredOutput, MAX_PAGE};
-pub use runs::{NewInput, NewRun, RunFilter, RunInputs, RunRecord, Start, SweepSummary, Unpublished};
+pub use runs::{
+    NewInput, NewRun, RunFilter, RunInputs, RunRecord, RunSource, Start, SweepSummary, Unpublished,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {

@@ -16,7 +16,8 @@ pub struct QueueCount {
 }
 
 /// A sweep as a list shows it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SweepRow {
     pub id: String,
     pub queue: String,

@@ -54,6 +54,17 @@ pub struct Unpublished {
     pub publication: i64,
 }
 
+/// What a run ran, as `GET /api/runs/{id}/source` shows it.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunSource {
+    /// The app's Rhai source.
+    pub app: String,
+    /// The system, self-contained: its components, models and kernel listings inline.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub system: serde_json::Value,
+}
+
 /// A run as the API shows it.
 #[derive(Clone, Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -187,6 +198,23 @@ impl Store {
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    /// What run `id` ran: its app's source and its self-contained system (JSON), as stored
+    /// once for its submission.
+    pub async fn run_source(&self, id: &str) -> Result<Option<RunSource>> {
+        let row = sqlx::query(
+            "SELECT i.app, i.system FROM runs r JOIN inputs i ON i.id = r.input_id WHERE r.id = $1",
+        )
+        .bind(id)
+        .fetch_optional(self.pool())
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let system: String = row.try_get("system")?;
+        Ok(Some(RunSource {
+            app: row.try_get("app")?,
+            system: serde_json::from_str(&system)?,
+        }))
     }
 
     pub async fn run(&self, id: &str) -> Result<Option<RunRecord>> {

@@ -5,6 +5,7 @@
 mod spec;
 
 pub use crate::status::RunStatus;
+pub use hetsim_scripting::{app_inputs, AppInput};
 pub use spec::{new_id, RunSpec, SpecError, Submission};
 
 use hetsim_system::Variable;

@@ -227,7 +227,10 @@ pub fn simulate<P: Process>(
 }
 
 /// A finite, non-negative number, or what it is instead.
-fn finite_non_negative(value: f64, what: &str) -> Result<f64, String> {
+/// `value` where it is a finite number >= 0; else the error naming `what` it is. The engine
+/// checks every request with it; a script's glue checks first, so that the error names the
+/// script's line.
+pub fn finite_non_negative(value: f64, what: &str) -> Result<f64, String> {
     if value >= 0.0 && value.is_finite() {
         Ok(value)
     } else {

@@ -14,6 +14,7 @@ use crate::extract::{Body, Path};
 use crate::state::AppState;
 use hetsim_models::Scalar as AttributeValue;
 use hetsim_service::storage::{Attribute, ComponentRecord, Library, Named};
+use hetsim_service::submit::AppInput;
 use hetsim_system::ComponentSpec as Component;
 
 /// The stored item a catalog route is about: its id, or its name. An id wins over a name
@@ -291,3 +292,18 @@ named_handlers!(
     update_app,
     delete_app
 );
+
+/// The variables an app reads: required first, then the optional ones with their defaults,
+/// each with the unit and description its `//! name [unit] = default: description` doc
+/// comment gives (hetsim-scripting's `inputs` module says how they are found).
+#[utoipa::path(get, path = "/api/apps/{id_or_name}/inputs", tag = "apps", params(IdOrName),
+    responses((status = 200, description = "The app's inputs", body = Vec<AppInput>), NotFound))]
+pub async fn app_inputs(
+    State(s): State<AppState>,
+    Path(key): Path<String>,
+) -> ApiResult<Json<Vec<AppInput>>> {
+    let Json(app) = show(&s, Library::Apps, "app", &key).await?;
+    let inputs = hetsim_service::submit::app_inputs(&app.body, &app.name)
+        .map_err(|e| ApiError::invalid("body", e.to_string()))?;
+    Ok(Json(inputs))
+}

@@ -123,7 +123,9 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(runs::trace))
         .routes(routes!(runs::processes))
         .routes(routes!(runs::log))
-        .routes(routes!(runs::submit_sweep))
+        .routes(routes!(runs::source))
+        .routes(routes!(runs::list_sweeps, runs::submit_sweep))
+        .routes(routes!(runs::sweep_csv))
         .routes(routes!(runs::sweep, runs::delete_sweep))
         .routes(routes!(runs::cancel_sweep))
         .routes(routes!(library::list_components, library::create_component))
@@ -151,4 +153,5 @@ pub fn routes() -> OpenApiRouter<AppState> {
             library::update_app,
             library::delete_app
         ))
+        .routes(routes!(library::app_inputs))
 }

@@ -1,7 +1,8 @@
 //! Submitting, reading, cancelling and deleting runs and sweeps.
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -12,7 +13,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, Params, Path};
 use crate::state::AppState;
 use hetsim_charts::trace::{chrome, RunTrace, TraceFormat};
-use hetsim_service::storage::{ProcessPage, RunFilter, RunRecord, StoredOutput, SweepSummary, MAX_PAGE};
+use hetsim_service::storage::{
+    ProcessPage, RunFilter, RunRecord, RunSource, StoredOutput, SweepRow, SweepSummary, MAX_PAGE,
+};
 use hetsim_service::submit::{enqueue, RunStatus, Submission};
 
 /// A run queued, or cancelled.
@@ -248,6 +251,69 @@ pub async fn sweep(State(s): State<AppState>, Path(id): Path<String>) -> ApiResu
         .await?
         .map(Json)
         .ok_or_else(|| ApiError::not_found("sweep", &id))
+}
+
+/// What a run ran: its app's source and its self-contained system.
+#[utoipa::path(get, path = "/api/runs/{id}/source", tag = "runs", params(("id" = String, Path, description = "The run's id")),
+    responses((status = 200, description = "The app and the system", body = RunSource), NotFound))]
+pub async fn source(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<RunSource>> {
+    s.store
+        .run_source(&id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found("run", &id))
+}
+
+/// `GET /api/sweeps`'s query.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SweepsQuery {
+    /// At most this many sweeps (1 to 10,000; default 100).
+    pub limit: Option<i64>,
+}
+
+/// Sweeps, the newest first.
+#[utoipa::path(get, path = "/api/sweeps", tag = "sweeps", params(SweepsQuery),
+    responses((status = 200, description = "The sweeps", body = Vec<SweepRow>)))]
+pub async fn list_sweeps(
+    State(s): State<AppState>,
+    Params(q): Params<SweepsQuery>,
+) -> ApiResult<Json<Vec<SweepRow>>> {
+    let limit = q.limit.unwrap_or(100).clamp(1, 10_000);
+    Ok(Json(s.store.recent_sweeps(limit).await?))
+}
+
+/// A sweep's runs as CSV, a row per run ordered by its inputs: id, status, `label:NAME`
+/// columns, variables, overall time, energy, failure chance, error (`hetsim results --csv`).
+#[utoipa::path(get, path = "/api/sweeps/{id}/results.csv", tag = "sweeps", params(("id" = String, Path, description = "The sweep's id")),
+    responses((status = 200, description = "The runs as CSV", body = String, content_type = "text/csv"), NotFound))]
+pub async fn sweep_csv(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+    if s.store.sweep(&id).await?.is_none() {
+        return Err(ApiError::not_found("sweep", &id));
+    }
+    let filter = RunFilter {
+        sweep: Some(id.clone()),
+        ..RunFilter::default()
+    };
+    let runs: Vec<Value> = s
+        .store
+        .runs(&filter, 100_000)
+        .await?
+        .iter()
+        .filter_map(|r| serde_json::to_value(r).ok())
+        .collect();
+    let name = format!("sweep-{}.csv", id.chars().take(8).collect::<String>());
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        hetsim_service::table::runs_csv(&runs),
+    )
+        .into_response())
 }
 
 /// Cancels a run: 202 once it is cancelled (a worker running it stops within a second),

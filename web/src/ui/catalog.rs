@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::Form;
+use hetsim_models::units::attribute_unit;
 use hetsim_models::Scalar;
 use hetsim_system::ComponentSpec;
 use maud::{html, Markup};
@@ -226,9 +227,13 @@ fn edit_page(record: &ComponentRecord, form: &ComponentForm, error: Option<&str>
             }
             h2 { "Attributes" }
             (layout::table(
-                ["attribute", "value"],
+                ["attribute", "value", "unit"],
                 spec.attributes.iter().map(|(k, v)| html! {
-                    tr { td { code { (k) } } td.num { (match v { Scalar::Number(x) => layout::number(*x), Scalar::Text(t) => t.clone() }) } }
+                    tr {
+                        td { code { (k) } }
+                        td.num { (match v { Scalar::Number(x) => layout::number(*x), Scalar::Text(t) => t.clone() }) }
+                        td.muted { (attribute_unit(k).unwrap_or("")) }
+                    }
                 }),
             ))
             h2 { "Edit" }

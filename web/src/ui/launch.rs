@@ -15,7 +15,9 @@ use maud::{html, Markup};
 use super::{encode, layout, see_other, PageResult};
 use crate::state::AppState;
 use hetsim_service::storage::{Library, Named};
-use hetsim_service::submit::{comma_list, enqueue, label_count, variable_value, Submission};
+use hetsim_service::submit::{
+    app_inputs, comma_list, enqueue, label_count, variable_value, AppInput, Submission,
+};
 
 /// Empty variable rows offered beyond the names the app reads.
 const SPARE_ROWS: usize = 3;
@@ -125,17 +127,51 @@ fn system_labels(system: &Named) -> BTreeMap<String, u64> {
     labels
 }
 
-/// The variables an app reads by `is_def_var("name")`: the optional ones it documents.
-fn app_variables(app: &Named) -> Vec<String> {
-    let mut names: Vec<String> = app
-        .body
-        .split("is_def_var(\"")
-        .skip(1)
-        .filter_map(|rest| rest.split('"').next())
-        .map(str::to_owned)
+/// The inputs of `app` (none where its source no longer parses: the form still launches,
+/// and the submission's check names the error).
+fn inputs_of(app: &Named) -> Vec<AppInput> {
+    app_inputs(&app.body, &app.name).unwrap_or_default()
+}
+
+/// The form's variable rows: the app's inputs (required first, defaults filled in), the
+/// names typed before that the app does not read, and spare rows.
+fn variable_rows(launch: &Launch, inputs: &[AppInput]) -> Vec<VariableRow> {
+    let typed = |name: &str| {
+        launch
+            .variables
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let mut rows: Vec<VariableRow> = inputs
+        .iter()
+        .map(|input| VariableRow {
+            value: typed(&input.name)
+                .or_else(|| input.default.clone())
+                .unwrap_or_default(),
+            input: Some(input.clone()),
+            name: input.name.clone(),
+        })
         .collect();
-    names.dedup();
-    names
+    for (name, value) in &launch.variables {
+        if !inputs.iter().any(|i| i.name == *name) {
+            rows.push(VariableRow {
+                name: name.clone(),
+                value: value.clone(),
+                input: None,
+            });
+        }
+    }
+    rows.extend((0..SPARE_ROWS).map(|_| VariableRow::default()));
+    rows
+}
+
+#[derive(Clone, Debug, Default)]
+struct VariableRow {
+    name: String,
+    value: String,
+    /// What the app declares of it; `None` for a name the app does not read.
+    input: Option<AppInput>,
 }
 
 pub async fn page(
@@ -155,20 +191,19 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
         .find(|a| a.name == launch.system)
         .or(systems.first());
     let labels = system.map(system_labels).unwrap_or_default();
-    let mut rows = launch.variables.clone();
-    for name in app.map(app_variables).unwrap_or_default() {
-        if !rows.iter().any(|(n, _)| *n == name) {
-            rows.push((name, String::new()));
-        }
-    }
-    rows.extend(std::iter::repeat_n((String::new(), String::new()), SPARE_ROWS));
+    let inputs = app.map(inputs_of).unwrap_or_default();
+    let rows = variable_rows(launch, &inputs);
+    let ready = app.is_some() && system.is_some();
     let count = launch.run_count();
     Ok(layout::page(
         "Launch",
         html! {
             h1 { "Launch" }
-            @if apps.is_empty() || systems.is_empty() {
-                p.error { "Store an " a href="/apps" { "app" } " and a " a href="/systems" { "system" } " first." }
+            @if !ready {
+                div.card.empty {
+                    p { "Nothing to launch yet: a launch needs a stored " a href="/apps" { "app" } " and a stored " a href="/systems" { "system" } "." }
+                    (layout::load_examples())
+                }
             }
             @if let Some((field, message)) = &error {
                 p.error role="alert" { (field) ": " (message) }
@@ -199,26 +234,46 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
                     }
                 }
                 h2 { "Variables" }
-                p.muted { "A number, true/false or a text; a comma list (32,64,128) sweeps." }
+                p.muted { "What the app reads, required first (" a href={ "/apps/" (app.map(|a| encode(&a.name)).unwrap_or_default()) } { "its source" } "). A number, true/false or a text; a comma list (32,64,128) sweeps." }
                 table.variables {
-                    thead { tr { th { "name" } th { "value" } } }
+                    thead { tr { th { "name" } th { "value" } th { "unit" } th { "what it is" } } }
                     tbody {
-                        @for (name, value) in &rows {
-                            tr {
-                                td { input name="var_name" value=(name) aria-label="variable name"; }
-                                td { input.count name="var_value" value=(value) aria-label="variable value"; }
-                            }
+                        @for row in &rows {
+                            (variable_row(row))
                         }
                     }
                 }
-                p.count { output #run-count { (runs_text(count)) } }
-                button type="submit" { "Launch" }
+                p.count { output #run-count { @if ready { (runs_text(count)) } @else { "nothing to run" } } }
+                button type="submit" disabled[!ready] { "Launch" }
             }
             @if let (Some(app), Some(system)) = (app, system) {
                 p.muted { "From a shell: " code { "hetsim sweep --server URL --app-name " (app.name) " --system-name " (system.name) " --var NAME=V1,V2 --label LABEL=N1,N2" } }
             }
         },
     ))
+}
+
+fn variable_row(row: &VariableRow) -> Markup {
+    let input = row.input.as_ref();
+    let required = input.is_some_and(|i| i.required);
+    html! {
+        tr.required[required] {
+            td {
+                @if let Some(input) = input {
+                    input type="hidden" name="var_name" value=(input.name);
+                    code { (input.name) } @if required { " " span.badge title="the app cannot run without it" { "required" } }
+                } @else {
+                    input name="var_name" value=(row.name) aria-label="variable name";
+                }
+            }
+            td { input.count name="var_value" value=(row.value) required[required] aria-label={ "value of " (row.name) }; }
+            td.muted { (input.and_then(|i| i.unit.as_deref()).unwrap_or("")) }
+            td.muted {
+                (input.and_then(|i| i.description.as_deref()).unwrap_or(""))
+                @if let Some(default) = input.and_then(|i| i.default.as_deref()) { " (default " code { (default) } ")" }
+            }
+        }
+    }
 }
 
 fn runs_text(count: usize) -> String {

@@ -41,10 +41,22 @@ pub fn page_with(title: &str, content: Markup, refresh_seconds: Option<u32>) -> 
                             a href=(href) { (name) }
                         }
                     }
-                    form.logout method="post" action="/logout" { button type="submit" { "Log out" } }
+                    @if crate::auth::token_in_use() {
+                        form.logout method="post" action="/logout" { button type="submit" { "Log out" } }
+                    }
                 }
                 main { (content) }
             }
+        }
+    }
+}
+
+/// The offer of an empty server: one button that stores the shipped examples.
+pub fn load_examples() -> Markup {
+    html! {
+        form.examples method="post" action="/examples" {
+            button type="submit" { "Load the shipped examples" }
+            span.muted { " the thesis's saxpy2 app on a GTX 970 and a Titan X, master-worker, multi-GPU training, a dumbbell network" }
         }
     }
 }
@@ -62,44 +74,5 @@ pub fn table<'a>(
     }
 }
 
-/// A number as a person reads it: 6 significant digits, no exponent for ordinary sizes.
-pub fn number(x: f64) -> String {
-    if x == 0.0 {
-        "0".to_owned()
-    } else if (1e-3..1e7).contains(&x.abs()) {
-        let digits = (5 - x.abs().log10().floor() as i32).clamp(0, 9) as usize;
-        let text = format!("{x:.digits$}");
-        if text.contains('.') {
-            text.trim_end_matches('0').trim_end_matches('.').to_owned()
-        } else {
-            text
-        }
-    } else {
-        let text = format!("{x:.5e}");
-        match text.split_once('e') {
-            Some((mantissa, exponent)) if mantissa.contains('.') => {
-                format!(
-                    "{}e{exponent}",
-                    mantissa.trim_end_matches('0').trim_end_matches('.')
-                )
-            }
-            _ => text,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::number;
-
-    #[test]
-    fn numbers_keep_six_significant_digits() {
-        assert_eq!(number(0.595695981), "0.595696");
-        assert_eq!(number(146.65), "146.65");
-        assert_eq!(number(0.0), "0");
-        assert_eq!(number(2.5e-6), "2.5e-6");
-        assert_eq!(number(1.25e8), "1.25e8");
-        assert_eq!(number(-3e-9), "-3e-9");
-        assert_eq!(number(1234567.0), "1234567");
-    }
-}
+/// A number as every table of hetsim writes it (`hetsim_service::table::number`).
+pub use hetsim_service::table::number;

@@ -14,6 +14,7 @@
 //! the browser session (`session`); the API takes that cookie as well as the bearer header.
 
 mod catalog;
+mod examples;
 mod launch;
 mod layout;
 mod lifecycle;
@@ -21,6 +22,7 @@ mod occupancy;
 mod overview;
 mod results;
 mod session;
+mod sweep;
 mod texts;
 
 use axum::http::{header, StatusCode};
@@ -53,14 +55,15 @@ pub fn router() -> Router<AppState> {
         .route("/apps", get(texts::list_apps).post(texts::create_app))
         .route("/apps/{name}", get(texts::edit_app).post(texts::update_app))
         .route("/launch", get(launch::page).post(launch::submit))
+        .route("/examples", post(examples::load))
         .route("/runs/{id}", get(results::run))
         .route("/runs/{id}/processes.csv", get(results::run_csv))
         .route("/runs/{id}/cancel", post(lifecycle::cancel_run))
         .route("/runs/{id}/delete", post(lifecycle::delete_run))
         .route("/sweeps/{id}/cancel", post(lifecycle::cancel_sweep))
         .route("/sweeps/{id}/delete", post(lifecycle::delete_sweep))
-        .route("/sweeps/{id}", get(results::sweep))
-        .route("/sweeps/{id}/results.csv", get(results::sweep_csv))
+        .route("/sweeps/{id}", get(sweep::page))
+        .route("/sweeps/{id}/results.csv", get(sweep::csv_moved))
         .route("/occupancy", get(occupancy::page))
 }
 

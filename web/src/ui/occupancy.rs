@@ -169,6 +169,7 @@ fn graph(title: &str, x_label: &str, line: Vec<(f64, f64)>, x: f64, y: f64) -> C
         y_label: "resident warps per SM".to_owned(),
         log_x: false,
         log_y: false,
+        markers: false,
         series: vec![
             Series {
                 label: "warps per SM".to_owned(),

@@ -12,6 +12,7 @@ use super::{encode, layout, see_other, PageResult};
 use crate::error::ApiError;
 use crate::state::AppState;
 use hetsim_service::storage::{Library, Named, Refused};
+use hetsim_system::BUILTIN_MODELS;
 
 /// What the pages of one library call it.
 struct Kind {
@@ -25,9 +26,12 @@ struct Kind {
     language: &'static str,
     help: &'static str,
     template: &'static str,
+    /// Read-only texts shipped with hetsim, by name (the built-in computational models).
+    builtin: &'static [(&'static str, &'static str)],
 }
 
 const APPS: Kind = Kind {
+    builtin: &[],
     library: Library::Apps,
     path: "apps",
     title: "Apps",
@@ -38,6 +42,7 @@ const APPS: Kind = Kind {
 };
 
 const MODELS: Kind = Kind {
+    builtin: &BUILTIN_MODELS,
     library: Library::Models,
     path: "models",
     title: "Models",
@@ -48,6 +53,7 @@ const MODELS: Kind = Kind {
 };
 
 const SYSTEMS: Kind = Kind {
+    builtin: &[],
     library: Library::Systems,
     path: "systems",
     title: "Systems",
@@ -82,8 +88,11 @@ fn list_page(kind: &Kind, items: &[Named], draft: &TextForm, error: Option<&Refu
         html! {
             h1 { (kind.title) }
             p.muted { (kind.help) }
-            @if items.is_empty() {
+            @if items.is_empty() && kind.builtin.is_empty() {
                 p.muted { "None stored yet." }
+                (layout::load_examples())
+            } @else if items.is_empty() {
+                p.muted { "None stored yet: the built-in ones below serve every system that names them." }
             } @else {
                 (layout::table(
                     ["name", "lines"],
@@ -95,10 +104,32 @@ fn list_page(kind: &Kind, items: &[Named], draft: &TextForm, error: Option<&Refu
                     }),
                 ))
             }
+            @if !kind.builtin.is_empty() {
+                h2 #builtin { "Built in (read-only)" }
+                p.muted { "A system names one by its name; copy one into a new " (kind.one) " to change it (a stored one of the same name shadows it)." }
+                @for (name, source) in kind.builtin {
+                    details.builtin {
+                        summary { code { (name) } " " span.muted { (first_comment(name, source)) } }
+                        pre { code { (source) } }
+                    }
+                }
+            }
             h2 #new { "New " (kind.one) }
             (editor(kind, &format!("/{}", kind.path), draft, error, true))
         },
     )
+}
+
+/// The first line of a source's leading comment, without its `//` and its `name:`.
+fn first_comment<'a>(name: &str, source: &'a str) -> &'a str {
+    let line = source
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("//"))
+        .map_or("", |l| l.trim_start_matches(['/', '!']).trim());
+    line.strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .unwrap_or(line)
+        .trim()
 }
 
 /// Why the editor's text was refused: the message, and the line of the text it is about
@@ -289,7 +320,15 @@ mod tests {
         let toml = "[[node]]\nname = \"a\"\n\nthis is not toml\n";
         let system = refusal(Library::Systems, "sys", toml);
         assert_eq!(system.line, Some(4), "{}", system.message);
+        // A schema error is marked at the line of its path (the link's table), a misspelt
+        // key at its own line.
         let missing = refusal(Library::Systems, "sys", "[[link]]\n");
-        assert_eq!(missing.line, None, "{}", missing.message);
+        assert_eq!(missing.line, Some(1), "{}", missing.message);
+        let misspelt = refusal(
+            Library::Systems,
+            "sys",
+            "[[node]]\nid = \"a\"\ncomponent = \"x\"\nmodel = \"cpu-flops\"\ncout = 2\n",
+        );
+        assert_eq!(misspelt.line, Some(5), "{}", misspelt.message);
     }
 }

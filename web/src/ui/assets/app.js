@@ -24,7 +24,9 @@ function wireAutosubmit() {
 function wireRunCount() {
   const form = document.getElementById("launch");
   const output = document.getElementById("run-count");
-  if (!form || !output) return;
+  const button = form && form.querySelector("button[type=submit]");
+  // Without an app and a system there is nothing to count (the page says so).
+  if (!form || !output || (button && button.disabled)) return;
   const update = () => {
     let runs = 1;
     for (const input of form.querySelectorAll("input.count")) {

@@ -1,0 +1,410 @@
+//! The inputs an application declares: the variables its script reads, which of them it
+//! must be given and which it can do without, found once from the source, and the one
+//! check of a run's variables against them that `hetsim run`, `hetsim submit`, the API and
+//! the Launch page all make.
+//!
+//! - **Read**: a name the script uses that nothing in the script defines (Rhai's own
+//!   parser decides, in strict-variables mode, so a `let`, a loop variable or a function
+//!   parameter of the same name is not an input). The names every script has
+//!   ([`RESERVED_NAMES`]) are not inputs.
+//! - **Optional**: the script asks `is_def_var("name")`, so it has a way on without it, or
+//!   the author's doc comment declares a default; every other input is **required**. A
+//!   script that needs a name only on some paths (one phase of several) is still taken to
+//!   need it: guard such a read with `is_def_var` to make it optional.
+//! - **Default**: the literal of `if is_def_var("name") { name } else { LITERAL }`, or what
+//!   the doc comment says, written as `--var` takes it (a string without its quotes). A
+//!   default declared by a doc comment for a name the script reads unguarded is given to
+//!   the run ([`with_declared_defaults`]) when the run leaves the name out.
+//! - **Doc comment**: a line `//! name [unit] = default: description`, best at the top of
+//!   the app (unit, default and description each optional), e.g.
+//!   `//! numElements [elements]: length of each array`.
+
+use std::collections::BTreeMap;
+
+use hetsim_system::{Variable, RESERVED_NAMES};
+use rhai::{Dynamic, ParseErrorType, Scope};
+use serde::Serialize;
+
+use crate::errors::{parse_error, ScriptError};
+use crate::run::parsing_engine;
+
+/// One variable an app reads.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AppInput {
+    pub name: String,
+    /// The script cannot run without it: it never asks `is_def_var` and no default is
+    /// declared.
+    pub required: bool,
+    /// The script asks `is_def_var("name")`.
+    pub guarded: bool,
+    /// The value the app uses when it is not given, as `--var` would give it.
+    pub default: Option<String>,
+    pub unit: Option<String>,
+    pub description: Option<String>,
+}
+
+/// The inputs of `app` (Rhai source named `origin`), required first, each group in the
+/// order the script first reads them.
+pub fn app_inputs(app: &str, origin: &str) -> Result<Vec<AppInput>, ScriptError> {
+    let docs = doc_comments(app);
+    let mut inputs: Vec<AppInput> = free_variables(app, origin)?
+        .into_iter()
+        .map(|name| {
+            let doc = docs.get(&name);
+            let guarded = app.contains(&format!("is_def_var(\"{name}\")"));
+            let declared = doc.and_then(|d| d.default.clone());
+            AppInput {
+                required: !guarded && declared.is_none(),
+                guarded,
+                default: declared
+                    .or_else(|| literal_default(app, &name))
+                    .map(|d| unquoted(&d)),
+                unit: doc.and_then(|d| d.unit.clone()),
+                description: doc.and_then(|d| d.description.clone()),
+                name,
+            }
+        })
+        .collect();
+    inputs.sort_by_key(|i| !i.required);
+    Ok(inputs)
+}
+
+/// The names `app` reads without defining them, in the order Rhai's parser meets them:
+/// each round of a strict-variables compile stops at the first undefined name, which then
+/// joins the scope of the next round.
+fn free_variables(app: &str, origin: &str) -> Result<Vec<String>, ScriptError> {
+    let mut engine = parsing_engine();
+    engine.set_strict_variables(true);
+    let mut scope = Scope::new();
+    for name in RESERVED_NAMES {
+        scope.push_constant_dynamic(name, Dynamic::UNIT);
+    }
+    let mut found = Vec::new();
+    loop {
+        match engine.compile_with_scope(&scope, app) {
+            Ok(_) => return Ok(found),
+            Err(error) => match error.err_type() {
+                ParseErrorType::VariableUndefined(name) if !found.contains(name) => {
+                    scope.push_constant_dynamic(name.clone(), Dynamic::UNIT);
+                    found.push(name.clone());
+                }
+                _ => return Err(parse_error(origin, app, error)),
+            },
+        }
+    }
+}
+
+/// What a `//! name [unit] = default: description` line says of one input.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Doc {
+    unit: Option<String>,
+    default: Option<String>,
+    description: Option<String>,
+}
+
+fn doc_comments(app: &str) -> BTreeMap<String, Doc> {
+    app.lines()
+        .filter_map(|line| line.trim_start().strip_prefix("//!"))
+        .filter_map(doc_line)
+        .collect()
+}
+
+fn doc_line(text: &str) -> Option<(String, Doc)> {
+    let text = text.trim();
+    let name_end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    let (name, mut rest) = text.split_at(name_end);
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut doc = Doc::default();
+    rest = rest.trim_start();
+    if let Some(after) = rest.strip_prefix('[') {
+        let (unit, after) = after.split_once(']')?;
+        doc.unit = non_empty(unit);
+        rest = after.trim_start();
+    }
+    if let Some(after) = rest.strip_prefix('=') {
+        let (default, description) = split_default(after);
+        doc.default = non_empty(default);
+        rest = description;
+    }
+    let description = match rest.strip_prefix(':') {
+        Some(description) => description,
+        None if rest.is_empty() => "",
+        None => return None,
+    };
+    doc.description = non_empty(description);
+    Some((name.to_owned(), doc))
+}
+
+/// Splits `= "a: b": description` at the first colon outside quotes.
+fn split_default(text: &str) -> (&str, &str) {
+    let mut quoted = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            ':' if !quoted => return (&text[..i], &text[i..]),
+            _ => {}
+        }
+    }
+    (text, "")
+}
+
+fn non_empty(text: &str) -> Option<String> {
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The `LITERAL` of `is_def_var("name") { name } else { LITERAL }`, when it is a number, a
+/// quoted string or a boolean.
+fn literal_default(app: &str, name: &str) -> Option<String> {
+    let guard = format!("is_def_var(\"{name}\")");
+    app.match_indices(&guard).find_map(|(at, _)| {
+        let rest = app[at + guard.len()..].trim_start();
+        let rest = rest.strip_prefix('{')?.trim_start().strip_prefix(name)?;
+        let rest = rest.trim_start().strip_prefix('}')?.trim_start();
+        let rest = rest.strip_prefix("else")?.trim_start().strip_prefix('{')?;
+        let literal = rest.split_once('}')?.0.trim();
+        is_literal(literal).then(|| literal.to_owned())
+    })
+}
+
+fn unquoted(text: &str) -> String {
+    let inner = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'));
+    inner.unwrap_or(text).to_owned()
+}
+
+/// `variables` with the default of every unguarded input that declares one and that
+/// `variables` leaves out: the script reads the name whatever happens, so the run must have
+/// it.
+pub fn with_declared_defaults(
+    inputs: &[AppInput],
+    mut variables: BTreeMap<String, Variable>,
+) -> BTreeMap<String, Variable> {
+    for (name, value) in declared_defaults(inputs) {
+        variables.entry(name).or_insert(value);
+    }
+    variables
+}
+
+/// The default of every unguarded input that declares one (see [`with_declared_defaults`]).
+pub fn declared_defaults(inputs: &[AppInput]) -> impl Iterator<Item = (String, Variable)> + '_ {
+    inputs
+        .iter()
+        .filter(|i| !i.guarded)
+        .filter_map(|i| Some((i.name.clone(), Variable::infer(i.default.as_ref()?))))
+}
+
+fn is_literal(text: &str) -> bool {
+    let quoted = text.len() >= 2
+        && text.starts_with('"')
+        && text.ends_with('"')
+        && !text[1..text.len() - 1].contains('"');
+    quoted || text == "true" || text == "false" || text.replace('_', "").parse::<f64>().is_ok()
+}
+
+/// Why a run's variables do not fit its app.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct VariableError {
+    /// The variable at fault (given but not read, or read but not given).
+    pub name: String,
+    pub message: String,
+}
+
+/// The one check of a run's variables: each given name is one the app reads (else the
+/// closest it reads is suggested, and all of them listed), no name every script has is
+/// taken, and every required input is given. `origin` names the app in messages.
+pub fn check_variables<'a>(
+    inputs: &[AppInput],
+    given: impl IntoIterator<Item = &'a str>,
+    origin: &str,
+) -> Result<(), VariableError> {
+    let given: Vec<&str> = given.into_iter().collect();
+    for name in &given {
+        if RESERVED_NAMES.contains(name) {
+            return Err(VariableError {
+                name: (*name).to_owned(),
+                message: format!(
+                    "`{name}` is a reserved name (every script has {}); it cannot be a variable",
+                    RESERVED_NAMES.join(", ")
+                ),
+            });
+        }
+        if !inputs.iter().any(|i| i.name == *name) {
+            return Err(VariableError {
+                name: (*name).to_owned(),
+                message: format!("{origin} never reads `{name}`{}", hint(inputs, name)),
+            });
+        }
+    }
+    let missing: Vec<&AppInput> = inputs
+        .iter()
+        .filter(|i| i.required && !given.contains(&i.name.as_str()))
+        .collect();
+    match missing.first() {
+        None => Ok(()),
+        Some(first) => Err(VariableError {
+            name: first.name.clone(),
+            message: format!(
+                "{origin} needs {}: give {}",
+                names(missing.iter().map(|i| i.name.as_str())),
+                if missing.len() == 1 { "it" } else { "each" },
+            ),
+        }),
+    }
+}
+
+fn hint(inputs: &[AppInput], name: &str) -> String {
+    if inputs.is_empty() {
+        return "; it reads no variables".to_owned();
+    }
+    let closest = inputs
+        .iter()
+        .map(|i| {
+            (
+                strsim::jaro_winkler(&name.to_lowercase(), &i.name.to_lowercase()),
+                &i.name,
+            )
+        })
+        .filter(|(score, _)| *score > 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let guess = closest.map_or(String::new(), |(_, w)| format!("; did you mean `{w}`?"));
+    format!(
+        "{guess} (it reads {})",
+        names(inputs.iter().map(|i| i.name.as_str()))
+    )
+}
+
+fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const APP: &str = r#"
+//! numElements [elements]: length of each array
+//! mode = "fast": how to run, "fast" or "slow"
+let n = numElements * 2;
+let rounds = if is_def_var("rounds") { rounds } else { 10 };
+let mode = if is_def_var("mode") && mode == "slow" { 1 } else { 0 };
+for i in 0..rounds { let x = i + blockSize; }
+fn twice(numElements) { numElements * 2 }
+if tag == "A" { sim.log(`${rank} ${labels}`); }
+"#;
+
+    fn inputs() -> Vec<AppInput> {
+        app_inputs(APP, "app.rhai").unwrap()
+    }
+
+    #[test]
+    fn inputs_are_the_undefined_names_required_first() {
+        let all = inputs();
+        let found: Vec<(&str, bool)> = all.iter().map(|i| (i.name.as_str(), i.required)).collect();
+        assert_eq!(
+            found,
+            [
+                ("numElements", true),
+                ("blockSize", true),
+                ("rounds", false),
+                ("mode", false)
+            ]
+        );
+    }
+
+    #[test]
+    fn defaults_come_from_the_else_literal_or_the_doc_comment() {
+        let all = inputs();
+        let get = |n: &str| all.iter().find(|i| i.name == n).unwrap().clone();
+        assert_eq!(get("rounds").default.as_deref(), Some("10"));
+        assert_eq!(get("mode").default.as_deref(), Some("fast"));
+        assert_eq!(
+            get("mode").description.as_deref(),
+            Some("how to run, \"fast\" or \"slow\"")
+        );
+        assert_eq!(get("numElements").unit.as_deref(), Some("elements"));
+        assert_eq!(
+            get("numElements").description.as_deref(),
+            Some("length of each array")
+        );
+        assert_eq!(get("blockSize").default, None);
+    }
+
+    #[test]
+    fn a_declared_default_makes_an_unguarded_input_optional_and_is_given() {
+        let app =
+            "//! size = 64: bytes\n//! mode = \"a\"\nlet x = size + 1;\nif is_def_var(\"mode\") { mode }";
+        let all = app_inputs(app, "app.rhai").unwrap();
+        assert!(all.iter().all(|i| !i.required), "{all:?}");
+        assert!(check_variables(&all, [], "app.rhai").is_ok());
+        let given = with_declared_defaults(&all, BTreeMap::new());
+        assert_eq!(given, BTreeMap::from([("size".to_owned(), Variable::Int(64))]));
+        let kept = with_declared_defaults(&all, BTreeMap::from([("size".to_owned(), Variable::Int(8))]));
+        assert_eq!(kept["size"], Variable::Int(8));
+    }
+
+    #[test]
+    fn a_syntax_error_names_the_line() {
+        let err = app_inputs("let x = 1;\nlet = 2;", "bad.rhai").unwrap_err();
+        assert!(err.to_string().starts_with("bad.rhai:2:"), "{err}");
+    }
+
+    #[test]
+    fn unknown_names_are_refused_with_the_apps_names() {
+        let all = inputs();
+        let err = check_variables(&all, ["numElements", "blockSize", "blocksize"], "app.rhai").unwrap_err();
+        assert_eq!(err.name, "blocksize");
+        assert_eq!(
+            err.message,
+            "app.rhai never reads `blocksize`; did you mean `blockSize`? \
+             (it reads `numElements`, `blockSize`, `rounds`, `mode`)"
+        );
+        let err = check_variables(&all, ["foo"], "app.rhai").unwrap_err();
+        assert!(
+            err.message.starts_with("app.rhai never reads `foo` (it reads"),
+            "{err}"
+        );
+        let err = check_variables(&[], ["foo"], "app.rhai").unwrap_err();
+        assert_eq!(err.message, "app.rhai never reads `foo`; it reads no variables");
+    }
+
+    #[test]
+    fn missing_required_inputs_are_all_named() {
+        let err = check_variables(&inputs(), ["rounds"], "app.rhai").unwrap_err();
+        assert_eq!(err.name, "numElements");
+        assert_eq!(
+            err.message,
+            "app.rhai needs `numElements`, `blockSize`: give each"
+        );
+        assert!(check_variables(&inputs(), ["numElements", "blockSize"], "app.rhai").is_ok());
+    }
+
+    #[test]
+    fn reserved_names_are_refused() {
+        let err = check_variables(&inputs(), ["tag"], "app.rhai").unwrap_err();
+        assert!(err.message.contains("every script has"), "{err}");
+    }
+
+    #[test]
+    fn doc_lines_parse_each_part() {
+        assert_eq!(
+            doc_line(" taskOps [FLOP] = 1e9: work of one task"),
+            Some((
+                "taskOps".into(),
+                Doc {
+                    unit: Some("FLOP".into()),
+                    default: Some("1e9".into()),
+                    description: Some("work of one task".into())
+                }
+            ))
+        );
+        assert_eq!(doc_line(" plain"), Some(("plain".into(), Doc::default())));
+        assert_eq!(doc_line(" A sentence of prose."), None);
+        assert_eq!(doc_line(" 3 things"), None);
+    }
+}
