@@ -101,9 +101,11 @@ pub struct Models {
 
 /// What a model returns: seconds, for a compute optionally the power drawn meanwhile, and
 /// optionally the error bar of the seconds.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Timed {
     pub seconds: f64,
+    /// What bounds a compute, where the model says (its map's `limiter`).
+    pub limiter: Option<rhai::ImmutableString>,
     /// [W]; `None` leaves the node's `powerConsumptionLoad`.
     pub power: Option<f64>,
     /// The half-width of the error bar relative to `seconds` (0.05 = ±5 %), at the 90 %
@@ -153,6 +155,7 @@ fn timed(value: &Dynamic) -> Option<Timed> {
     if let Some(seconds) = number(value) {
         return Some(Timed {
             seconds,
+            limiter: None,
             power: None,
             uncertainty: None,
         });
@@ -164,6 +167,9 @@ fn timed(value: &Dynamic) -> Option<Timed> {
     };
     Some(Timed {
         seconds: number(map.get("seconds")?)?,
+        limiter: map
+            .get("limiter")
+            .and_then(|l| l.clone().try_cast::<rhai::ImmutableString>()),
         power: optional("power")?,
         uncertainty: optional("uncertainty")?,
     })
@@ -267,7 +273,7 @@ impl Models {
     }
 
     fn memoized(&self, key: &Option<MemoKey>) -> Option<Timed> {
-        key.as_ref().and_then(|k| self.memo.borrow().get(k).copied())
+        key.as_ref().and_then(|k| self.memo.borrow().get(k).cloned())
     }
 
     fn call(
@@ -291,7 +297,7 @@ impl Models {
             )
         })?;
         if let Some(key) = key {
-            self.memo.borrow_mut().insert(key, timed);
+            self.memo.borrow_mut().insert(key, timed.clone());
         }
         Ok(timed)
     }

@@ -15,6 +15,7 @@
 //! - [`ScriptError`]: the error of this crate's functions, with the script's line and column
 //!   where known.
 
+pub mod activities;
 pub mod computational;
 mod errors;
 pub mod functions;

@@ -66,7 +66,10 @@ impl<'a> From<&'a Span> for ComputeRow<'a> {
 
 impl RunReport {
     pub fn summary(&self) -> Summary {
-        Summary::of(&self.results)
+        Summary {
+            activities: self.activities.clone(),
+            ..Summary::of(&self.results)
+        }
     }
 
     /// The run's computes in the order they started (none unless the run was traced).

@@ -6,11 +6,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{place, simulate, Node, Options, Platform, Results, SimError};
+use hetsim_simulator::{place, simulate, Activity, Node, Options, Platform, Results, SimError};
 use hetsim_system::{number_attribute, System, Variable, RESERVED_NAMES};
 use rhai::{Dynamic, Map, Scope};
 use serde::Serialize;
 
+use crate::activities::Activities;
 use crate::computational::{Models, Timing};
 use crate::errors::{parse_error, ScriptError};
 use crate::functions::register_models;
@@ -48,6 +49,8 @@ pub struct RunReport {
     pub results: Results,
     pub log: Vec<String>,
     pub log_dropped: u64,
+    /// The computes and transfers by kind (see [`crate::activities`]).
+    pub activities: Vec<Activity>,
 }
 
 /// The engine's platform of a resolved system.
@@ -200,6 +203,9 @@ pub fn run(
         .collect();
     let context = Rc::new(RunContext {
         placements: placements.clone(),
+        node_ids: system.nodes.iter().map(|n| n.spec.id.clone()).collect(),
+        node_models: system.nodes.iter().map(|n| n.spec.model.clone()).collect(),
+        activities: Activities::default(),
         pids_by_label,
         models: models.clone(),
         log: log.clone(),
@@ -260,6 +266,7 @@ pub fn run(
         results,
         log: log.lines,
         log_dropped: log.dropped,
+        activities: context.activities.rows(&context.node_ids, &context.node_models),
     })
 }
 

@@ -12,6 +12,7 @@ use hetsim_simulator::{
 };
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
+use crate::activities::Activities;
 use crate::computational::{Models, Timed};
 use crate::process::{Channel, SharedLog};
 
@@ -20,6 +21,12 @@ type Fallible<T> = Result<T, Box<EvalAltResult>>;
 /// What every process's `sim` reaches: the placement, the models and the log.
 pub struct RunContext {
     pub placements: Vec<Placement>,
+    /// Each node's id, by index.
+    pub node_ids: Vec<String>,
+    /// Each node's computational model, as the system names it.
+    pub node_models: Vec<String>,
+    /// The run's computes and transfers by kind.
+    pub activities: Activities,
     pub pids_by_label: BTreeMap<Arc<str>, Vec<usize>>,
     pub models: Rc<Models>,
     pub log: SharedLog,
@@ -129,18 +136,24 @@ impl Sim {
 
     fn compute(&mut self, params: Map) -> Fallible<f64> {
         let node = self.context.placements[self.pid].node;
-        let timed = self
-            .context
+        let context = &self.context;
+        let timed = context
             .models
             .compute_time(node, params)
             .map_err(|e| e.to_string())?;
+        context
+            .activities
+            .compute(node, timed.limiter.clone(), timed.seconds);
         self.compute_for(timed)
     }
 
     fn compute_seconds(&mut self, seconds: f64) -> Fallible<f64> {
         checked(seconds, "sim.compute: a duration [s]")?;
+        let node = self.context.placements[self.pid].node;
+        self.context.activities.compute(node, None, seconds);
         self.compute_for(Timed {
             seconds,
+            limiter: None,
             power: None,
             uncertainty: None,
         })
@@ -187,6 +200,10 @@ impl Sim {
 
     fn received(&self, m: Message) -> Received {
         let sender = &self.context.placements[m.from];
+        let here = self.context.placements[self.pid].node;
+        self.context
+            .activities
+            .transfer(sender.node, here, m.bytes, m.arrived - m.sent);
         Received {
             from: m.from as i64,
             from_label: sender.label.clone(),

@@ -37,7 +37,7 @@ pub use platform::{
 };
 pub use process::{Handle, Message, Process, Request, Resume, Source};
 pub use results::{NodeResult, ProcessResult, Results, Span, SpanKind};
-pub use summary::{label_summaries, LabelSummary, Stats, Summary};
+pub use summary::{label_summaries, Activity, LabelSummary, Stats, Summary};
 pub use uncertainty::{Estimate, Spread};
 
 /// A process's global id: its index in the placement, 0-based.

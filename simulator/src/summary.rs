@@ -79,6 +79,32 @@ pub struct Summary {
     pub labels: Vec<LabelSummary>,
     /// Per node of the system: busy time and energy.
     pub nodes: Vec<NodeResult>,
+    /// The computes and transfers by kind (filled by whoever knows the models: the
+    /// scripting layer), the longest first; empty where nobody did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub activities: Vec<Activity>,
+}
+
+/// Computes of one node by one model and limiter, or messages between two nodes: how many,
+/// how long in all, how many bytes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Activity {
+    /// `compute` or `transfer`.
+    pub kind: String,
+    /// The node (a compute), or `from → to` (a transfer).
+    pub place: String,
+    /// The computational model (a compute); empty for a transfer.
+    #[serde(default)]
+    pub model: String,
+    /// What bounds it, where the model says (`memory`, `latency`, …).
+    #[serde(default)]
+    pub limiter: String,
+    pub count: u64,
+    /// Summed durations [s]: a compute's model time, a message's send to arrival.
+    pub seconds: f64,
+    /// Summed sizes [bytes] (transfers).
+    #[serde(default)]
+    pub bytes: f64,
 }
 
 impl Summary {
@@ -92,6 +118,7 @@ impl Summary {
             processes: results.processes.len() as u64,
             labels: label_summaries(&results.processes),
             nodes: results.nodes.clone(),
+            activities: Vec::new(),
         }
     }
 }

@@ -95,7 +95,37 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         c.compute_capability
     );
     for (k, v) in attributes(&c) {
-        println!("{k} = {v:e}");
+        println!("{k} = {}", toml_number(v));
     }
     Ok(())
+}
+
+/// A number as a person writes it in TOML, every digit kept: `132`, `285.7035598032425`,
+/// `1.7459360324405622e9` (an exponent only below 10⁻³ or from 10⁶ up, and never `4e0`).
+fn toml_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e6 {
+        format!("{v:.0}")
+    } else if (1e-3..1e6).contains(&v.abs()) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::toml_number;
+
+    #[test]
+    fn toml_numbers_keep_every_digit_without_needless_exponents() {
+        assert_eq!(toml_number(4.0), "4");
+        assert_eq!(toml_number(132.0), "132");
+        assert_eq!(toml_number(285.7035598032425), "285.7035598032425");
+        assert_eq!(toml_number(1.7459360324405622e9), "1.7459360324405622e9");
+        assert_eq!(toml_number(3.914125522177344e-6), "3.914125522177344e-6");
+        assert_eq!(toml_number(2.097152e6), "2.097152e6");
+        for v in [4.0, 285.7035598032425, 1.7459360324405622e9, 3.914125522177344e-6] {
+            assert_eq!(toml_number(v).parse::<f64>().unwrap(), v, "round trip");
+        }
+    }
 }

@@ -290,6 +290,7 @@ fn power_points(sim: &Simulator, m: &Measurements) -> Result<Vec<Point>> {
 /// Leave-one-group-out cross-validation (each block size of sweep.csv, the occupancy file):
 /// the error of each group under a calibration that never saw it, and the coverage of each
 /// group's launches by error bars drawn from the other groups' out-of-fold residuals only.
+/// Groups are listed as a reader counts: `sweep block 16` before `sweep block 128`.
 fn cross_validation(m: &Measurements) -> Result<(Vec<Check>, Coverage)> {
     let base = saxpy2::device(m)?;
     let all = samples(m)?;
@@ -297,7 +298,7 @@ fn cross_validation(m: &Measurements) -> Result<(Vec<Check>, Coverage)> {
     let residuals = out_of_fold(&folds(&base, &all, &groups));
     let mut checks = Vec::new();
     let mut intervals = Vec::new();
-    for group in groups.iter().map(String::as_str).collect::<BTreeSet<_>>() {
+    for group in in_natural_order(&groups) {
         let (own, others): (Vec<&Residual>, Vec<&Residual>) =
             residuals.iter().partition(|r| r.group == group);
         let points: Vec<Point> = own
@@ -448,5 +449,51 @@ fn percent(x: f64) -> String {
         format!("{:.1} %", x * 100.0)
     } else {
         "—".to_owned()
+    }
+}
+
+/// The distinct groups, by their text less a trailing number, then by that number.
+fn in_natural_order(groups: &[String]) -> Vec<&str> {
+    let key = |g: &str| {
+        let (head, tail) = g.rsplit_once(' ').unwrap_or(("", g));
+        match tail.parse::<f64>() {
+            Ok(n) => (head.to_owned(), n),
+            Err(_) => (g.to_owned(), f64::NEG_INFINITY),
+        }
+    };
+    let mut distinct: Vec<&str> = groups
+        .iter()
+        .map(String::as_str)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    distinct.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    });
+    distinct
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn groups_are_listed_as_a_reader_counts() {
+        let groups = [
+            "sweep block 1024",
+            "sweep block 128",
+            "occupancy 8",
+            "sweep block 16",
+            "sweep block 128",
+        ]
+        .map(String::from);
+        assert_eq!(
+            super::in_natural_order(&groups),
+            [
+                "occupancy 8",
+                "sweep block 16",
+                "sweep block 128",
+                "sweep block 1024"
+            ]
+        );
     }
 }

@@ -84,6 +84,8 @@ pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResul
                 Some(svg) => div.chart.timeline { (PreEscaped(svg)) },
                 None => p.muted { "No trace was recorded: launch with \"Record a trace\" (API: \"trace\": true) to draw one." },
             }
+            h2 { "Computes and transfers" }
+            (activities_table(&result["activities"], &api))
             h2 { "Labels" }
             div #labels { (labels_table(&result)) }
             h2 { "Processes" }
@@ -222,6 +224,36 @@ fn labels_table(result: &Value) -> Markup {
             html! { tr { td { (plain(&l["label"])) } td.num { (num(&l["count"])) } @for c in cells { td.num { (num(c)) } } } }
         }),
     )
+}
+
+/// Rows of the activities table a run page shows; the JSON has them all.
+const TOP_ACTIVITIES: usize = 20;
+
+/// The run's computes (per node, model and limiter) and transfers (per pair of nodes, with
+/// the bandwidth they achieved), the longest first.
+fn activities_table(activities: &Value, api: &str) -> Markup {
+    let rows = activities.as_array().map(Vec::as_slice).unwrap_or_default();
+    if rows.is_empty() {
+        return html! { p.muted { "No compute or transfer." } };
+    }
+    let shown = &rows[..rows.len().min(TOP_ACTIVITIES)];
+    html! {
+        div #activities { (layout::table(
+            ["kind", "where", "model", "limiter", "count", "time [s]", "bytes", "achieved bandwidth [B/s]"],
+            shown.iter().map(|a| {
+                let (seconds, bytes) = (a["seconds"].as_f64().unwrap_or(0.0), a["bytes"].as_f64().unwrap_or(0.0));
+                let bandwidth = (a["kind"] == "transfer" && seconds > 0.0).then(|| number(bytes / seconds));
+                html! { tr {
+                    td { (plain(&a["kind"])) } td { (plain(&a["place"])) } td { code { (plain(&a["model"])) } }
+                    td { (plain(&a["limiter"])) } td.num { (num(&a["count"])) } td.num { (number(seconds)) }
+                    td.num { @if bytes > 0.0 { (number(bytes)) } } td.num { (bandwidth.unwrap_or_default()) }
+                } }
+            }),
+        )) }
+        @if rows.len() > shown.len() {
+            p.muted { "The " (shown.len()) " longest of " (rows.len()) "; " a href=(api) { "the run's JSON" } " has all (result.activities)." }
+        }
+    }
 }
 
 /// The Gantt chart of a stored run: its first processes (`page`, as many as the chart draws)

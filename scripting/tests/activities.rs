@@ -1,0 +1,69 @@
+//! A run's computes and transfers by kind (`RunReport::activities`, in the summary the
+//! server stores): the thesis scenario's kernel with its model and limiter, and its copies
+//! each way with the bandwidth they achieved.
+
+mod common;
+
+use std::path::Path;
+
+use common::{labels, vars};
+use hetsim_scripting::{run, RunOptions};
+use hetsim_system::load as load_system;
+
+#[test]
+fn the_thesis_run_lists_its_kernel_by_model_and_limiter_and_its_copies_each_way() {
+    let examples = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples"));
+    let app = std::fs::read_to_string(examples.join("gajger/app.rhai")).unwrap();
+    let system = load_system(&examples.join("gajger/gtx970.toml")).unwrap();
+    let variables = vars(&[
+        ("occupancy", "64"),
+        ("computeIntensity", "128"),
+        ("blockSize", "256"),
+        ("numElements", "400000000"),
+    ]);
+    let report = run(
+        &app,
+        "app.rhai",
+        &system,
+        &labels(&[("CPU", 1), ("GPU", 1)]),
+        &variables,
+        &RunOptions::default(),
+    )
+    .unwrap();
+    let summary = report.summary();
+    let find = |kind: &str, place: &str| {
+        summary
+            .activities
+            .iter()
+            .find(|a| a.kind == kind && a.place == place)
+            .unwrap_or_else(|| panic!("{kind} at {place}: {:?}", summary.activities))
+    };
+    let kernel = find("compute", "gpu");
+    assert_eq!((kernel.model.as_str(), kernel.count), ("gpu-volkov", 1));
+    assert!(!kernel.limiter.is_empty(), "Volkov's model names its limiter");
+    // 146.65 ms: the thesis's saxpy2 time on the GTX 970 (seed 004, section 6.1).
+    assert!((kernel.seconds - 0.14665).abs() < 1e-4, "{}", kernel.seconds);
+    let host_to_gpu = find("transfer", "host → gpu");
+    assert_eq!(
+        (host_to_gpu.count, host_to_gpu.bytes),
+        (2, 3.2e9),
+        "x and y copied in"
+    );
+    let achieved = host_to_gpu.bytes / host_to_gpu.seconds;
+    assert!(
+        (10e9..15.8e9).contains(&achieved),
+        "below PCIe 3.0 x16's 15.8 GB/s: {achieved}"
+    );
+    assert_eq!(
+        find("transfer", "gpu → host").bytes,
+        1.6e9,
+        "y copied out (and a 0-byte sync)"
+    );
+    assert!(
+        summary
+            .activities
+            .windows(2)
+            .all(|w| w[0].seconds >= w[1].seconds),
+        "the longest first"
+    );
+}
