@@ -4,33 +4,11 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{labels, vars};
-use hetsim_scripting::{run, RunOptions};
-use hetsim_system::load as load_system;
+use common::thesis;
 
 #[test]
 fn the_thesis_run_lists_its_kernel_by_model_and_limiter_and_its_copies_each_way() {
-    let examples = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples"));
-    let app = std::fs::read_to_string(examples.join("gajger/app.rhai")).unwrap();
-    let system = load_system(&examples.join("gajger/gtx970.toml")).unwrap();
-    let variables = vars(&[
-        ("occupancy", "64"),
-        ("computeIntensity", "128"),
-        ("blockSize", "256"),
-        ("numElements", "400000000"),
-    ]);
-    let report = run(
-        &app,
-        "app.rhai",
-        &system,
-        &labels(&[("CPU", 1), ("GPU", 1)]),
-        &variables,
-        &RunOptions::default(),
-    )
-    .unwrap();
-    let summary = report.summary();
+    let summary = thesis("gtx970.toml").summary();
     let find = |kind: &str, place: &str| {
         summary
             .activities

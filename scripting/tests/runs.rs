@@ -4,38 +4,13 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
-use common::{labels, small_system, vars};
+use common::{labels, small_system, thesis, vars};
 use hetsim_models::catalog;
 use hetsim_models::transfer;
 use hetsim_models::volkov;
 use hetsim_scripting::{run, CancelFlag, Limits, RunOptions, RunReport, CANCELLED};
 use hetsim_system::{load as load_system, SystemFile, Variable};
-
-fn examples() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples"))
-}
-
-fn thesis(system: &str) -> RunReport {
-    let app = std::fs::read_to_string(examples().join("gajger/app.rhai")).unwrap();
-    let system = load_system(&examples().join("gajger").join(system)).unwrap();
-    let variables = vars(&[
-        ("occupancy", "64"),
-        ("computeIntensity", "128"),
-        ("blockSize", "256"),
-        ("numElements", "400000000"),
-    ]);
-    run(
-        &app,
-        "app.rhai",
-        &system,
-        &labels(&[("CPU", 1), ("GPU", 1)]),
-        &variables,
-        &RunOptions::default(),
-    )
-    .unwrap()
-}
 
 fn rel(a: f64, b: f64) -> f64 {
     ((a - b) / b).abs()

@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use hetsim_system::{System, SystemFile, Variable};
+use std::path::Path;
+
+use hetsim_scripting::{run, RunOptions, RunReport};
+use hetsim_system::{load as load_system, System, SystemFile, Variable};
 
 /// Run variables from `name=value` pairs, typed as the CLI's `--var` types them.
 pub fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, Variable> {
@@ -55,4 +58,30 @@ pub fn small_system() -> System {
         "#,
         "small.toml",
     )
+}
+
+/// The repository's examples folder.
+pub fn examples() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples"))
+}
+
+/// The thesis scenario (seed 004, Figure 5.23) on `system`, a file of examples/gajger.
+pub fn thesis(system: &str) -> RunReport {
+    let app = std::fs::read_to_string(examples().join("gajger/app.rhai")).unwrap();
+    let system = load_system(&examples().join("gajger").join(system)).unwrap();
+    let variables = vars(&[
+        ("occupancy", "64"),
+        ("computeIntensity", "128"),
+        ("blockSize", "256"),
+        ("numElements", "400000000"),
+    ]);
+    run(
+        &app,
+        "app.rhai",
+        &system,
+        &labels(&[("CPU", 1), ("GPU", 1)]),
+        &variables,
+        &RunOptions::default(),
+    )
+    .unwrap()
 }
