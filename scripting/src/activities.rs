@@ -32,6 +32,10 @@ pub struct Activities(RefCell<BTreeMap<Key, Totals>>);
 impl Activities {
     /// A compute of `seconds` on node `node`, bounded by `limiter` where its model says.
     pub fn compute(&self, node: usize, limiter: Option<ImmutableString>, seconds: f64) {
+        let limiter = limiter.map(|l| match l.char_indices().nth(MAX_LIMITER) {
+            Some((cut, _)) => ImmutableString::from(&l[..cut]),
+            None => l,
+        });
         self.add(Key::Compute(node, limiter), seconds, 0.0);
     }
 
@@ -83,13 +87,48 @@ impl Activities {
             })
             .collect();
         rows.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+        if rows.len() > MAX_ROWS {
+            let rest = rows.split_off(MAX_ROWS - 1);
+            rows.push(Activity {
+                kind: "other".to_owned(),
+                place: format!("{} more kinds", rest.len()),
+                model: String::new(),
+                limiter: String::new(),
+                count: rest.iter().map(|a| a.count).sum(),
+                seconds: rest.iter().map(|a| a.seconds).sum(),
+                bytes: rest.iter().map(|a| a.bytes).sum(),
+            });
+        }
         rows
     }
 }
 
+/// Rows a run's summary keeps: the longest, then one `other` row summing the rest (a
+/// system of a thousand nodes messaging all to all would otherwise store a million).
+pub const MAX_ROWS: usize = 100;
+
+/// Characters of a limiter kept (a model may name its limiter as it likes).
+const MAX_LIMITER: usize = 64;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_past_the_cap_are_summed_into_one() {
+        let a = Activities::default();
+        for from in 0..MAX_ROWS + 10 {
+            a.transfer(from, 0, 1.0, 1.0 + from as f64);
+        }
+        let ids: Vec<String> = (0..MAX_ROWS + 10).map(|i| format!("n{i}")).collect();
+        let rows = a.rows(&ids, &[]);
+        assert_eq!(rows.len(), MAX_ROWS);
+        let other = rows.last().unwrap();
+        assert_eq!(
+            (other.kind.as_str(), other.count, other.bytes),
+            ("other", 11, 11.0)
+        );
+    }
 
     #[test]
     fn totals_are_kept_per_node_limiter_and_pair_longest_first() {

@@ -19,7 +19,8 @@
 //!   the app (unit, default and description each optional), e.g.
 //!   `//! numElements [elements]: length of each array`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, OnceLock};
 
 use hetsim_system::{Variable, RESERVED_NAMES};
 use rhai::{Dynamic, ParseErrorType, Scope};
@@ -29,7 +30,7 @@ use crate::errors::{parse_error, ScriptError};
 use crate::run::parsing_engine;
 
 /// One variable an app reads.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AppInput {
     pub name: String,
@@ -38,28 +39,53 @@ pub struct AppInput {
     pub required: bool,
     /// The script asks `is_def_var("name")`.
     pub guarded: bool,
-    /// The value the app uses when it is not given, as `--var` would give it.
+    /// The value the app uses when it is not given, as written for a person (a string
+    /// without its quotes).
     pub default: Option<String>,
+    /// The same value typed: a string stays a string (`"64"`), a number is a number.
+    pub default_value: Option<Variable>,
     pub unit: Option<String>,
     pub description: Option<String>,
 }
 
+/// Apps whose inputs [`app_inputs`] remembers (the Launch page and every submission of a
+/// stored app ask again for the same text).
+const CACHED_APPS: usize = 64;
+
 /// The inputs of `app` (Rhai source named `origin`), required first, each group in the
-/// order the script first reads them.
+/// order the script first reads them. Finding them compiles the app once per input (at
+/// most [`MAX_INPUTS`] + 1 times), so the answer is remembered for the last
+/// [`CACHED_APPS`] texts; an async caller runs it off its executor's threads.
 pub fn app_inputs(app: &str, origin: &str) -> Result<Vec<AppInput>, ScriptError> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Vec<AppInput>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(inputs) = cache.lock().ok().and_then(|c| c.get(app).cloned()) {
+        return Ok(inputs);
+    }
+    let inputs = find_inputs(app, origin)?;
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= CACHED_APPS {
+            c.clear();
+        }
+        c.insert(app.to_owned(), inputs.clone());
+    }
+    Ok(inputs)
+}
+
+fn find_inputs(app: &str, origin: &str) -> Result<Vec<AppInput>, ScriptError> {
     let docs = doc_comments(app);
     let mut inputs: Vec<AppInput> = free_variables(app, origin)?
         .into_iter()
         .map(|name| {
             let doc = docs.get(&name);
-            let guarded = app.contains(&format!("is_def_var(\"{name}\")"));
+            let guarded = guards(app, &name).next().is_some();
             let declared = doc.and_then(|d| d.default.clone());
+            let literal = declared.or_else(|| literal_default(app, &name));
             AppInput {
-                required: !guarded && declared.is_none(),
+                required: !guarded && doc.and_then(|d| d.default.as_ref()).is_none(),
                 guarded,
-                default: declared
-                    .or_else(|| literal_default(app, &name))
-                    .map(|d| unquoted(&d)),
+                default: literal.as_deref().map(unquoted),
+                default_value: literal.as_deref().map(typed),
                 unit: doc.and_then(|d| d.unit.clone()),
                 description: doc.and_then(|d| d.description.clone()),
                 name,
@@ -70,9 +96,13 @@ pub fn app_inputs(app: &str, origin: &str) -> Result<Vec<AppInput>, ScriptError>
     Ok(inputs)
 }
 
+/// The most variables an app may read. Each is one more compile of the app (below), so the
+/// cost grows with their number: 256 keep a large app's check within tens of milliseconds.
+pub const MAX_INPUTS: usize = 256;
+
 /// The names `app` reads without defining them, in the order Rhai's parser meets them:
 /// each round of a strict-variables compile stops at the first undefined name, which then
-/// joins the scope of the next round.
+/// joins the scope of the next round (so the rounds are at most [`MAX_INPUTS`] + 1).
 fn free_variables(app: &str, origin: &str) -> Result<Vec<String>, ScriptError> {
     let mut engine = parsing_engine();
     engine.set_strict_variables(true);
@@ -85,6 +115,11 @@ fn free_variables(app: &str, origin: &str) -> Result<Vec<String>, ScriptError> {
         match engine.compile_with_scope(&scope, app) {
             Ok(_) => return Ok(found),
             Err(error) => match error.err_type() {
+                ParseErrorType::VariableUndefined(_) if found.len() == MAX_INPUTS => {
+                    return Err(ScriptError::Other(format!(
+                        "{origin}: reads more than {MAX_INPUTS} variables (the most an app may read)"
+                    )));
+                }
                 ParseErrorType::VariableUndefined(name) if !found.contains(name) => {
                     scope.push_constant_dynamic(name.clone(), Dynamic::UNIT);
                     found.push(name.clone());
@@ -158,13 +193,29 @@ fn non_empty(text: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
+/// Where `app` asks `is_def_var` of `name` (`"name"` or `` `name` ``, spaces allowed inside
+/// the parentheses): the text after each call's closing parenthesis.
+fn guards<'a>(app: &'a str, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    app.match_indices("is_def_var").filter_map(move |(at, call)| {
+        let rest = app[at + call.len()..]
+            .trim_start()
+            .strip_prefix('(')?
+            .trim_start();
+        let quote = rest.chars().next().filter(|q| *q == '"' || *q == '`')?;
+        let rest = rest[1..].strip_prefix(name)?.strip_prefix(quote)?;
+        rest.trim_start().strip_prefix(')')
+    })
+}
+
 /// The `LITERAL` of `is_def_var("name") { name } else { LITERAL }`, when it is a number, a
 /// quoted string or a boolean.
 fn literal_default(app: &str, name: &str) -> Option<String> {
-    let guard = format!("is_def_var(\"{name}\")");
-    app.match_indices(&guard).find_map(|(at, _)| {
-        let rest = app[at + guard.len()..].trim_start();
-        let rest = rest.strip_prefix('{')?.trim_start().strip_prefix(name)?;
+    guards(app, name).find_map(|rest| {
+        let rest = rest
+            .trim_start()
+            .strip_prefix('{')?
+            .trim_start()
+            .strip_prefix(name)?;
         let rest = rest.trim_start().strip_prefix('}')?.trim_start();
         let rest = rest.strip_prefix("else")?.trim_start().strip_prefix('{')?;
         let literal = rest.split_once('}')?.0.trim();
@@ -172,7 +223,16 @@ fn literal_default(app: &str, name: &str) -> Option<String> {
     })
 }
 
+/// A literal as the run would be given it: a quoted string stays a string, `1_000` is 1000.
+fn typed(literal: &str) -> Variable {
+    match literal.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(text) => Variable::Text(text.to_owned()),
+        None => Variable::infer(&literal.replace('_', "")),
+    }
+}
+
 fn unquoted(text: &str) -> String {
+    let text = text.trim();
     let inner = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'));
     inner.unwrap_or(text).to_owned()
 }
@@ -195,7 +255,7 @@ pub fn declared_defaults(inputs: &[AppInput]) -> impl Iterator<Item = (String, V
     inputs
         .iter()
         .filter(|i| !i.guarded)
-        .filter_map(|i| Some((i.name.clone(), Variable::infer(i.default.as_ref()?))))
+        .filter_map(|i| Some((i.name.clone(), i.default_value.clone()?)))
 }
 
 fn is_literal(text: &str) -> bool {
@@ -346,6 +406,24 @@ if tag == "A" { sim.log(`${rank} ${labels}`); }
         assert_eq!(given, BTreeMap::from([("size".to_owned(), Variable::Int(64))]));
         let kept = with_declared_defaults(&all, BTreeMap::from([("size".to_owned(), Variable::Int(8))]));
         assert_eq!(kept["size"], Variable::Int(8));
+    }
+
+    #[test]
+    fn guards_allow_spaces_and_backticks_and_defaults_keep_their_type() {
+        let app = "let a = if is_def_var( `n` ) { n } else { 1_000 };\nlet b = if is_def_var(\"s\") { s } else { \"64\" };";
+        let all = app_inputs(app, "app.rhai").unwrap();
+        let get = |n: &str| all.iter().find(|i| i.name == n).unwrap().clone();
+        assert!(!get("n").required && get("n").guarded);
+        assert_eq!(get("n").default_value, Some(Variable::Int(1000)));
+        assert_eq!(get("s").default_value, Some(Variable::Text("64".into())));
+        assert_eq!(get("s").default.as_deref(), Some("64"));
+    }
+
+    #[test]
+    fn an_app_reading_too_many_variables_is_refused() {
+        let app: String = (0..=MAX_INPUTS).map(|i| format!("v{i};")).collect();
+        let err = app_inputs(&app, "big.rhai").unwrap_err();
+        assert!(err.to_string().contains("more than 256 variables"), "{err}");
     }
 
     #[test]

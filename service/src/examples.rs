@@ -134,12 +134,17 @@ fn normalise(path: &str) -> String {
     parts.join("/")
 }
 
+/// Stores `item` unless an item of its name is stored; false where one was (two loads at
+/// once: the database's unique name decides, and the second is no error).
 async fn store_new(store: &Store, library: Library, item: &Named) -> Result<bool, StoreError> {
     if !store.named(library, None, Some(&item.name)).await?.is_empty() {
         return Ok(false);
     }
-    store.insert_named(library, item).await?;
-    Ok(true)
+    match store.insert_named(library, item).await {
+        Ok(_) => Ok(true),
+        Err(StoreError::Database(sqlx::Error::Database(e))) if e.is_unique_violation() => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]

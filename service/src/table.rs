@@ -29,9 +29,11 @@ pub fn scalar(v: &Value) -> String {
 /// no exponent from 10⁻³ up to 10⁶, `1e6` and `2.5e-6` beyond: so `1000000` and `1e8` never
 /// share a column.
 pub fn number(x: f64) -> String {
+    // 999999.7 rounds to 1000000 at six digits: such a number is written as 1e6 is.
+    let rounded = format!("{x:.5e}").parse::<f64>().unwrap_or(x);
     if x == 0.0 {
         "0".to_owned()
-    } else if (1e-3..1e6).contains(&x.abs()) {
+    } else if (1e-3..1e6).contains(&rounded.abs()) {
         let digits = (5 - x.abs().log10().floor() as i32).clamp(0, 9) as usize;
         let text = format!("{x:.digits$}");
         if text.contains('.') {
@@ -215,6 +217,7 @@ mod tests {
         assert_eq!(number(-3e-9), "-3e-9");
         assert_eq!(number(1234567.0), "1.23457e6");
         assert_eq!(number(999999.0), "999999");
+        assert_eq!(number(999999.7), "1e6");
         assert_eq!(scalar(&json!(1e8)), "1e8");
         assert_eq!(scalar(&json!(1000000)), "1e6");
     }

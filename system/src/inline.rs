@@ -4,7 +4,7 @@
 //! comments, its order, its number formats) stays as the author wrote it. What is stored is
 //! then TOML, and `catalog get` gives it back as TOML.
 
-use toml_edit::{value, ArrayOfTables, DocumentMut, Item, Table};
+use toml_edit::{value, ArrayOfTables, DocumentMut, Item, Table, TableLike};
 
 use crate::error::SystemError;
 use crate::spec::SystemFile;
@@ -18,13 +18,18 @@ pub fn self_contained_toml(
     read: impl Fn(&str) -> std::io::Result<String>,
 ) -> Result<String, SystemError> {
     let file = SystemFile::parse(text, origin)?;
-    let model_files: Vec<&str> = file
+    let mut model_files: Vec<&str> = Vec::new();
+    for model in file
         .nodes
         .iter()
         .map(|n| n.model.as_str())
         .chain(file.links.iter().map(|l| l.model.as_str()))
-        .filter(|m| m.ends_with(".rhai") && !file.models.iter().any(|inline| inline.name == *m))
-        .collect();
+    {
+        let inline = file.models.iter().any(|m| m.name == model);
+        if model.ends_with(".rhai") && !inline && !model_files.contains(&model) {
+            model_files.push(model);
+        }
+    }
     if file.kernels.iter().all(|k| k.sass.is_none()) && model_files.is_empty() {
         return Ok(text.to_owned());
     }
@@ -38,21 +43,19 @@ pub fn self_contained_toml(
                 .at_path(field)
         })
     };
-    if let Some(kernels) = doc.get_mut("kernel").and_then(Item::as_array_of_tables_mut) {
-        for (number, kernel) in kernels.iter_mut().enumerate() {
-            let Some(path) = kernel.get("sass").and_then(Item::as_str).map(str::to_owned) else {
-                continue;
-            };
-            let listing = read_at(&path, format!("kernel[{number}].sass"))?;
-            kernel.remove("sass");
-            kernel.insert("listing", value(listing));
-            if let Some(mut key) = kernel.key_mut("listing") {
-                key.leaf_decor_mut()
-                    .set_prefix(format!("# {path}, inlined for a server (which reads no file)\n"));
-            }
+    for (number, kernel) in tables_of(doc.get_mut("kernel")).into_iter().enumerate() {
+        let Some(path) = kernel.get("sass").and_then(Item::as_str).map(str::to_owned) else {
+            continue;
+        };
+        let listing = read_at(&path, format!("kernel[{number}].sass"))?;
+        kernel.remove("sass");
+        kernel.insert("listing", value(listing));
+        if let Some(mut key) = kernel.key_mut("listing") {
+            key.leaf_decor_mut()
+                .set_prefix(format!("# {path}, inlined for a server (which reads no file)\n"));
         }
     }
-    let mut added = ArrayOfTables::new();
+    let mut added = Vec::new();
     for (number, path) in model_files.iter().enumerate() {
         let source = read_at(path, format!("model file {number}"))?;
         let mut model = Table::new();
@@ -60,15 +63,32 @@ pub fn self_contained_toml(
         model.insert("source", value(source));
         added.push(model);
     }
-    if !added.is_empty() {
-        match doc.get_mut("model").and_then(Item::as_array_of_tables_mut) {
-            Some(models) => models.extend(added),
-            None => {
-                doc.insert("model", Item::ArrayOfTables(added));
+    match doc.get_mut("model") {
+        _ if added.is_empty() => {}
+        Some(Item::ArrayOfTables(models)) => models.extend(added),
+        Some(Item::Value(toml_edit::Value::Array(models))) => {
+            for model in added {
+                models.push(model.into_inline_table());
             }
+        }
+        _ => {
+            doc.insert("model", Item::ArrayOfTables(ArrayOfTables::from_iter(added)));
         }
     }
     Ok(doc.to_string())
+}
+
+/// The tables of `[[kernel]]` entries or of an inline array `kernel = [{…}]`.
+fn tables_of(item: Option<&mut Item>) -> Vec<&mut dyn TableLike> {
+    match item {
+        Some(Item::ArrayOfTables(tables)) => tables.iter_mut().map(|t| t as &mut dyn TableLike).collect(),
+        Some(Item::Value(toml_edit::Value::Array(values))) => values
+            .iter_mut()
+            .filter_map(|v| v.as_inline_table_mut())
+            .map(|t| t as &mut dyn TableLike)
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -118,6 +138,30 @@ threads = "n"
         );
         assert_eq!(file.models[0].name, "gpu.rhai");
         assert_eq!(file.models[0].source, read("gpu.rhai").unwrap());
+    }
+
+    #[test]
+    fn inline_arrays_are_inlined_in_place_and_a_file_named_twice_once() {
+        let text = r#"name = "lab"
+model = [{ name = "other", source = "fn compute_time(p) { 2.0 }" }]
+kernel = [{ name = "saxpy2", sass = "saxpy2.sass", params = ["n"], threads = "n" }]
+
+[[node]]
+id = "gpu"
+component = "GTX 970 - gajger"
+model = "gpu.rhai"
+
+[[node]]
+id = "gpu2"
+component = "GTX 970 - gajger"
+model = "gpu.rhai"
+"#;
+        let inlined = self_contained_toml(text, "lab.toml", read).unwrap();
+        let file = SystemFile::parse(&inlined, "lab.toml").unwrap();
+        let names: Vec<&str> = file.models.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["other", "gpu.rhai"], "{inlined}");
+        assert_eq!(file.kernels[0].sass, None, "{inlined}");
+        assert!(file.kernels[0].listing.is_some(), "{inlined}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 mod spec;
 
 pub use crate::status::RunStatus;
-pub use hetsim_scripting::{app_inputs, AppInput};
+pub use hetsim_scripting::AppInput;
 pub use spec::{new_id, RunSpec, SpecError, Submission};
 
 use hetsim_system::Variable;
@@ -14,6 +14,18 @@ use serde_json::Value;
 use crate::limits::ServiceLimits;
 use crate::queue::RunQueue;
 use crate::storage::Store;
+
+/// The inputs of `app` (named `origin` in errors), found on a blocking thread: finding them
+/// compiles the app once per input (`hetsim_scripting::inputs`), which an async executor's
+/// threads must not wait for.
+pub async fn app_inputs(app: &str, origin: &str) -> Result<Vec<AppInput>, String> {
+    let (app, origin) = (app.to_owned(), origin.to_owned());
+    tokio::task::spawn_blocking(move || {
+        hetsim_scripting::app_inputs(&app, &origin).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| format!("finding the app's inputs: {e}"))?
+}
 
 /// `V1,V2,…` as a sweep submission gives one label or variable: each item, trimmed, read by
 /// `read`; one item as itself, more as a list. The CLI's flags and the UI's fields share it.

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use hetsim_scripting::{app_inputs, check_labels, check_variables, declared_defaults, labels_over_defaults};
+use hetsim_scripting::{check_labels, check_variables, declared_defaults, labels_over_defaults};
 use hetsim_system::{System, SystemError, SystemFile, Variable};
 use serde::Deserialize;
 use serde_json::Value;
@@ -166,7 +166,9 @@ impl RunSpec {
                 "max_sweep_runs",
             ));
         }
-        let inputs = app_inputs(&app, "app").map_err(|e| SpecError::invalid("app", e))?;
+        let inputs = super::app_inputs(&app, "app")
+            .await
+            .map_err(|e| SpecError::invalid("app", e))?;
         check_variables(&inputs, sub.variables.keys().map(String::as_str), "the app")
             .map_err(|e| SpecError::invalid(&format!("variables.{}", e.name), e.message))?;
         // A single value adds no run and, wherever its axis sits, changes no run's order.

@@ -304,6 +304,7 @@ pub async fn app_inputs(
 ) -> ApiResult<Json<Vec<AppInput>>> {
     let Json(app) = show(&s, Library::Apps, "app", &key).await?;
     let inputs = hetsim_service::submit::app_inputs(&app.body, &app.name)
-        .map_err(|e| ApiError::invalid("body", e.to_string()))?;
+        .await
+        .map_err(|e| ApiError::invalid("body", e))?;
     Ok(Json(inputs))
 }

@@ -129,8 +129,11 @@ fn system_labels(system: &Named) -> BTreeMap<String, u64> {
 
 /// The inputs of `app` (none where its source no longer parses: the form still launches,
 /// and the submission's check names the error).
-fn inputs_of(app: &Named) -> Vec<AppInput> {
-    app_inputs(&app.body, &app.name).unwrap_or_default()
+async fn inputs_of(app: Option<&Named>) -> Vec<AppInput> {
+    match app {
+        Some(app) => app_inputs(&app.body, &app.name).await.unwrap_or_default(),
+        None => Vec::new(),
+    }
 }
 
 /// The form's variable rows: the app's inputs (required first, defaults filled in), the
@@ -146,8 +149,9 @@ fn variable_rows(launch: &Launch, inputs: &[AppInput]) -> Vec<VariableRow> {
     let mut rows: Vec<VariableRow> = inputs
         .iter()
         .map(|input| VariableRow {
+            // A default with a comma would read as a sweep's list: it stays a placeholder.
             value: typed(&input.name)
-                .or_else(|| input.default.clone())
+                .or_else(|| input.default.clone().filter(|d| !d.contains(',')))
                 .unwrap_or_default(),
             input: Some(input.clone()),
             name: input.name.clone(),
@@ -191,7 +195,7 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
         .find(|a| a.name == launch.system)
         .or(systems.first());
     let labels = system.map(system_labels).unwrap_or_default();
-    let inputs = app.map(inputs_of).unwrap_or_default();
+    let inputs = inputs_of(app).await;
     let rows = variable_rows(launch, &inputs);
     let ready = app.is_some() && system.is_some();
     let count = launch.run_count();
@@ -266,7 +270,8 @@ fn variable_row(row: &VariableRow) -> Markup {
                     input name="var_name" value=(row.name) aria-label="variable name";
                 }
             }
-            td { input.count name="var_value" value=(row.value) required[required] aria-label={ "value of " (row.name) }; }
+            td { input.count name="var_value" value=(row.value) required[required]
+                placeholder=(input.and_then(|i| i.default.as_deref()).unwrap_or("")) aria-label={ "value of " (row.name) }; }
             td.muted { (input.and_then(|i| i.unit.as_deref()).unwrap_or("")) }
             td.muted {
                 (input.and_then(|i| i.description.as_deref()).unwrap_or(""))

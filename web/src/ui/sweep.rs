@@ -8,7 +8,7 @@
 //! for the table. Without `fix.NAME` an input is fixed at its first value, so that a line
 //! never zig-zags over an input the plot does not show.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use axum::extract::{Path, Query, State};
 use axum::response::Redirect;
@@ -24,10 +24,16 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use hetsim_charts::Chart;
 use hetsim_service::storage::{RunFilter, RunRecord};
-use hetsim_service::table::compare_cells;
+use hetsim_service::table::{compare_cells, plain};
 
 /// The most runs a sweep page reads.
 const MAX_SWEEP_RUNS: i64 = 100_000;
+
+/// Small multiples drawn at most; the page says how many more there are.
+const MAX_PLOTS: usize = 24;
+
+/// Runs the table lists at most (the page reloads while a sweep runs); the CSV has all.
+const MAX_TABLE_ROWS: usize = 2_000;
 
 /// The results a sweep plot can show along y.
 const MEASURES: [(&str, &str); 3] = [
@@ -110,25 +116,26 @@ impl Choice {
     }
 }
 
-/// Each varied input with its distinct values in order: what the sweep varies.
+/// Each varied input with its distinct values in order: what the sweep varies; inputs
+/// with numbers first (the default x is the first), then by name.
 fn varied(rows: &[Row]) -> Vec<(String, Vec<Value>)> {
-    let mut values: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
+    let mut values: BTreeMap<&str, HashMap<String, &Value>> = BTreeMap::new();
     for row in rows {
         for (k, v) in &row.inputs {
-            let seen = values.entry(k).or_default();
-            if !seen.contains(&v) {
-                seen.push(v);
-            }
+            values.entry(k).or_default().entry(v.to_string()).or_insert(v);
         }
     }
-    values
+    let mut axes: Vec<(String, Vec<Value>)> = values
         .into_iter()
         .filter(|(_, v)| v.len() > 1)
-        .map(|(k, mut v)| {
-            v.sort_by(|a, b| compare_cells(a, b));
-            (k.to_owned(), v.into_iter().cloned().collect())
+        .map(|(k, v)| {
+            let mut v: Vec<Value> = v.into_values().cloned().collect();
+            v.sort_by(compare_cells);
+            (k.to_owned(), v)
         })
-        .collect()
+        .collect();
+    axes.sort_by_key(|(_, values)| !values.iter().all(Value::is_number));
+    axes
 }
 
 /// How another varied input is shown: at one value, or every value in a plot of its own.
@@ -175,10 +182,10 @@ impl Plot {
             .iter()
             .filter(|(name, _)| *name != x && Some(name) != by.as_ref())
             .map(|(name, values)| {
-                let first = values.first().map(num).unwrap_or_default();
+                let first = values.first().map(plain).unwrap_or_default();
                 let fixed = match choice.fix.get(name).map(String::as_str) {
                     Some("all") => Fixed::All,
-                    Some(v) if values.iter().any(|value| num(value) == v) => Fixed::At(v.to_owned()),
+                    Some(v) if values.iter().any(|value| plain(value) == v) => Fixed::At(v.to_owned()),
                     _ => Fixed::At(first),
                 };
                 (name.clone(), values.clone(), fixed)
@@ -194,12 +201,14 @@ impl Plot {
     }
 
     /// The rows each small multiple draws, with its title's suffix: one panel where every
-    /// other input is fixed, one per combination of the inputs shown "all".
+    /// other input is fixed, one per combination of the inputs shown "all", in the order
+    /// the rows come.
     fn panels<'a>(&self, rows: &'a [Row]) -> Vec<(String, Vec<&'a Row>)> {
         let mut panels: Vec<(String, Vec<&'a Row>)> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
         for row in rows {
             let kept = self.others.iter().all(|(name, _, fixed)| match fixed {
-                Fixed::At(v) => num(row.input(name)) == *v,
+                Fixed::At(v) => plain(row.input(name)) == *v,
                 Fixed::All => true,
             });
             if !kept {
@@ -211,9 +220,12 @@ impl Plot {
                 .map(|(name, _, _)| format!("{name} = {}", num(row.input(name))))
                 .collect();
             let key = key.join(", ");
-            match panels.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, panel)) => panel.push(row),
-                None => panels.push((key, vec![row])),
+            match index.get(&key) {
+                Some(&i) => panels[i].1.push(row),
+                None => {
+                    index.insert(key.clone(), panels.len());
+                    panels.push((key, vec![row]));
+                }
             }
         }
         panels
@@ -284,15 +296,15 @@ pub async fn csv_moved(Path(id): Path<String>) -> Redirect {
     Redirect::permanent(&format!("/api/sweeps/{}/results.csv", encode(&id)))
 }
 
-/// The query string of `pairs` with `key` set to `value` (and `drop` removed).
+/// The query string of `pairs` with each key of `set` set to its value (a key whose new
+/// value is empty is left out); the user's other choices, empty ones too (`by=`), stay.
 fn with(pairs: &[(String, String)], set: &[(&str, &str)]) -> String {
     let kept = pairs
         .iter()
         .filter(|(k, _)| !set.iter().any(|(s, _)| s == k))
         .map(|(k, v)| (k.as_str(), v.as_str()));
     let all: Vec<String> = kept
-        .chain(set.iter().copied())
-        .filter(|(_, v)| !v.is_empty())
+        .chain(set.iter().copied().filter(|(_, v)| !v.is_empty()))
         .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
         .collect();
     format!("?{}", all.join("&"))
@@ -333,9 +345,11 @@ pub async fn page(
         }
     });
     let plot = Plot::settle(&choice, &axes);
+    let panels = plot.as_ref().map(|p| p.panels(&rows)).unwrap_or_default();
     let charts: Vec<String> = plot.as_ref().map_or_else(Vec::new, |p| {
-        p.panels(&rows)
+        panels
             .iter()
+            .take(MAX_PLOTS)
             .map(|(suffix, panel)| p.chart(suffix, panel))
             .collect()
     });
@@ -358,16 +372,22 @@ pub async fn page(
             div.charts.multiples[charts.len() > 1] {
                 @for svg in &charts { div.chart.sweep-plot { (PreEscaped(svg)) } }
             }
+            @if panels.len() > charts.len() {
+                p.muted { "The first " (charts.len()) " of " (panels.len()) " plots: fix more inputs to see the others." }
+            }
         }
         h2 { "Runs" }
-        p.muted { "Click a column's name to sort by it (again: the other way)." }
+        p.muted {
+            "Click a column's name to sort by it (again: the other way)."
+            @if rows.len() > MAX_TABLE_ROWS { " The first " (MAX_TABLE_ROWS) " of " (rows.len()) " runs in this order; the CSV has all." }
+        }
         div #runs {
             table {
                 thead { tr { @for c in &columns {
                     @let desc = sort.as_deref() == Some(c.as_str()) && !choice.desc;
                     th { a href=(with(&pairs, &[("sort", c), ("desc", if desc { "1" } else { "" })])) { (column_name(c)) } }
                 } } }
-                tbody { @for row in &rows { tr {
+                tbody { @for row in rows.iter().take(MAX_TABLE_ROWS) { tr {
                     td { a href={ "/runs/" (encode(&row.run.id)) } { (short(&row.run.id)) } }
                     td { span class={ "status " (row.run.status) } { (row.run.status) } }
                     @for a in &names { td.num { (num(row.input(a))) } }
@@ -407,7 +427,7 @@ fn plot_form(plot: &Plot, names: &[String]) -> Markup {
             @for (name, values, fixed) in &plot.others {
                 label.fix { (name) " "
                     select name={ "fix." (name) } data-autosubmit {
-                        @for v in values { @let v = num(v); option value=(v) selected[*fixed == Fixed::At(v.clone())] { (v) } }
+                        @for v in values { @let exact = plain(v); option value=(exact) selected[*fixed == Fixed::At(exact.clone())] { (num(v)) } }
                         option value="all" selected[*fixed == Fixed::All] { "all (a plot each)" }
                     }
                 }
