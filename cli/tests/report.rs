@@ -105,3 +105,31 @@ fn json_and_csv_are_one_or_the_other() {
     );
     assert!(err.contains("--csv") && err.contains("--json"), "{err}");
 }
+
+/// docs/training-8gpu.svg is what `hetsim run … --timeline` draws today: a change to the
+/// engine or the charts that moves it fails here until the picture is drawn again
+/// (`hetsim run --app examples/training-8gpu/app.rhai --system
+/// examples/training-8gpu/system.toml --timeline docs/training-8gpu.svg`) and committed.
+#[test]
+fn the_tracked_training_timeline_is_what_the_run_draws() {
+    let file = std::env::temp_dir().join(format!("hetsim-training-{}.svg", std::process::id()));
+    let path = file.display().to_string();
+    let args = [
+        "run",
+        "--app",
+        "examples/training-8gpu/app.rhai",
+        "--system",
+        "examples/training-8gpu/system.toml",
+        "--timeline",
+        &path,
+    ];
+    let out = hetsim(&args, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let drawn = std::fs::read_to_string(&file).expect("the timeline is written");
+    let tracked = std::fs::read_to_string(common::repo().join("docs/training-8gpu.svg")).expect("tracked");
+    std::fs::remove_file(&file).ok();
+    assert!(
+        drawn == tracked,
+        "docs/training-8gpu.svg is stale: draw it again and commit it"
+    );
+}
