@@ -22,6 +22,14 @@ async fn texts(b: &Browser, css: &str) -> Vec<String> {
     out
 }
 
+/// Types each `(input, value)` into the Launch page's field of that input.
+async fn fill_inputs(b: &Browser, values: &[(&str, &str)]) {
+    for (name, value) in values {
+        b.fill(&format!("input[aria-label='value of {name}']"), value)
+            .await;
+    }
+}
+
 async fn value_of(b: &Browser, variable: &str) -> String {
     let css = format!("input[aria-label='value of {variable}']");
     let field = b
@@ -81,15 +89,16 @@ async fn a_new_user_loads_the_examples_launches_saxpy2_and_reads_a_three_input_s
         b.text("table.variables").await.contains("warps/SM"),
         "units shown"
     );
-    for (name, value) in [
-        ("numElements", "1e6"),
-        ("computeIntensity", "8"),
-        ("blockSize", "256"),
-        ("occupancy", "64"),
-    ] {
-        b.fill(&format!("input[aria-label='value of {name}']"), value)
-            .await;
-    }
+    fill_inputs(
+        &b,
+        &[
+            ("numElements", "1e6"),
+            ("computeIntensity", "8"),
+            ("blockSize", "256"),
+            ("occupancy", "64"),
+        ],
+    )
+    .await;
     assert_eq!(b.text("#run-count").await, "1 run");
     b.shoot("launch").await;
     b.click("#launch button[type=submit]").await;
@@ -109,19 +118,27 @@ async fn a_new_user_loads_the_examples_launches_saxpy2_and_reads_a_three_input_s
         b.text("dl.facts").await.contains("kernelParams=thesis"),
         "the variables it ran with"
     );
+    let activities = b.text("#activities").await;
+    assert!(
+        activities.contains("gpu-volkov")
+            && activities.contains("host → gpu")
+            && activities.contains("gpu → host"),
+        "computes with their model, transfers each way: {activities}"
+    );
     b.shoot("run").await;
 
     // blockSize × computeIntensity × numElements: 2 × 2 × 3 runs.
     b.goto("/launch?app=saxpy2&system=gtx970-testbed").await;
-    for (name, value) in [
-        ("numElements", "1e6,1e7,1e8"),
-        ("computeIntensity", "1,64"),
-        ("blockSize", "128,256"),
-        ("occupancy", "64"),
-    ] {
-        b.fill(&format!("input[aria-label='value of {name}']"), value)
-            .await;
-    }
+    fill_inputs(
+        &b,
+        &[
+            ("numElements", "1e6,1e7,1e8"),
+            ("computeIntensity", "1,64"),
+            ("blockSize", "128,256"),
+            ("occupancy", "64"),
+        ],
+    )
+    .await;
     assert_eq!(b.text("#run-count").await, "12 runs (a sweep)");
     b.click("#launch button[type=submit]").await;
     let sweep = b.current_path().await;

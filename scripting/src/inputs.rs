@@ -80,9 +80,10 @@ fn find_inputs(app: &str, origin: &str) -> Result<Vec<AppInput>, ScriptError> {
             let doc = docs.get(&name);
             let guarded = guards(app, &name).next().is_some();
             let declared = doc.and_then(|d| d.default.clone());
+            let required = !guarded && declared.is_none();
             let literal = declared.or_else(|| literal_default(app, &name));
             AppInput {
-                required: !guarded && doc.and_then(|d| d.default.as_ref()).is_none(),
+                required,
                 guarded,
                 default: literal.as_deref().map(unquoted),
                 default_value: literal.as_deref().map(typed),

@@ -136,31 +136,32 @@ impl Sim {
 
     fn compute(&mut self, params: Map) -> Fallible<f64> {
         let node = self.context.placements[self.pid].node;
-        let context = &self.context;
-        let timed = context
+        let timed = self
+            .context
             .models
             .compute_time(node, params)
             .map_err(|e| e.to_string())?;
-        context
-            .activities
-            .compute(node, timed.limiter.clone(), timed.seconds);
-        self.compute_for(timed)
+        self.compute_for(timed, "sim.compute: the model's time [s]")
     }
 
     fn compute_seconds(&mut self, seconds: f64) -> Fallible<f64> {
-        checked(seconds, "sim.compute: a duration [s]")?;
-        let node = self.context.placements[self.pid].node;
-        self.context.activities.compute(node, None, seconds);
-        self.compute_for(Timed {
+        let timed = Timed {
             seconds,
             limiter: None,
             power: None,
             uncertainty: None,
-        })
+        };
+        self.compute_for(timed, "sim.compute: a duration [s]")
     }
 
-    fn compute_for(&mut self, timed: Timed) -> Fallible<f64> {
-        checked(timed.seconds, "sim.compute: the model's time [s]")?;
+    /// Checks `timed` (its seconds named `what` in an error), counts it among the run's activities and
+    /// has the engine compute for that long.
+    fn compute_for(&mut self, timed: Timed, what: &str) -> Fallible<f64> {
+        checked(timed.seconds, what)?;
+        let node = self.context.placements[self.pid].node;
+        self.context
+            .activities
+            .compute(node, timed.limiter.clone(), timed.seconds);
         let resume = self.channel.request(Request::Compute {
             seconds: timed.seconds,
             power: timed.power,

@@ -54,6 +54,9 @@ pub struct Unpublished {
     pub publication: i64,
 }
 
+/// The most runs a listing of one sweep reads: its page and its CSV.
+pub const MAX_SWEEP_LISTING: i64 = 100_000;
+
 /// What a run ran, as `GET /api/runs/{id}/source` shows it.
 #[derive(Clone, Debug, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -228,6 +231,15 @@ impl Store {
             .as_ref()
             .map(record)
             .transpose()
+    }
+
+    /// The runs of sweep `id`, at most [`MAX_SWEEP_LISTING`] (its page and its CSV).
+    pub async fn sweep_runs(&self, id: &str) -> Result<Vec<RunRecord>> {
+        let filter = RunFilter {
+            sweep: Some(id.to_owned()),
+            ..RunFilter::default()
+        };
+        self.runs(&filter, MAX_SWEEP_LISTING).await
     }
 
     pub async fn runs(&self, filter: &RunFilter, limit: i64) -> Result<Vec<RunRecord>> {

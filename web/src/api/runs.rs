@@ -291,13 +291,9 @@ pub async fn sweep_csv(State(s): State<AppState>, Path(id): Path<String>) -> Api
     if s.store.sweep(&id).await?.is_none() {
         return Err(ApiError::not_found("sweep", &id));
     }
-    let filter = RunFilter {
-        sweep: Some(id.clone()),
-        ..RunFilter::default()
-    };
     let runs: Vec<Value> = s
         .store
-        .runs(&filter, 100_000)
+        .sweep_runs(&id)
         .await?
         .iter()
         .filter_map(|r| serde_json::to_value(r).ok())

@@ -51,6 +51,15 @@ pub fn page_with(title: &str, content: Markup, refresh_seconds: Option<u32>) -> 
     }
 }
 
+/// The first line of `source`'s first comment, without its `//`, `///` or `//!`: what a
+/// Rhai source says it is.
+pub fn leading_comment(source: &str) -> Option<&str> {
+    source
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("//"))
+        .map(|l| l.trim_start_matches(['/', '!']).trim())
+}
+
 /// The offer of an empty server: one button that stores the shipped examples.
 pub fn load_examples() -> Markup {
     html! {

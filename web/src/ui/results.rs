@@ -116,12 +116,7 @@ pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResul
 /// The app (its first comment line) and the system (its nodes with component and model, its
 /// links) a run ran, with a link to the whole of both.
 fn what_ran(source: &RunSource, api: &str) -> Markup {
-    let app = source
-        .app
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("//"))
-        .map(|l| l.trim_start_matches(['/', '!']).trim())
-        .unwrap_or("an app without a leading comment");
+    let app = layout::leading_comment(&source.app).unwrap_or("an app without a leading comment");
     let system = &source.system;
     let name = system["name"]
         .as_str()

@@ -23,11 +23,8 @@ use super::{encode, PageResult};
 use crate::error::ApiError;
 use crate::state::AppState;
 use hetsim_charts::Chart;
-use hetsim_service::storage::{RunFilter, RunRecord};
+use hetsim_service::storage::RunRecord;
 use hetsim_service::table::{compare_cells, plain};
-
-/// The most runs a sweep page reads.
-const MAX_SWEEP_RUNS: i64 = 100_000;
 
 /// Small multiples drawn at most; the page says how many more there are.
 const MAX_PLOTS: usize = 24;
@@ -282,14 +279,6 @@ impl std::fmt::Display for Input {
     }
 }
 
-async fn sweep_runs(s: &AppState, id: &str) -> PageResult<Vec<RunRecord>> {
-    let filter = RunFilter {
-        sweep: Some(id.to_owned()),
-        ..RunFilter::default()
-    };
-    Ok(s.store.runs(&filter, MAX_SWEEP_RUNS).await?)
-}
-
 /// `/sweeps/{id}/results.csv`, where the CSV was before the API served it: a permanent
 /// redirect to `/api/sweeps/{id}/results.csv`, so that saved links keep working.
 pub async fn csv_moved(Path(id): Path<String>) -> Redirect {
@@ -321,7 +310,7 @@ pub async fn page(
         .await?
         .ok_or_else(|| ApiError::not_found("sweep", &id))?;
     let choice = Choice::from_pairs(&pairs);
-    let mut rows: Vec<Row> = sweep_runs(&s, &id).await?.into_iter().map(Row::new).collect();
+    let mut rows: Vec<Row> = s.store.sweep_runs(&id).await?.into_iter().map(Row::new).collect();
     let axes = varied(&rows);
     let names: Vec<String> = axes.iter().map(|(n, _)| n.clone()).collect();
     let columns: Vec<String> = ["run", "status"]

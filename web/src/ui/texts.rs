@@ -122,10 +122,7 @@ fn list_page(kind: &Kind, items: &[Named], draft: &TextForm, error: Option<&Refu
 
 /// The first line of a source's leading comment, without its `//` and its `name:`.
 fn first_comment<'a>(name: &str, source: &'a str) -> &'a str {
-    let line = source
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("//"))
-        .map_or("", |l| l.trim_start_matches(['/', '!']).trim());
+    let line = layout::leading_comment(source).unwrap_or("");
     line.strip_prefix(name)
         .and_then(|rest| rest.strip_prefix(':'))
         .unwrap_or(line)
