@@ -10,6 +10,11 @@ mod input;
 
 use clap::Parser;
 
+/// Counts each thread's allocations, so that a worker can hold each run to its memory budget
+/// (`serve`/`worker --max-run-memory`) and fail the run, not the process.
+#[global_allocator]
+static ALLOCATOR: hetsim_scripting::memory::CountingAllocator = hetsim_scripting::memory::CountingAllocator;
+
 /// Runs the command of the process's arguments; prints the error, if any, to stderr.
 fn main() -> std::process::ExitCode {
     let cli = cli::Cli::parse();

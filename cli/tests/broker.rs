@@ -1,5 +1,5 @@
 //! PostgreSQL and RabbitMQ with real worker processes: sweeps, killed workers, cut broker
-//! connections, delivery limits, SIGTERM, the reaper and refused queues.
+//! connections, runs that kill their worker, SIGTERM, the reaper and refused queues.
 //! Real processes, a real SQLite file, and the machine's real PostgreSQL and RabbitMQ: tests
 //! that need PostgreSQL or RabbitMQ fail when CI=true and the services are missing; elsewhere
 //! they skip with a message on stderr.
@@ -93,7 +93,7 @@ fn closing_every_broker_connection_mid_sweep_loses_nothing() {
 }
 
 #[test]
-fn a_run_that_kills_its_worker_fails_after_the_delivery_limit() {
+fn a_run_that_kills_its_worker_fails_after_its_attempts() {
     if !services() {
         return;
     }
@@ -107,12 +107,7 @@ fn a_run_that_kills_its_worker_fails_after_the_delivery_limit() {
         std::thread::spawn(move || {
             while !stop.load(Ordering::SeqCst) {
                 // The test build has the `fault-injection` feature: `abortWorker` aborts.
-                let mut w = hetsim(
-                    &[
-                        "worker", "--db", &db, "--amqp", AMQP, "--queue", &queue, "--name", "fragile",
-                    ],
-                    &[],
-                );
+                let mut w = hetsim(&worker_args(&db, AMQP, &queue, "fragile"), &[]);
                 while !stop.load(Ordering::SeqCst) && w.0.try_wait().unwrap().is_none() {
                     std::thread::sleep(Duration::from_millis(50));
                 }
@@ -137,10 +132,10 @@ fn a_run_that_kills_its_worker_fails_after_the_delivery_limit() {
         .collect();
     let error = failed[0]["error"].as_str().unwrap();
     assert!(
-        error.contains("stopped its worker process") && error.contains("--max-attempts 3"),
+        error.contains("worker stopped") && error.contains("--max-attempts 3"),
         "{error}"
     );
-    // The broker's x-delivery-limit (returns) and the attempts agree: 3 starts, not 4.
+    // Each attempt's lease expired and the reaper took the run back, until the third.
     assert_eq!(failed[0]["attempts"], 3, "{}", failed[0]);
     assert_eq!(failed[0]["variables"]["abortWorker"], true);
 }

@@ -7,7 +7,7 @@
 //! - [`process`] and [`sim`]: an application script as an engine process, and its `sim` API;
 //! - [`kernels`]: the `kernel_params` function over a system's analysed GPU kernels;
 //! - [`stack`]: the one coroutine stack the processes of a run take turns on;
-//! - [`sandbox`]: the limits every script runs under;
+//! - [`sandbox`]: the limits every script runs under, and [`memory`] its run's memory budget;
 //! - [`inputs`]: the variables an app reads, required or not, and the one check of a
 //!   run's variables against them;
 //! - [`run`]: one simulation run, end to end;
@@ -21,6 +21,7 @@ mod errors;
 pub mod functions;
 pub mod inputs;
 pub mod kernels;
+pub mod memory;
 pub mod process;
 pub mod report;
 pub mod run;

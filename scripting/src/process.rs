@@ -14,7 +14,7 @@ use hetsim_simulator::{Process, Request, Resume};
 use rhai::{Engine, Scope, AST};
 
 use crate::errors::{located, ScriptError};
-use crate::sandbox::{SliceClock, CANCELLED};
+use crate::sandbox::SliceClock;
 use crate::stack::{Frames, OnSharedStack, SharedStack};
 
 /// The run log: bounded, with the count of lines dropped.
@@ -147,8 +147,8 @@ impl ScriptProcess {
 
 impl Process for ScriptProcess {
     fn resume(&mut self, now: f64, input: Resume) -> Request {
-        if self.clock.cancelled() {
-            return Request::Fail(CANCELLED.to_owned());
+        if let Some(reason) = self.clock.stop_reason() {
+            return Request::Fail(reason);
         }
         self.channel.now.set(now);
         self.clock.restart();

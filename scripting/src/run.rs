@@ -16,6 +16,7 @@ use crate::computational::{Models, Timing};
 use crate::errors::{parse_error, ScriptError};
 use crate::functions::register_models;
 use crate::kernels::{self, KernelLibrary};
+use crate::memory;
 use crate::process::{RunLog, ScriptProcess};
 use crate::sandbox::{self, CancelFlag, Limits, SliceClock};
 use crate::sim::{self, RunContext, Sim};
@@ -155,6 +156,10 @@ pub fn check_process_count(labels: &BTreeMap<String, u64>, max_processes: u64) -
 /// caches (spread over several stacks, the copies ran 40 % slower at 10⁵ processes).
 const OWN_STACKS_UP_TO: usize = 64;
 
+/// Processes placed between two checks of the run's memory budget and cancel flag: a
+/// million processes are placed before any script runs.
+const PLACED_BETWEEN_CHECKS: usize = 4096;
+
 /// Runs `app` (Rhai source named `app_origin`) on `system`.
 pub fn run(
     app: &str,
@@ -171,6 +176,7 @@ pub fn run(
         )));
     }
     check_process_count(labels, options.limits.max_processes)?;
+    let _budget = options.limits.max_run_memory.and_then(memory::Budget::start);
     let platform = platform(system)?;
     let placements = place(&platform, labels)?;
     let clock = SliceClock::new(options.cancel.clone());
@@ -227,6 +233,11 @@ pub fn run(
     let failure: Rc<RefCell<Option<ScriptError>>> = Rc::default();
     let mut processes = Vec::with_capacity(placements.len());
     for (pid, p) in placements.iter().enumerate() {
+        if pid % PLACED_BETWEEN_CHECKS == 0 {
+            if let Some(reason) = clock.stop_reason() {
+                return Err(ScriptError::Other(reason));
+            }
+        }
         let (context, counts, variables) = (context.clone(), counts.clone(), variables.clone());
         let (tag, rank) = (p.label.to_string(), p.rank as i64);
         let process = ScriptProcess::new(

@@ -5,7 +5,8 @@
 //! strings, arrays and maps are bounded, and a script that runs longer than
 //! `max_slice_seconds` of wall time without handing control back to the simulator (a
 //! `sim.*` call) is stopped: an infinite loop ends with a clear error in about a second.
-//! A run's [`CancelFlag`], set from another thread, stops it the same way.
+//! A run's [`CancelFlag`], set from another thread, stops it the same way, and so does a
+//! run's memory budget (`crate::memory`) once passed.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -40,6 +41,9 @@ pub struct Limits {
     /// 8 MiB holds `max_call_levels` = 64 of Rhai recursion even in a debug build (which
     /// needs 1–4 MiB; a release build far less).
     pub stack_size: usize,
+    /// Bytes the run may hold (`crate::memory`; enforced where the program counts
+    /// allocations). `None`: unbounded.
+    pub max_run_memory: Option<u64>,
 }
 
 impl Default for Limits {
@@ -56,6 +60,7 @@ impl Default for Limits {
             max_log_bytes: 1 << 20,
             max_processes: 1 << 20,
             stack_size: 8 << 20,
+            max_run_memory: None,
         }
     }
 }
@@ -98,8 +103,12 @@ impl SliceClock {
         self.started.set(Instant::now());
     }
 
-    pub fn cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+    /// Why the run must stop now, if it must: cancelled, or over its memory budget.
+    pub fn stop_reason(&self) -> Option<String> {
+        if self.cancel.is_cancelled() {
+            return Some(CANCELLED.to_owned());
+        }
+        crate::memory::over_budget()
     }
 }
 
@@ -125,8 +134,8 @@ pub fn engine(limits: &Limits, clock: &SliceClock) -> Engine {
     engine.on_progress(move |ops| {
         if ops % CLOCK_EVERY != 0 {
             None
-        } else if clock.cancelled() {
-            Some(Dynamic::from(CANCELLED))
+        } else if let Some(reason) = clock.stop_reason() {
+            Some(Dynamic::from(reason))
         } else if clock.started.get().elapsed() > slice {
             Some(Dynamic::from(format!(
                 "sandbox: the script ran {seconds} s of wall time without a sim.* call (limit max_slice_seconds)"

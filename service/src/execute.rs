@@ -1,8 +1,10 @@
 //! Executing one run, for every kind of worker: claim it, simulate it off the async
-//! threads, write the result once. A script error, a sandbox limit or a panic fails the run
-//! at once and leaves the worker running; only a run that kills the worker's process is
-//! retried (by the queue) up to its attempts. A run cancelled while it runs is stopped
-//! through its sandbox's cancel flag within [`CANCEL_POLL`] and a slice of script.
+//! threads under its budgets while renewing its lease, write the outcome once, fenced by the
+//! lease (a late outcome from a lease the reaper took back is discarded and logged). A
+//! script error, a sandbox limit, a budget passed or a panic fails the run at once and leaves
+//! the worker running; a run whose worker dies or freezes is taken back by the reaper once
+//! its lease expires, and retried up to its attempts. A run cancelled while it runs is
+//! stopped through its sandbox's cancel flag within [`CANCEL_POLL`] and a slice of script.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -13,8 +15,8 @@ use hetsim_scripting::{CancelFlag, RunOptions};
 use hetsim_simulator::Results;
 use hetsim_system::{SystemFile, Variable};
 
-use crate::status::RunStatus;
-use crate::storage::{RunInputs, RunOutput, Start, Store, StoreError};
+use crate::budgets::RunBudgets;
+use crate::storage::{Lease, RunInputs, RunOutput, Store, StoreError};
 
 /// How often a worker reads the status of the run it simulates, to see a cancellation.
 pub const CANCEL_POLL: Duration = Duration::from_millis(250);
@@ -37,7 +39,11 @@ fn inject_faults(variables: &BTreeMap<String, Variable>) {
 #[cfg(not(feature = "fault-injection"))]
 fn inject_faults(_: &BTreeMap<String, Variable>) {}
 
-fn simulate(inputs: &RunInputs, cancel: CancelFlag) -> Result<RunOutput, String> {
+fn simulate(
+    inputs: &RunInputs,
+    cancel: CancelFlag,
+    max_run_memory: Option<u64>,
+) -> Result<RunOutput, String> {
     let labels: BTreeMap<String, u64> =
         serde_json::from_str(&inputs.labels).map_err(|e| format!("stored labels: {e}"))?;
     let variables: BTreeMap<String, Variable> =
@@ -48,6 +54,7 @@ fn simulate(inputs: &RunInputs, cancel: CancelFlag) -> Result<RunOutput, String>
         cancel,
         ..RunOptions::default()
     };
+    options.limits.max_run_memory = max_run_memory;
     options.engine.trace = inputs.trace;
     options.engine.max_spans = Some(MAX_TRACE_SPANS);
     let mut report = hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?;
@@ -120,53 +127,153 @@ where
     unreachable!("the loop returns")
 }
 
-/// Sets `cancel` once run `id` is cancelled (or deleted). Never returns: it ends when the
-/// simulation it watches does.
-async fn watch_for_cancellation(store: &Store, id: &str, cancel: &CancelFlag) -> Infallible {
+/// Why a worker stops waiting for its simulation.
+enum Interruption {
+    /// The run is no longer held by this attempt: cancelled, deleted, or its lease expired
+    /// and the reaper took it back (a frozen worker, a database out of reach).
+    NotHeld,
+    /// The run passed its wall-time budget.
+    OverTime,
+}
+
+/// Watches a running simulation: checks every [`CANCEL_POLL`] that the run is still held,
+/// and returns at the first interruption. A database that does not answer interrupts
+/// nothing: the lease then runs out on its own.
+async fn watch(store: &Store, lease: &Lease, budgets: &RunBudgets) -> Interruption {
+    let deadline = tokio::time::Instant::now() + budgets.max_run_time;
     loop {
-        tokio::time::sleep(CANCEL_POLL).await;
-        match store.status(id).await {
-            Ok(Some(RunStatus::Running)) | Err(_) => {}
-            Ok(_) => {
-                tracing::info!(run = id, "cancelled: stopping the simulation");
-                cancel.cancel();
-                return std::future::pending().await;
-            }
+        tokio::select! {
+            _ = tokio::time::sleep_until(deadline) => return Interruption::OverTime,
+            _ = tokio::time::sleep(CANCEL_POLL) => {}
+        }
+        if let Ok(false) = store.holds(lease).await {
+            return Interruption::NotHeld;
         }
     }
 }
 
-/// Runs `id` (for a broker message, of `publication`) to its end; returns once its outcome
-/// is committed (then the queue may ack).
-pub async fn execute(store: &Store, id: &str, worker: &str, publication: Option<i64>) -> Result<()> {
-    let inputs = match persistently("claiming", id, || store.start_run(id, worker, publication)).await? {
-        Start::Run(inputs) => inputs,
-        Start::Skip => return Ok(()),
+/// Renews `lease` every [`RunBudgets::renew_every`], for as long as its run is simulated
+/// and its outcome written (a million process rows take longer than a lease to write).
+async fn keep_renewing(store: &Store, lease: &Lease, budgets: &RunBudgets) -> Infallible {
+    loop {
+        tokio::time::sleep(budgets.renew_every()).await;
+        if let Err(e) = store.renew(lease, budgets.lease).await {
+            tracing::warn!(run = lease.run, "renewing the lease failed: {e:#}");
+        }
+    }
+}
+
+/// How long a worker waits for a simulation it stopped to end before it leaves the thread
+/// behind (a run stops at its next check, normally within a slice of script).
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Runs `id` (for a broker message, of `publication`) to its end if it can claim it;
+/// returns once its outcome is committed or discarded (then the queue may ack).
+pub async fn execute(
+    store: &Store,
+    id: &str,
+    worker: &str,
+    publication: Option<i64>,
+    budgets: &RunBudgets,
+) -> Result<()> {
+    let claim = persistently("claiming", id, || {
+        store.claim(id, worker, publication, budgets.lease)
+    })
+    .await?;
+    match claim {
+        Some(lease) => run_claimed(store, &lease, budgets).await,
+        None => Ok(()),
+    }
+}
+
+/// Runs the run of `lease` to its end under `budgets`, renewing the lease all along:
+/// simulates it off the async threads, then writes its outcome, fenced by the lease.
+pub async fn run_claimed(store: &Store, lease: &Lease, budgets: &RunBudgets) -> Result<()> {
+    tokio::select! {
+        done = run_held(store, lease, budgets) => done,
+        never = keep_renewing(store, lease, budgets) => match never {},
+    }
+}
+
+async fn run_held(store: &Store, lease: &Lease, budgets: &RunBudgets) -> Result<()> {
+    let id = lease.run.as_str();
+    let Some(inputs) = persistently("reading the inputs", id, || store.run_inputs(lease)).await? else {
+        return Ok(());
     };
-    tracing::info!(run = id, attempt = inputs.attempts, "simulating");
+    tracing::info!(run = id, attempt = lease.attempt, "simulating");
     let cancel = CancelFlag::default();
-    let simulation = tokio::task::spawn_blocking({
+    let memory = budgets.max_run_memory.map(|b| b.0);
+    let mut simulation = tokio::task::spawn_blocking({
         let cancel = cancel.clone();
-        move || simulate(&inputs, cancel)
+        move || simulate(&inputs, cancel, memory)
     });
     let outcome = tokio::select! {
-        outcome = simulation => outcome,
-        never = watch_for_cancellation(store, id, &cancel) => match never {},
+        outcome = &mut simulation => outcome,
+        why = watch(store, lease, budgets) => {
+            cancel.cancel();
+            if tokio::time::timeout(STOP_GRACE, simulation).await.is_err() {
+                tracing::warn!(run = id, "the stopped simulation did not end within {STOP_GRACE:?}; its thread is left to end on its own");
+            }
+            return match why {
+                Interruption::NotHeld => {
+                    tracing::warn!(run = id, attempt = lease.attempt,
+                        "stopped: the run is no longer held by this attempt (cancelled, deleted, or its lease passed to another worker)");
+                    Ok(())
+                }
+                Interruption::OverTime => {
+                    let message = format!(
+                        "the run took longer than its wall-time budget of {} s (limit --max-run-seconds)",
+                        budgets.max_run_time.as_secs()
+                    );
+                    fail(store, lease, &message).await
+                }
+            };
+        }
     };
     match outcome {
         Ok(Ok(out)) => {
-            let stored = persistently("storing the result", id, || store.finish_run(id, &out)).await;
-            // A result the database cannot take must still end the run, as a failure.
-            if let Err(e) = stored {
-                let message = format!("the result could not be stored: {e:#}");
-                persistently("storing the failure", id, || store.fail_run(id, &message)).await?;
-            }
+            tracing::info!(run = id, processes = out.processes.len(), "storing the result");
+            store_result(store, lease, &out).await
         }
-        Ok(Err(message)) => persistently("storing the failure", id, || store.fail_run(id, &message)).await?,
-        Err(panic) => {
-            let message = format!("the simulator panicked: {panic}");
-            persistently("storing the failure", id, || store.fail_run(id, &message)).await?
+        Ok(Err(message)) => fail(store, lease, &message).await,
+        Err(panic) => fail(store, lease, &format!("the simulator panicked: {panic}")).await,
+    }
+}
+
+/// Stores the result of `lease`'s run, fenced by the lease; a result the database cannot
+/// take still ends the run, as a failure.
+async fn store_result(store: &Store, lease: &Lease, out: &RunOutput) -> Result<()> {
+    let id = lease.run.as_str();
+    match persistently("storing the result", id, || store.finish_run(lease, out)).await {
+        Ok(true) => {
+            tracing::info!(run = id, attempt = lease.attempt, "result stored");
+            Ok(())
         }
+        Ok(false) => {
+            discarded(lease, "result");
+            Ok(())
+        }
+        Err(e) => fail(store, lease, &format!("the result could not be stored: {e:#}")).await,
+    }
+}
+
+/// Fails the run of `lease` with `message`, if the lease is still held.
+async fn fail(store: &Store, lease: &Lease, message: &str) -> Result<()> {
+    if !persistently("storing the failure", &lease.run, || {
+        store.fail_attempt(lease, message)
+    })
+    .await?
+    {
+        discarded(lease, "failure");
     }
     Ok(())
+}
+
+/// Logs a late outcome that the lease's fence refused.
+fn discarded(lease: &Lease, what: &str) {
+    tracing::warn!(
+        run = lease.run,
+        attempt = lease.attempt,
+        "{what} discarded: the run is no longer held by this attempt (cancelled, deleted, or its lease passed to another worker)"
+    );
 }

@@ -4,13 +4,19 @@
 //! written back ([`storage`], SQLite or PostgreSQL). The CLI and the web crate call in here;
 //! nothing here knows HTTP or the command line.
 //!
-//! Modules, lowest first (each uses only those above it): [`status`], [`limits`], `redact`,
-//! [`table`], [`storage`], [`examples`], [`execute`], [`queue`], [`submit`].
+//! Runs are held by leases and bounded by budgets ([`budgets`]); a server takes back runs
+//! whose lease expired ([`reclaim`]).
+//!
+//! Modules, lowest first (each uses only those above it): [`status`], [`limits`],
+//! [`budgets`], `redact`, [`table`], [`storage`], [`examples`], [`execute`], [`queue`],
+//! [`reclaim`], [`submit`].
 
+pub mod budgets;
 pub mod examples;
 pub mod execute;
 pub mod limits;
 pub mod queue;
+pub mod reclaim;
 mod redact;
 pub mod status;
 pub mod storage;

@@ -76,7 +76,8 @@ impl Attempts {
     /// Why a run that used them up failed.
     pub fn exhausted_message(self) -> String {
         format!(
-            "the run stopped its worker process at each of its {} attempts (--max-attempts {}); not retried",
+            "the run's worker stopped (its process died or froze, or lost the database) before it finished, \
+             at each of its {} attempts (--max-attempts {}); not retried",
             self.0, self.0
         )
     }

@@ -51,10 +51,10 @@ impl RunStatus {
     pub fn sources(self) -> &'static [RunStatus] {
         use RunStatus::*;
         match self {
-            // A run whose embedded worker died with the server goes back to the queue.
+            // A run whose worker's lease expired goes back to the queue (the reaper).
             Queued => &[Running],
-            // Claimed, or claimed again after its worker died (a broker redelivery).
-            Running => &[Queued, Running],
+            // Claimed: only a queued run (one whose worker died waits for the reaper).
+            Running => &[Queued],
             Done => &[Running],
             // Fails while running, or before: its delivery limit spent, its message
             // dead-lettered.

@@ -5,63 +5,15 @@
 //! The PostgreSQL tests need it on 127.0.0.1:5432 (trust auth, as CI has it): under CI=true
 //! they fail without it; elsewhere they skip with a loud message.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use hetsim_service::storage::{NewInput, NewRun, ProcessResult, RunOutput, Start, Store};
+use common::{postgres, running_run, sqlite_url};
+use hetsim_service::storage::{ProcessResult, RunOutput, Store};
 use hetsim_simulator::{NodeResult, Results, Summary};
-use hetsim_tests::services::{available_or_skip, in_ci};
 use sqlx::any::{install_default_drivers, AnyPoolOptions};
-
-static N: AtomicU32 = AtomicU32::new(0);
-
-fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}_{}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    )
-}
-
-fn sqlite_url() -> String {
-    let dir = std::env::temp_dir().join(unique("hetsim-results"));
-    std::fs::create_dir_all(&dir).unwrap();
-    format!("sqlite://{}?mode=rwc", dir.join("runs.db").display())
-}
-
-fn psql(sql: &str) -> bool {
-    Command::new("psql")
-        .env("PGOPTIONS", "--client-min-messages=warning")
-        .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "postgres", "-qc", sql])
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// A fresh PostgreSQL database, dropped with this.
-struct Database {
-    name: String,
-    url: String,
-}
-
-impl Drop for Database {
-    fn drop(&mut self) {
-        psql(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
-    }
-}
-
-/// A fresh PostgreSQL database; `None` (with a loud message) where PostgreSQL is not there
-/// outside CI.
-fn postgres() -> Option<Database> {
-    let name = unique("hetsim_results");
-    let created = psql(&format!("CREATE DATABASE {name}"));
-    let what = "PostgreSQL on 127.0.0.1:5432 does not take CREATE DATABASE";
-    available_or_skip(created, what, in_ci()).then(|| Database {
-        url: format!("postgres://postgres@127.0.0.1/{name}"),
-        name,
-    })
-}
 
 fn process(pid: usize, label: &str, rank: u64) -> ProcessResult {
     let finish = 1.0 + pid as f64 * 1e-3;
@@ -102,28 +54,6 @@ fn results(processes: Vec<ProcessResult>) -> Results {
     }
 }
 
-/// Queues one run and claims it, as a worker would.
-async fn running_run(store: &Store) -> String {
-    let id = unique("run");
-    let input = NewInput {
-        id: unique("input"),
-        app: "sim.sleep(1.0);".into(),
-        system: "{}".into(),
-        trace: false,
-    };
-    let run = NewRun {
-        id: id.clone(),
-        labels: BTreeMap::new(),
-        variables: BTreeMap::new(),
-    };
-    store.insert_runs("default", &input, &[run], None).await.unwrap();
-    assert!(matches!(
-        store.start_run(&id, "w", None).await.unwrap(),
-        Start::Run(_)
-    ));
-    id
-}
-
 fn output(results: Results) -> RunOutput {
     RunOutput {
         summary: Summary::of(&results),
@@ -138,9 +68,10 @@ async fn stores_summaries_and_pages(url: &str) {
     let store = Store::connect(url).await.unwrap();
     let mut sizes = Vec::new();
     for workers in [10, 30_000] {
-        let id = running_run(&store).await;
+        let lease = running_run(&store).await;
+        let id = lease.run.clone();
         assert!(store
-            .finish_run(&id, &output(results(processes(workers))))
+            .finish_run(&lease, &output(results(processes(workers))))
             .await
             .unwrap());
         let run = store.run(&id).await.unwrap().unwrap();
@@ -150,7 +81,7 @@ async fn stores_summaries_and_pages(url: &str) {
         sizes.push(result.to_string().len());
         // A second write (a redelivered run) changes nothing and doubles no row.
         assert!(!store
-            .finish_run(&id, &output(results(processes(workers))))
+            .finish_run(&lease, &output(results(processes(workers))))
             .await
             .unwrap());
         let page = store.processes(&id, None, 0, 100_000).await.unwrap();

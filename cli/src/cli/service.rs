@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
+use hetsim_service::budgets::{ByteSize, RunBudgets};
 use hetsim_service::limits::{Attempts, ServiceLimits};
 
 #[derive(Debug, Subcommand)]
@@ -128,6 +129,8 @@ pub struct ServeArgs {
     pub examples: bool,
     #[command(flatten)]
     pub limits: LimitFlags,
+    #[command(flatten)]
+    pub budgets: BudgetFlags,
 }
 
 #[derive(Debug, Args)]
@@ -144,6 +147,35 @@ pub struct WorkerArgs {
     /// As `serve --max-attempts`; the queue's delivery limit is declared from it.
     #[arg(long, default_value_t = Attempts::DEFAULT)]
     pub max_attempts: Attempts,
+    #[command(flatten)]
+    pub budgets: BudgetFlags,
+}
+
+/// What each run a worker takes may use (docs/SERVER.md, "Leases and budgets").
+#[derive(Debug, Args)]
+pub struct BudgetFlags {
+    /// Seconds a worker holds a run without renewing its lease (renewed every third of it);
+    /// a worker frozen or cut off from the database longer loses the run to another.
+    #[arg(long, default_value_t = RunBudgets::DEFAULT_LEASE_SECONDS, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub lease_seconds: u64,
+    /// Wall-time budget of one run [s]; past it the run fails naming this limit. Keep it
+    /// below the broker's consumer_timeout (RabbitMQ's default: 30 min).
+    #[arg(long, default_value_t = RunBudgets::DEFAULT_MAX_RUN_SECONDS, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_run_seconds: u64,
+    /// Memory budget of one run (65536, 512MiB, 8GiB); past it the run fails naming this
+    /// limit and the worker goes on.
+    #[arg(long, default_value_t = RunBudgets::DEFAULT_MAX_RUN_MEMORY)]
+    pub max_run_memory: ByteSize,
+}
+
+impl From<&BudgetFlags> for RunBudgets {
+    fn from(flags: &BudgetFlags) -> Self {
+        RunBudgets {
+            lease: std::time::Duration::from_secs(flags.lease_seconds),
+            max_run_time: std::time::Duration::from_secs(flags.max_run_seconds),
+            max_run_memory: Some(flags.max_run_memory),
+        }
+    }
 }
 
 #[derive(Debug, Args)]

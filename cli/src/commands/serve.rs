@@ -7,11 +7,13 @@ use anyhow::{Context, Result};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
 
-use crate::cli::{ServeArgs, WorkerArgs};
+use crate::cli::{BudgetFlags, ServeArgs, WorkerArgs};
+use hetsim_service::budgets::RunBudgets;
 use hetsim_service::limits::ServiceLimits;
 use hetsim_service::queue::amqp::{self, Broker};
 use hetsim_service::queue::local::Embedded;
 use hetsim_service::queue::RunQueue;
+use hetsim_service::reclaim::reclaimer;
 use hetsim_service::storage::Store;
 use hetsim_web::{router, AppState};
 
@@ -55,11 +57,13 @@ fn worker_name(given: Option<String>) -> String {
 fn run_queue(args: &ServeArgs) -> Arc<dyn RunQueue> {
     let wake = Arc::new(Notify::new());
     let name = worker_name(None);
+    let budgets = RunBudgets::from(&args.budgets);
     match &args.amqp {
         None => Arc::new(Embedded {
             workers: args.workers.unwrap_or(2),
             name,
             wake,
+            budgets,
         }),
         Some(url) => Arc::new(Broker {
             url: url.clone(),
@@ -69,6 +73,7 @@ fn run_queue(args: &ServeArgs) -> Arc<dyn RunQueue> {
             queue: args.queue.clone(),
             name,
             wake,
+            budgets,
         }),
     }
 }
@@ -77,9 +82,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     init_logging();
     check_queue_name(&args.queue)?;
     let store = Store::connect(&args.db).await?;
-    if args.amqp.is_none() {
-        store.requeue_interrupted(args.max_attempts).await?;
-    }
+    log_budgets(&args.budgets);
     if args.examples {
         let loaded = hetsim_service::examples::load(&store).await?;
         tracing::info!(
@@ -92,6 +95,12 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let (stop, stopped) = watch::channel(false);
     let mut tasks = JoinSet::new();
     queue.start(&mut tasks, &store, &stopped);
+    tasks.spawn(reclaimer(
+        store.clone(),
+        args.max_attempts,
+        queue.clone(),
+        stopped.clone(),
+    ));
     let describe = queue.describe();
     let limits = ServiceLimits::from(args.limits.clone());
     let app = router(AppState {
@@ -109,6 +118,22 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let _ = stop.send(true);
     while tasks.join_next().await.is_some() {}
     Ok(())
+}
+
+/// Says what each run may use, and whether the memory budget is enforced (it is when this
+/// binary counts allocations: `hetsim_scripting::memory`).
+fn log_budgets(flags: &BudgetFlags) {
+    let enforced = if hetsim_scripting::memory::counting() {
+        ""
+    } else {
+        " (not enforced: this build does not count allocations)"
+    };
+    tracing::info!(
+        "each run: lease {} s, at most {} s of wall time and {} of memory{enforced}",
+        flags.lease_seconds,
+        flags.max_run_seconds,
+        flags.max_run_memory
+    );
 }
 
 fn check_queue_name(queue: &str) -> Result<()> {
@@ -138,6 +163,7 @@ pub async fn worker(args: WorkerArgs) -> Result<()> {
     init_logging();
     check_queue_name(&args.queue)?;
     let store = Store::connect(&args.db).await?;
+    log_budgets(&args.budgets);
     let (stop, stopped) = watch::channel(false);
     let name = worker_name(args.name);
     let task = tokio::spawn(amqp::worker(
@@ -146,6 +172,7 @@ pub async fn worker(args: WorkerArgs) -> Result<()> {
         args.queue,
         name,
         args.max_attempts,
+        RunBudgets::from(&args.budgets),
         stopped,
     ));
     termination().await;

@@ -162,6 +162,10 @@ pub fn system_with_a_local_model() -> PathBuf {
     dir
 }
 
+/// The lease of the fault tests' workers [s]: short, so that a run whose worker died or
+/// froze is taken back within seconds.
+pub const LEASE_SECONDS: &str = "2";
+
 pub fn broker_server(db: &str) -> (Proc, u16) {
     let port = free_port();
     let bind = format!("127.0.0.1:{port}");
@@ -170,13 +174,25 @@ pub fn broker_server(db: &str) -> (Proc, u16) {
     (server, port)
 }
 
+/// The arguments of `hetsim worker` on `queue` through the broker at `amqp`.
+pub fn worker_args<'a>(db: &'a str, amqp: &'a str, queue: &'a str, name: &'a str) -> Vec<&'a str> {
+    vec![
+        "worker",
+        "--db",
+        db,
+        "--amqp",
+        amqp,
+        "--queue",
+        queue,
+        "--name",
+        name,
+        "--lease-seconds",
+        LEASE_SECONDS,
+    ]
+}
+
 pub fn worker(db: &str, queue: &str, name: &str) -> Proc {
-    hetsim(
-        &[
-            "worker", "--db", db, "--amqp", AMQP, "--queue", queue, "--name", name,
-        ],
-        &[],
-    )
+    hetsim(&worker_args(db, AMQP, queue, name), &[])
 }
 
 pub fn sweep_summary(port: u16, id: &str) -> serde_json::Value {

@@ -50,13 +50,22 @@ impl Drop for Proc {
 }
 
 pub fn hetsim(args: &[&str], envs: &[(&str, &str)]) -> Proc {
+    spawn(args, envs, Stdio::null())
+}
+
+/// As [`hetsim`], with its log (stderr) written to the file `log`.
+pub fn hetsim_logged(args: &[&str], log: &std::path::Path) -> Proc {
+    spawn(args, &[], std::fs::File::create(log).unwrap().into())
+}
+
+fn spawn(args: &[&str], envs: &[(&str, &str)], stderr: Stdio) -> Proc {
     let mut command = Command::new(env!("CARGO_BIN_EXE_hetsim"));
     command
         .args(args)
         .current_dir(repo())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(stderr);
     for (k, v) in envs {
         command.env(k, v);
     }

@@ -4,8 +4,11 @@
 //! messages it gives up on go to `hetsim.Q.dead`. Messages are persistent, carry the run id
 //! and its publication number, and are published with confirms from the database's outbox,
 //! so a broker outage delays runs but loses none. Workers take one message at a time and ack
-//! it after the run's outcome is committed; a redelivered run that is already finished, and
-//! a message of an older publication than its run's, are acked without running anything.
+//! it after the run's outcome is committed. The database arbitrates, not the broker: a
+//! message whose run is held by another worker's lease, finished, or of an older publication
+//! than its run's is acked without running anything; a run whose worker died or froze is
+//! re-published by the lease reaper (`crate::reclaim`) under a new publication. The dead
+//! letter of a message fails its run only while the run is still queued under it.
 //!
 //! A message can still be lost after its confirm (a queue deleted or purged by an operator,
 //! a broker that lost its disk): the reaper asks the broker, for each queue holding runs
@@ -29,6 +32,7 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
 
 use super::RunQueue;
+use crate::budgets::RunBudgets;
 use crate::execute::execute;
 use crate::limits::Attempts;
 use crate::storage::{Store, Unpublished};
@@ -45,6 +49,7 @@ pub struct Broker {
     /// The name workers are known by in the runs they take (`NAME-I`).
     pub name: String,
     pub wake: Arc<Notify>,
+    pub budgets: RunBudgets,
 }
 
 impl RunQueue for Broker {
@@ -70,6 +75,7 @@ impl RunQueue for Broker {
                 self.queue.clone(),
                 format!("{}-{i}", self.name),
                 self.attempts,
+                self.budgets,
                 stop.clone(),
             ));
         }
@@ -187,8 +193,13 @@ async fn publish_until_error(
     wake: &Notify,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<()> {
-    let (connection, channel) = channel(url).await?;
-    channel.confirm_select(ConfirmSelectOptions::default()).await?;
+    let (connection, channel) = within(BROKER_ANSWER, "connecting", channel(url)).await??;
+    within(
+        BROKER_ANSWER,
+        "selecting confirms",
+        channel.confirm_select(ConfirmSelectOptions::default()),
+    )
+    .await??;
     let mut declared = std::collections::HashSet::new();
     let mut refused: HashMap<String, Instant> = HashMap::new();
     while !*stop.borrow() {
@@ -233,13 +244,25 @@ async fn publish_until_error(
         }
         let mut published = Vec::with_capacity(confirms.len());
         for (run, confirm) in confirms {
-            if confirm.await?.is_ack() {
+            if within(BROKER_ANSWER, "awaiting a publisher confirm", confirm).await??.is_ack() {
                 published.push(run);
             }
         }
         store.mark_published(&published).await?;
     }
     Ok(())
+}
+
+/// How long the publisher waits for the broker to answer one step (connect, confirm) before
+/// it reconnects: a connection closed under it (an operator's `close_all_connections`) must
+/// not leave the outbox unpublished for good.
+const BROKER_ANSWER: Duration = Duration::from_secs(30);
+
+/// `step`, or an error naming `what` once it has taken longer than `limit`.
+async fn within<T>(limit: Duration, what: &str, step: impl std::future::Future<Output = T>) -> Result<T> {
+    tokio::time::timeout(limit, step)
+        .await
+        .with_context(|| format!("the broker did not answer within {} s ({what})", limit.as_secs()))
 }
 
 /// Persistent, with the run id as message id and the publication number in a header.
@@ -335,10 +358,12 @@ pub async fn worker(
     queue: String,
     name: String,
     attempts: Attempts,
+    budgets: RunBudgets,
     mut stop: watch::Receiver<bool>,
 ) {
     while !*stop.borrow() {
-        if let Err(e) = consume_until_error(&store, &url, &queue, &name, attempts, &mut stop).await {
+        if let Err(e) = consume_until_error(&store, &url, &queue, &name, attempts, &budgets, &mut stop).await
+        {
             tracing::warn!("worker {name}: {e:#}; reconnecting in 1 s");
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
@@ -351,6 +376,7 @@ async fn consume_until_error(
     queue: &str,
     name: &str,
     attempts: Attempts,
+    budgets: &RunBudgets,
     stop: &mut watch::Receiver<bool>,
 ) -> Result<()> {
     let (_connection, channel) = channel(url).await?;
@@ -384,7 +410,7 @@ async fn consume_until_error(
             delivery = runs.next() => {
                 let delivery = delivery.context("the broker closed the consumer")??;
                 let id = String::from_utf8_lossy(&delivery.data).into_owned();
-                let run = execute(store, &id, name, publication(&delivery.properties));
+                let run = execute(store, &id, name, publication(&delivery.properties), budgets);
                 tokio::pin!(run);
                 let mut cancelled = false;
                 loop {
@@ -409,7 +435,9 @@ async fn consume_until_error(
             delivery = dead.next() => {
                 let delivery = delivery.context("the broker closed the dead-letter consumer")??;
                 let id = String::from_utf8_lossy(&delivery.data).into_owned();
-                store.fail_run(&id, &attempts.exhausted_message()).await?;
+                store
+                    .fail_dead_letter(&id, publication(&delivery.properties), &attempts.exhausted_message())
+                    .await?;
                 delivery.ack(BasicAckOptions::default()).await?;
             }
         }

@@ -3,6 +3,7 @@
 
 mod catalog;
 mod error;
+mod leases;
 mod overview;
 mod results;
 mod runs;
@@ -13,11 +14,10 @@ use sqlx::AnyPool;
 pub use catalog::{Attribute, ComponentRecord, Library, Named, Refused};
 pub use error::{Result, StoreError};
 pub use hetsim_simulator::ProcessResult;
+pub use leases::{Lease, Reclaimed};
 pub use overview::SweepRow;
 pub use results::{ProcessPage, RunOutput, StoredOutput, MAX_PAGE};
-pub use runs::{
-    NewInput, NewRun, RunFilter, RunInputs, RunRecord, RunSource, Start, SweepSummary, Unpublished,
-};
+pub use runs::{NewInput, NewRun, RunFilter, RunInputs, RunRecord, RunSource, SweepSummary, Unpublished};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {

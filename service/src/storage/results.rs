@@ -8,8 +8,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::{now, Dialect, Result, Store};
-use crate::status::RunStatus;
+use super::{now, Dialect, Lease, Result, Store};
 
 /// `results.format` of a result stored whole, before issue 26: every process in the JSON.
 const FORMAT_WHOLE_REPORT: i64 = 1;
@@ -129,25 +128,27 @@ impl WholeReport {
 }
 
 impl Store {
-    /// Stores the run's output and marks it done, if it is running: a second call, or a
-    /// call for a run cancelled or deleted meanwhile, changes nothing (and leaves no process
-    /// rows behind). Returns whether it stored.
+    /// Stores the output of `lease`'s run and marks it done, if the lease is still held: a
+    /// second call, a call for a run cancelled or deleted meanwhile, and a late one from a
+    /// lease the reaper took back change nothing (and leave no process rows behind). Returns
+    /// whether it stored.
     ///
     /// A run of up to [`ROWS_IN_ONE_TRANSACTION`] processes is written in one transaction.
     /// A larger one's process rows go first, in transactions of their own (a million of them
     /// must not hold SQLite's write lock at once, and PostgreSQL takes them by `COPY` on its
     /// own connection); readers list the processes of done runs only, and a retry replaces
     /// them.
-    pub async fn finish_run(&self, id: &str, output: &RunOutput) -> Result<bool> {
+    pub async fn finish_run(&self, lease: &Lease, output: &RunOutput) -> Result<bool> {
+        let id = lease.run.as_str();
         let small = output.processes.len() <= ROWS_IN_ONE_TRANSACTION;
         if !small {
-            if self.status(id).await? != Some(RunStatus::Running) {
+            if !self.holds(lease).await? {
                 return Ok(false);
             }
             self.write_processes(id, &output.processes).await?;
         }
         let mut tx = self.pool().begin().await?;
-        let finished = Self::mark_done(&mut tx, id, output).await?;
+        let finished = Self::mark_done(&mut tx, lease, output).await?;
         if finished && small {
             Self::insert_process_rows(&mut tx, id, &output.processes).await?;
         }
@@ -166,23 +167,24 @@ impl Store {
         Ok(finished)
     }
 
-    /// In `tx`: marks run `id` done if it is running, with its summary, trace, log and label
-    /// rows. Returns whether it was running.
+    /// In `tx`: marks the run of `lease` done if the lease is held, with its summary, trace,
+    /// log and label rows. Returns whether it was held.
     async fn mark_done(
         tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-        id: &str,
+        lease: &Lease,
         output: &RunOutput,
     ) -> Result<bool> {
-        let sql = format!(
-            "UPDATE runs SET status = 'done', error = NULL, finished_at = $1 WHERE id = $2 AND status IN ({})",
-            RunStatus::Done.sql_sources()
-        );
-        let finished = sqlx::query(&sql)
-            .bind(now())
-            .bind(id)
-            .execute(&mut **tx)
-            .await?
-            .rows_affected()
+        let id = lease.run.as_str();
+        let finished = sqlx::query(
+            "UPDATE runs SET status = 'done', error = NULL, finished_at = $1, lease_until = NULL \
+             WHERE id = $2 AND attempts = $3 AND status = 'running'",
+        )
+        .bind(now())
+        .bind(id)
+        .bind(lease.attempt)
+        .execute(&mut **tx)
+        .await?
+        .rows_affected()
             > 0;
         if finished {
             sqlx::query(

@@ -9,7 +9,6 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::{now, Store};
-use crate::limits::Attempts;
 use crate::status::RunStatus;
 
 /// The error of a run cancelled through the API.
@@ -114,15 +113,6 @@ pub struct SweepSummary {
     pub failed: i64,
     pub cancelled: i64,
     pub runs: Vec<String>,
-}
-
-/// What claiming a run found.
-pub enum Start {
-    /// The run is now `running`, with its attempts counted.
-    Run(RunInputs),
-    /// Nothing to do: the run is finished or cancelled (a redelivery), deleted, or the
-    /// message is of an older publication than the run's (the run was re-published).
-    Skip,
 }
 
 fn json(text: &str) -> serde_json::Value {
@@ -307,60 +297,6 @@ impl Store {
             .transpose()
     }
 
-    /// Marks `id` running for `worker`, counting the attempt, if it may run: not finished,
-    /// and (for a broker message) of the message's `publication`. One conditional UPDATE,
-    /// so that it takes the write lock at once (SQLite refuses to upgrade a read transaction
-    /// that another writer overtook).
-    pub async fn start_run(&self, id: &str, worker: &str, publication: Option<i64>) -> Result<Start> {
-        let sql = format!(
-            "UPDATE runs SET status = 'running', attempts = attempts + 1, worker = $1, started_at = $2 \
-             WHERE id = $3 AND status IN ({}) AND ($4 < 0 OR publication = $4)",
-            RunStatus::Running.sql_sources()
-        );
-        let claimed = sqlx::query(&sql)
-            .bind(worker)
-            .bind(now())
-            .bind(id)
-            .bind(publication.unwrap_or(-1))
-            .execute(self.pool())
-            .await?
-            .rows_affected()
-            > 0;
-        if !claimed {
-            return Ok(Start::Skip);
-        }
-        let row = sqlx::query(
-            "SELECT i.app, i.system, i.trace, r.labels, r.variables, r.attempts FROM runs r \
-             JOIN inputs i ON i.id = r.input_id \
-             WHERE r.id = $1",
-        )
-        .bind(id)
-        .fetch_optional(self.pool())
-        .await?;
-        let Some(row) = row else {
-            return Ok(Start::Skip);
-        };
-        Ok(Start::Run(RunInputs {
-            app: row.try_get("app")?,
-            system: row.try_get("system")?,
-            labels: row.try_get("labels")?,
-            variables: row.try_get("variables")?,
-            attempts: row.try_get("attempts")?,
-            trace: row.try_get::<i64, _>("trace")? != 0,
-        }))
-    }
-
-    /// Claims the oldest queued run of any queue (the embedded, broker-less queue).
-    pub async fn claim_next(&self) -> Result<Option<String>> {
-        let row = sqlx::query(
-            "UPDATE runs SET status = 'running' WHERE id = (SELECT id FROM runs WHERE status = 'queued' \
-             ORDER BY created_at, id LIMIT 1) AND status = 'queued' RETURNING id",
-        )
-        .fetch_optional(self.pool())
-        .await?;
-        row.map(|r| Ok(r.try_get("id")?)).transpose()
-    }
-
     /// Moves the runs whose `column` (`id` or `sweep_id`, named by the code) is `key` to
     /// `to` with `error`, each if the transition table allows it from its status. Returns how
     /// many moved.
@@ -377,11 +313,6 @@ impl Store {
             .execute(self.pool())
             .await?
             .rows_affected())
-    }
-
-    /// Marks the run failed with `error`, unless it is finished.
-    pub async fn fail_run(&self, id: &str, error: &str) -> Result<()> {
-        self.end_runs("id", id, RunStatus::Failed, error).await.map(drop)
     }
 
     /// Cancels run `id` unless it is finished; returns its status afterwards (`None`: no
@@ -546,22 +477,5 @@ impl Store {
         .execute(self.pool())
         .await?
         .rows_affected())
-    }
-
-    /// After a crash of the embedded server: runs left `running` go back to the queue, or
-    /// fail once they have used up their `attempts`.
-    pub async fn requeue_interrupted(&self, attempts: Attempts) -> Result<()> {
-        sqlx::query(
-            "UPDATE runs SET status = 'failed', error = $1, finished_at = $2 WHERE status = 'running' AND attempts >= $3",
-        )
-        .bind(attempts.exhausted_message())
-        .bind(now())
-        .bind(attempts.get())
-        .execute(self.pool())
-        .await?;
-        sqlx::query("UPDATE runs SET status = 'queued' WHERE status = 'running'")
-            .execute(self.pool())
-            .await?;
-        Ok(())
     }
 }
