@@ -116,7 +116,10 @@ async fn running_run(store: &Store) -> String {
         labels: BTreeMap::new(),
         variables: BTreeMap::new(),
     };
-    store.insert_runs("default", &input, &[run], None).await.unwrap();
+    store
+        .insert_runs("default", &input, &[run], None, None)
+        .await
+        .unwrap();
     assert!(matches!(
         store.start_run(&id, "w", None).await.unwrap(),
         Start::Run(_)

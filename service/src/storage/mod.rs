@@ -6,6 +6,7 @@ mod error;
 mod overview;
 mod results;
 mod runs;
+mod tokens;
 
 use sqlx::any::{install_default_drivers, AnyPoolOptions};
 use sqlx::AnyPool;
@@ -17,6 +18,10 @@ pub use overview::SweepRow;
 pub use results::{ProcessPage, RunOutput, StoredOutput, MAX_PAGE};
 pub use runs::{
     NewInput, NewRun, RunFilter, RunInputs, RunRecord, RunSource, Start, SweepSummary, Unpublished,
+};
+pub use tokens::{
+    check_name, parse_token, same_token, ActiveToken, NewToken, Role, TokenError, TokenRecord, ADMIN_NAME,
+    TOKEN_PREFIX,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
