@@ -113,6 +113,13 @@ hetsim catalog put systems gtx970 examples/gajger/gtx970.toml\n  \
 hetsim catalog get systems gtx970 -o out/gtx970.toml"
     )]
     Catalog(CatalogCommand),
+    /// Make, list and revoke a server's named API tokens, in its database: each token has a
+    /// role (read, submit, admin), and the runs it submits name its holder.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  hetsim token create ana --role submit\n  hetsim token list\n  hetsim token revoke ana"
+    )]
+    Token(TokenCommand),
 }
 
 /// `--detail`: how much a report says (hetsim_scripting::Detail).

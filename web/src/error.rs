@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Serialize;
 
-use hetsim_service::storage::StoreError;
+use hetsim_service::storage::{Role, StoreError};
 use hetsim_service::submit::SpecError;
 
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +25,9 @@ pub enum ApiError {
     /// take any site's posts otherwise, with or without a token).
     #[error("a request from another site's page may not change anything here")]
     CrossSite,
+    /// 403: the token's role is below the one the request needs (`crate::access::needed`).
+    #[error("this needs the {needed} role; the token's role is {role}")]
+    Forbidden { needed: Role, role: Role },
     /// 404: no such stored item (`id` is what the request named it by: an id, or a name
     /// where the route takes either).
     #[error("no {what} {id}")]
@@ -99,7 +102,7 @@ impl ApiError {
         match self {
             ApiError::Malformed(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
-            ApiError::CrossSite => StatusCode::FORBIDDEN,
+            ApiError::CrossSite | ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
             ApiError::NotFound { .. } | ApiError::NoRoute(_) => StatusCode::NOT_FOUND,
             ApiError::NoMethod { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,

@@ -4,9 +4,11 @@
 //! ([`error`]) and one authentication ([`auth`]); [`serve`] answers connections with the
 //! service's limits.
 //!
-//! Modules, lowest first (each uses only those above it): [`url`], [`state`], [`error`],
-//! [`extract`], [`auth`], [`api`], [`ui`], [`serve`]; the crate root assembles the router.
+//! Modules, lowest first (each uses only those above it): [`url`], [`access`], [`state`],
+//! [`error`], [`extract`], [`auth`], [`api`], [`ui`], [`serve`]; the crate root assembles the
+//! router.
 
+pub mod access;
 pub mod api;
 pub mod auth;
 pub mod error;
@@ -16,12 +18,15 @@ pub mod state;
 mod ui;
 pub mod url;
 
+pub use access::Access;
 pub use api::document;
 pub use error::{ApiError, ApiResult, ErrorBody};
 pub use serve::serve;
 pub use state::AppState;
 
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
+use axum::middleware::Next;
 use axum::{middleware, Router};
 
 /// The API's routes and the UI's, behind authentication, the request timeout, JSON error
@@ -33,7 +38,12 @@ pub fn router(state: AppState) -> Router {
         .merge(ui::router())
         .fallback(api::no_route)
         .method_not_allowed_fallback(api::no_method)
-        .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            |State(s): State<AppState>, request: Request, next: Next| {
+                auth::authenticate(s, request, next, ui::refusal)
+            },
+        ))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             std::time::Duration::from_secs(state.limits.request_timeout_seconds.max(1)),

@@ -1,11 +1,83 @@
 //! The arguments of the commands that talk to a server or are one: `serve`, `worker`,
-//! `submit`, `sweep`, `results`, `cancel`, `delete` and `catalog`.
+//! `submit`, `sweep`, `results`, `cancel`, `delete`, `catalog`; and `token`, which manages
+//! a server's tokens in its database.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 use hetsim_service::budgets::{ByteSize, RunBudgets};
 use hetsim_service::limits::{Attempts, ServiceLimits};
+use hetsim_service::storage::Role;
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Make a named token with a role and print it, once: the database keeps only its hash.
+    #[command(
+        after_help = "Example:\n  hetsim token create ana --role submit --db postgres://127.0.0.1/hetsim\n\n\
+Roles: read (everything a GET shows), submit (also queue, cancel and delete runs and sweeps),\n\
+admin (also change the catalog). A running server accepts the token within 2 s."
+    )]
+    Create(TokenCreateArgs),
+    /// List the tokens: name, role, when made, when revoked (never a secret or a hash).
+    #[command(after_help = "Example:\n  hetsim token list --db hetsim.db")]
+    List(TokenListArgs),
+    /// Revoke the token of a name: a running server refuses it within 2 s.
+    #[command(after_help = "Example:\n  hetsim token revoke ana")]
+    Revoke(TokenRevokeArgs),
+}
+
+/// The database whose tokens a `token` command manages (the server's own, as `serve --db`).
+#[derive(Debug, Args)]
+pub struct TokenDb {
+    /// Database: a SQLite file, or postgres://…
+    #[arg(long, env = "HETSIM_DB", default_value = "hetsim.db")]
+    pub db: String,
+}
+
+/// What a token may do.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum RoleArg {
+    Read,
+    Submit,
+    Admin,
+}
+
+impl From<RoleArg> for Role {
+    fn from(role: RoleArg) -> Self {
+        match role {
+            RoleArg::Read => Role::Read,
+            RoleArg::Submit => Role::Submit,
+            RoleArg::Admin => Role::Admin,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct TokenCreateArgs {
+    #[command(flatten)]
+    pub db: TokenDb,
+    /// Who holds it: the name every run they submit records, and the UI shows.
+    pub name: String,
+    #[arg(long, value_enum)]
+    pub role: RoleArg,
+}
+
+#[derive(Debug, Args)]
+pub struct TokenListArgs {
+    #[command(flatten)]
+    pub db: TokenDb,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TokenRevokeArgs {
+    #[command(flatten)]
+    pub db: TokenDb,
+    /// The name of the token's holder.
+    pub name: String,
+}
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogCommand {
@@ -102,8 +174,10 @@ pub struct ServeArgs {
     pub amqp: Option<String>,
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub bind: String,
-    /// Require `Authorization: Bearer TOKEN` on every route but /api/health. Prefer
-    /// HETSIM_TOKEN or --token-file: an argument is visible to every user in `ps`.
+    /// The admin token: with it (or with named tokens in the database, `hetsim token`) every
+    /// route but /api/health and the API's description needs `Authorization: Bearer TOKEN`;
+    /// this one acts as the user `admin` with every right. Prefer HETSIM_TOKEN or
+    /// --token-file: an argument is visible to every user in `ps`.
     #[arg(long, env = "HETSIM_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// Read the token from this file (its first line).

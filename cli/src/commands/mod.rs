@@ -7,6 +7,7 @@ mod kernel;
 mod model;
 mod run;
 mod serve;
+mod token;
 mod validate;
 
 use anyhow::Result;
@@ -29,6 +30,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Cancel(args) => runtime()?.block_on(client::cancel(args)),
         Command::Delete(args) => runtime()?.block_on(client::delete(args)),
         Command::Catalog(command) => runtime()?.block_on(client::catalog(command)),
+        Command::Token(command) => runtime()?.block_on(token::run(command)),
     }
 }
 

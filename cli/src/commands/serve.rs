@@ -15,7 +15,7 @@ use hetsim_service::queue::local::Embedded;
 use hetsim_service::queue::RunQueue;
 use hetsim_service::reclaim::reclaimer;
 use hetsim_service::storage::Store;
-use hetsim_web::{router, AppState};
+use hetsim_web::{router, Access, AppState};
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -106,7 +106,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let app = router(AppState {
         store,
         queue,
-        token: token(&args)?,
+        access: Arc::new(Access::new(token(&args)?)),
         limits: Arc::new(limits.clone()),
     });
     let listener = tokio::net::TcpListener::bind(&args.bind)

@@ -244,7 +244,10 @@ async fn publish_until_error(
         }
         let mut published = Vec::with_capacity(confirms.len());
         for (run, confirm) in confirms {
-            if within(BROKER_ANSWER, "awaiting a publisher confirm", confirm).await??.is_ack() {
+            if within(BROKER_ANSWER, "awaiting a publisher confirm", confirm)
+                .await??
+                .is_ack()
+            {
                 published.push(run);
             }
         }

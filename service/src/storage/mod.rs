@@ -7,6 +7,7 @@ mod leases;
 mod overview;
 mod results;
 mod runs;
+mod tokens;
 
 use sqlx::any::{install_default_drivers, AnyPoolOptions};
 use sqlx::AnyPool;
@@ -18,6 +19,10 @@ pub use leases::{Lease, Reclaimed};
 pub use overview::SweepRow;
 pub use results::{ProcessPage, RunOutput, StoredOutput, MAX_PAGE};
 pub use runs::{NewInput, NewRun, RunFilter, RunInputs, RunRecord, RunSource, SweepSummary, Unpublished};
+pub use tokens::{
+    check_name, parse_token, same_token, ActiveToken, NewToken, Role, TokenError, TokenRecord, ADMIN_NAME,
+    TOKEN_PREFIX,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {

@@ -87,6 +87,9 @@ pub struct RunRecord {
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// The name of the token that submitted the run (`admin` for the server's admin token);
+    /// null on a server open to all.
+    pub submitter: Option<String>,
     /// The run's summary (what `hetsim run --json` prints at its summary level, less the
     /// log), once done; its processes are paged by `GET /api/runs/{id}/processes`.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
@@ -140,22 +143,25 @@ pub(super) fn record(row: &AnyRow) -> Result<RunRecord> {
         created_at: row.try_get("created_at")?,
         started_at: row.try_get("started_at")?,
         finished_at: row.try_get("finished_at")?,
+        submitter: row.try_get("submitter")?,
         result: result.as_deref().map(json),
     })
 }
 
 pub(super) const RUN_COLUMNS: &str =
     "r.id, r.status, r.queue, r.sweep_id, r.labels, r.variables, r.attempts, r.error, \
-     r.worker, r.created_at, r.started_at, r.finished_at, s.result";
+     r.worker, r.created_at, r.started_at, r.finished_at, r.submitter, s.result";
 
 impl Store {
-    /// Inserts `runs` of `input` on `queue` (and their sweep) in one transaction, unpublished.
+    /// Inserts `runs` of `input` on `queue` (and their sweep) in one transaction, unpublished,
+    /// each naming its `submitter` (the token's holder; `None` on a server open to all).
     pub async fn insert_runs(
         &self,
         queue: &str,
         input: &NewInput,
         runs: &[NewRun],
         sweep: Option<&str>,
+        submitter: Option<&str>,
     ) -> Result<()> {
         let created = now();
         let mut tx = self.pool().begin().await?;
@@ -177,7 +183,7 @@ impl Store {
         for run in runs {
             sqlx::query(
                 "INSERT INTO runs (id, sweep_id, queue, input_id, labels, variables, status, attempts, published, \
-                 created_at) VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0, 0, $7)",
+                 created_at, submitter) VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0, 0, $7, $8)",
             )
             .bind(&run.id)
             .bind(sweep)
@@ -186,6 +192,7 @@ impl Store {
             .bind(serde_json::to_string(&run.labels)?)
             .bind(serde_json::to_string(&run.variables)?)
             .bind(&created)
+            .bind(submitter)
             .execute(&mut *tx)
             .await?;
         }

@@ -59,19 +59,21 @@ pub struct Queued {
     pub runs: Vec<String>,
 }
 
-/// Checks `sub` whole, stores its runs (under a new sweep when `sweep`) and wakes the queue.
+/// Checks `sub` whole, stores its runs (under a new sweep when `sweep`, each naming its
+/// `submitter`) and wakes the queue.
 pub async fn enqueue(
     store: &Store,
     queue: &dyn RunQueue,
     limits: &ServiceLimits,
     sub: Submission,
     sweep: bool,
+    submitter: Option<&str>,
 ) -> Result<Queued, SpecError> {
     let spec = RunSpec::check(store, limits, sub, sweep).await?;
     let runs = spec.runs();
     let sweep = sweep.then(new_id);
     store
-        .insert_runs(&spec.queue, &spec.input, &runs, sweep.as_deref())
+        .insert_runs(&spec.queue, &spec.input, &runs, sweep.as_deref(), submitter)
         .await?;
     queue.submitted();
     Ok(Queued {

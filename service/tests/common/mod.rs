@@ -73,7 +73,10 @@ pub async fn queued_run(store: &Store) -> String {
         labels: BTreeMap::new(),
         variables: BTreeMap::new(),
     };
-    store.insert_runs("default", &input, &[run], None).await.unwrap();
+    store
+        .insert_runs("default", &input, &[run], None, None)
+        .await
+        .unwrap();
     id
 }
 

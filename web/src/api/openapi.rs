@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use axum::http::header;
+use axum::http::{header, Method};
 use axum::response::IntoResponse;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
@@ -19,9 +19,10 @@ use crate::error::ErrorBody;
         title = "hetsim",
         description = "Simulation runs of applications on heterogeneous hardware: a catalog of components, \
 computational models, systems and applications, and queued runs and sweeps with their results. \
-With a token configured, every route but /api/health, /api/openapi.json, /api/docs and \
-/api/schemas/system.json needs \
-`Authorization: Bearer <token>`. \
+On a server with an admin token or named tokens, every route but /api/health, /api/openapi.json, \
+/api/docs and /api/schemas/system.json needs `Authorization: Bearer <token>`, and the token's role \
+decides what it may do: `read` reads, `submit` also queues, cancels and deletes runs and sweeps, \
+`admin` also changes the catalog (403 otherwise). \
 Every error answers JSON `{error, field}`."
     ),
     tags(
@@ -92,14 +93,17 @@ impl Modify for CommonErrors {
         for (path, item) in doc.paths.paths.iter_mut() {
             let public = crate::auth::PUBLIC_PATHS.contains(&path.as_str());
             let operations = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
+                (Method::GET, &mut item.get),
+                (Method::PUT, &mut item.put),
+                (Method::POST, &mut item.post),
+                (Method::DELETE, &mut item.delete),
+                (Method::PATCH, &mut item.patch),
             ];
-            for operation in operations.into_iter().flatten() {
-                add_common_errors(operation, public);
+            for (method, operation) in operations {
+                if let Some(operation) = operation {
+                    add_common_errors(operation, public);
+                    add_refusal(operation, &method, path);
+                }
             }
         }
     }
@@ -125,6 +129,25 @@ fn add_common_errors(operation: &mut Operation, public: bool) {
             .entry(status.to_owned())
             .or_insert_with(|| error_response(description));
     }
+}
+
+/// A change's 403: the role the permission table (`crate::access::needed`) asks of it, or
+/// a request from another site's page.
+fn add_refusal(operation: &mut Operation, method: &Method, path: &str) {
+    if *method == Method::GET {
+        return;
+    }
+    let description = match crate::access::needed(method, path) {
+        Some(role) => {
+            format!("The token's role is below `{role}`, or the request came from another site's page")
+        }
+        None => "The request came from another site's page".to_owned(),
+    };
+    operation
+        .responses
+        .responses
+        .entry("403".to_owned())
+        .or_insert_with(|| error_response(&description));
 }
 
 /// An error response: JSON [`ErrorBody`].

@@ -9,6 +9,7 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use super::openapi::{BodyErrors, NotFound};
+use crate::access::Identity;
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, Params, Path};
 use crate::state::AppState;
@@ -44,9 +45,10 @@ pub struct SweepCancelled {
     responses((status = 202, description = "Queued", body = RunAccepted), BodyErrors))]
 pub async fn submit(
     State(s): State<AppState>,
+    who: Identity,
     Body(sub): Body<Submission>,
 ) -> ApiResult<(StatusCode, Json<RunAccepted>)> {
-    let queued = enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, false).await?;
+    let queued = enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, false, who.submitter()).await?;
     let id = queued.runs.into_iter().next();
     let accepted = RunAccepted {
         id: id.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("a checked run queued no run")))?,
@@ -61,9 +63,10 @@ pub async fn submit(
     responses((status = 202, description = "Queued", body = SweepQueued), BodyErrors))]
 pub async fn submit_sweep(
     State(s): State<AppState>,
+    who: Identity,
     Body(sub): Body<Submission>,
 ) -> ApiResult<(StatusCode, Json<SweepQueued>)> {
-    let queued = enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, true).await?;
+    let queued = enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, true, who.submitter()).await?;
     let id = queued.sweep.unwrap_or_default();
     Ok((
         StatusCode::ACCEPTED,

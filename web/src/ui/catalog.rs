@@ -171,7 +171,11 @@ fn component_form(action: &str, form: &ComponentForm, error: Option<&str>, butto
             label.wide { span { "Attributes, one " code { "key = value" } " a line" }
                 textarea name="attributes" rows="12" spellcheck="false" { (form.attributes) }
             }
-            button type="submit" { (button) }
+            @if layout::may_post(action) {
+                button type="submit" { (button) }
+            } @else {
+                (layout::refused(action, "Changing the catalog"))
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ use hetsim_system::SystemFile;
 use maud::{html, Markup};
 
 use super::{encode, layout, see_other, PageResult};
+use crate::access::Identity;
 use crate::state::AppState;
 use hetsim_service::storage::{Library, Named};
 use hetsim_service::submit::{
@@ -248,7 +249,11 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
                     }
                 }
                 p.count { output #run-count { @if ready { (runs_text(count)) } @else { "nothing to run" } } }
-                button type="submit" disabled[!ready] { "Launch" }
+                @if layout::may_post("/launch") {
+                    button type="submit" disabled[!ready] { "Launch" }
+                } @else {
+                    (layout::refused("/launch", "Launching runs"))
+                }
             }
             @if let (Some(app), Some(system)) = (app, system) {
                 p.muted { "From a shell: " code { "hetsim sweep --server URL --app-name " (app.name) " --system-name " (system.name) " --var NAME=V1,V2 --label LABEL=N1,N2" } }
@@ -291,6 +296,7 @@ fn runs_text(count: usize) -> String {
 
 pub async fn submit(
     State(s): State<AppState>,
+    who: Identity,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> PageResult<Response> {
     let launch = Launch::from_pairs(pairs);
@@ -310,12 +316,15 @@ pub async fn submit(
         (Some(app), Some(system)) => launch.submission(app.id, system.id),
     };
     let queued = match checked {
-        Ok(sub) => enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, launch.run_count() > 1)
-            .await
-            .map_err(|e| match e {
-                hetsim_service::submit::SpecError::Store(e) => Err(e),
-                e => Ok((e.field().to_owned(), e.to_string())),
-            }),
+        Ok(sub) => {
+            let sweep = launch.run_count() > 1;
+            enqueue(&s.store, s.queue.as_ref(), &s.limits, sub, sweep, who.submitter())
+                .await
+                .map_err(|e| match e {
+                    hetsim_service::submit::SpecError::Store(e) => Err(e),
+                    e => Ok((e.field().to_owned(), e.to_string())),
+                })
+        }
         Err(refused) => Err(Ok(refused)),
     };
     match queued {

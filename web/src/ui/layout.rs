@@ -1,6 +1,10 @@
-//! The frame every page shares: head, navigation, main.
+//! The frame every page shares: head, navigation, who is signed in, main; and what a page
+//! shows in place of a form the caller's role may not use.
 
+use axum::http::Method;
 use maud::{html, Markup, DOCTYPE};
+
+use crate::access::{self, Identity};
 
 const SECTIONS: [(&str, &str); 8] = [
     ("/", "Overview"),
@@ -38,10 +42,13 @@ pub fn page_with(title: &str, content: Markup, refresh_seconds: Option<u32>) -> 
                     a.brand href="/" { "hetsim" }
                     nav {
                         @for (href, name) in SECTIONS {
-                            a href=(href) { (name) }
+                            @if href != "/launch" || may_post(href) {
+                                a href=(href) { (name) }
+                            }
                         }
                     }
-                    @if crate::auth::token_in_use() {
+                    @if let Identity::Signed(caller) = crate::auth::identity() {
+                        span.who { "Signed in as " strong.name { (caller.name) } " (" span.role { (caller.role) } ")" }
                         form.logout method="post" action="/logout" { button type="submit" { "Log out" } }
                     }
                 }
@@ -60,8 +67,31 @@ pub fn leading_comment(source: &str) -> Option<&str> {
         .map(|l| l.trim_start_matches(['/', '!']).trim())
 }
 
-/// The offer of an empty server: one button that stores the shipped examples.
+/// Whether the caller may post to `action`: a page offers a form's button only then.
+pub fn may_post(action: &str) -> bool {
+    crate::auth::allows(&Method::POST, action)
+}
+
+/// What a page shows in place of the button of a form posting to `action` that the caller's
+/// role may not use: `what` ("changing the catalog") needs a higher role.
+pub fn refused(action: &str, what: &str) -> Markup {
+    let needed = access::needed(&Method::POST, action);
+    let role = match crate::auth::identity() {
+        Identity::Signed(caller) => caller.role.to_string(),
+        Identity::Open | Identity::Anonymous => "none".to_owned(),
+    };
+    html! {
+        p.muted.refused {
+            (what) " needs the " (needed.map_or("", |r| r.as_str())) " role; your token's role is " (role) "."
+        }
+    }
+}
+
+/// The offer of an empty server: one button that stores the shipped examples (an admin's).
 pub fn load_examples() -> Markup {
+    if !may_post("/examples") {
+        return refused("/examples", "Loading the shipped examples");
+    }
     html! {
         form.examples method="post" action="/examples" {
             button type="submit" { "Load the shipped examples" }

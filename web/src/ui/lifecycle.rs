@@ -6,6 +6,7 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use maud::{html, Markup};
 
+use super::layout::may_post;
 use super::{encode, see_other, PageResult};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -33,13 +34,17 @@ impl Target {
     }
 }
 
-/// The cancel button (while something is unfinished) and the delete button of `id`.
+/// The cancel button (while something is unfinished) and the delete button of `id`, each
+/// where the caller's role may use it.
 pub fn buttons(target: Target, id: &str, unfinished: bool) -> Markup {
     let base = format!("/{}/{}", target.path(), encode(id));
     let what = target.name();
+    if !may_post(&format!("{base}/delete")) {
+        return html! {};
+    }
     html! {
         div.lifecycle {
-            @if unfinished {
+            @if unfinished && may_post(&format!("{base}/cancel")) {
                 form method="post" action={ (base) "/cancel" } data-confirm={ "Cancel this " (what) "? Its unfinished runs stop and keep no result." } {
                     button.cancel type="submit" { "Cancel " (what) }
                 }

@@ -10,8 +10,11 @@
 //! of a launch while typing, reloading a form when its app or system changes; the pages work
 //! without it.
 //!
-//! With `--token`, the login page keeps the token in an HttpOnly, SameSite=Strict cookie for
-//! the browser session (`session`); the API takes that cookie as well as the bearer header.
+//! On a server that needs a token, the login page keeps the token in an HttpOnly,
+//! SameSite=Strict cookie for the browser session (`session`); the API takes that cookie as
+//! well as the bearer header. Every page's header names the caller and their role, and a page
+//! offers only the buttons that role may use (`crate::auth::allows`); the server refuses the
+//! others anyway.
 
 mod catalog;
 mod examples;
@@ -102,6 +105,9 @@ impl IntoResponse for PageError {
             maud::html! {
                 h1 { (status.as_u16()) " " (title) }
                 p.error { (self.0.to_string()) }
+                @if status == StatusCode::FORBIDDEN {
+                    p { a href="/login" { "Log in with another token" } }
+                }
                 p { a href="/" { "Back to the overview" } }
             },
         );
@@ -110,3 +116,8 @@ impl IntoResponse for PageError {
 }
 
 pub type PageResult<T> = Result<T, PageError>;
+
+/// A request that authentication refused (a role too low for a form's post), as a page.
+pub fn refusal(error: ApiError) -> Response {
+    PageError(error).into_response()
+}

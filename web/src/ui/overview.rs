@@ -32,7 +32,9 @@ pub async fn page(State(s): State<AppState>) -> PageResult<Markup> {
         "Overview",
         html! {
             h1 { "Overview" }
-            p { a.button href="/launch" { "Launch a run or a sweep" } }
+            @if layout::may_post("/launch") {
+                p { a.button href="/launch" { "Launch a run or a sweep" } }
+            }
             h2 { "Queues" }
             @if queues.is_empty() {
                 p.muted { "No runs yet." }

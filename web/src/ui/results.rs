@@ -159,6 +159,7 @@ fn facts(run: &RunRecord) -> Markup {
             dt { "id" } dd { code { (run.id) } }
             dt { "queue" } dd { (run.queue) }
             dt { "submitted" } dd { (run.created_at) }
+            @if let Some(who) = &run.submitter { dt { "submitter" } dd.submitter { (who) } }
             @if let Some(t) = &run.started_at { dt { "started" } dd { (t) } }
             @if let Some(t) = &run.finished_at { dt { "finished" } dd { (t) } }
             @if let Some(w) = &run.worker { dt { "worker" } dd { (w) } }

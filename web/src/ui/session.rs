@@ -1,16 +1,18 @@
-//! The login of a server started with `--token`: the token is kept in a cookie for the
-//! browser session, so that pages and their downloads (which go to the API) need no header.
-//! The cookie is HttpOnly (no script reads it) and SameSite=Strict (no other site's page
-//! can make the browser send it, which is what keeps the UI's plain form POSTs safe).
+//! The login of a server that needs a token (an admin token, or named tokens in its
+//! database): the token is kept in a cookie for the browser session, so that pages and their
+//! downloads (which go to the API) need no header. The cookie is HttpOnly (no script reads
+//! it) and SameSite=Strict (no other site's page can make the browser send it, which is what
+//! keeps the UI's plain form POSTs safe).
 
 use axum::extract::{Query, State};
-use axum::http::header;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Form;
 use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::layout;
+use crate::access::Identity;
 use crate::auth::COOKIE;
 use crate::state::AppState;
 
@@ -33,19 +35,19 @@ fn local(next: Option<&str>) -> &str {
     }
 }
 
-pub async fn form(State(s): State<AppState>, Query(q): Query<Next>) -> Markup {
-    login_page(s.token.is_some(), local(q.next.as_deref()), None)
+pub async fn form(who: Identity, Query(q): Query<Next>) -> Markup {
+    login_page(&who, local(q.next.as_deref()), None)
 }
 
-fn login_page(needed: bool, next: &str, error: Option<&str>) -> Markup {
+fn login_page(who: &Identity, next: &str, error: Option<&str>) -> Markup {
     layout::page(
         "Log in",
         html! {
             h1 { "Log in" }
-            @if needed {
-                p { "This server was started with " code { "--token" } ": enter that token. It is kept for this browser session only." }
-            } @else {
-                p { "This server needs no token; " a href="/" { "go on" } "." }
+            @match who {
+                Identity::Open => p { "This server needs no token; " a href="/" { "go on" } "." },
+                Identity::Signed(caller) => p { "You are signed in as " strong { (caller.name) } " (" (caller.role) "); a token entered here replaces that." },
+                Identity::Anonymous => p { "Enter your token: a named one (" code { "hst_…" } ", from " code { "hetsim token create" } ") or the server's admin token. It is kept for this browser session only." },
             }
             @if let Some(error) = error { p.error { (error) } }
             form.card method="post" action="/login" {
@@ -63,25 +65,25 @@ pub struct Login {
     next: Option<String>,
 }
 
+/// Keeps the token in the cookie when the server accepts it (or needs none).
 pub async fn login(State(s): State<AppState>, Form(login): Form<Login>) -> Response {
     let next = local(login.next.as_deref()).to_owned();
     let presented = login.token.trim();
-    match &s.token {
-        Some(token) if token != presented => (
-            axum::http::StatusCode::UNAUTHORIZED,
-            login_page(true, &next, Some("That is not the server's token.")),
-        )
-            .into_response(),
-        _ => {
-            let value = crate::url::encode(presented);
-            let cookie = format!("{COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict");
-            let mut response = super::see_other(&next);
-            if let Ok(value) = cookie.parse() {
-                response.headers_mut().insert(header::SET_COOKIE, value);
-            }
-            response
-        }
+    let who = match s.access.identify(&s.store, &[presented]).await {
+        Ok(who) => who,
+        Err(e) => return super::PageError::from(e).into_response(),
+    };
+    if who == Identity::Anonymous {
+        let error = "That is not the server's token, nor an unrevoked named token.";
+        return (StatusCode::UNAUTHORIZED, login_page(&who, &next, Some(error))).into_response();
     }
+    let value = crate::url::encode(presented);
+    let cookie = format!("{COOKIE}={value}; Path=/; HttpOnly; SameSite=Strict");
+    let mut response = super::see_other(&next);
+    if let Ok(value) = cookie.parse() {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
 }
 
 pub async fn logout() -> Response {

@@ -459,6 +459,7 @@ mod tests {
                 created_at: "t".into(),
                 started_at: None,
                 finished_at: None,
+                submitter: None,
                 result: Some(
                     json!({"overall_time": n * 1e-9 * f64::from(a), "total_energy": 1.0, "failure_chance": 0.0}),
                 ),

@@ -167,7 +167,11 @@ fn editor(kind: &Kind, action: &str, form: &TextForm, error: Option<&Refusal>, n
                 }
                 textarea name="body" class=(kind.language) rows=(lines.clamp(12, 40)) spellcheck="false" wrap="off" { (form.body) }
             }
-            button type="submit" { @if new { "Create" } @else { "Save" } }
+            @if layout::may_post(action) {
+                button type="submit" { @if new { "Create" } @else { "Save" } }
+            } @else {
+                (layout::refused(action, "Changing the catalog"))
+            }
         }
     }
 }
@@ -233,6 +237,7 @@ async fn edit(s: &AppState, kind: &Kind, name: &str) -> PageResult<Markup> {
 fn edit_page(kind: &Kind, form: &TextForm, error: Option<&Refusal>) -> Markup {
     let action = format!("/{}/{}", kind.path, encode(&form.name));
     let launch = match kind.library {
+        _ if !layout::may_post("/launch") => None,
         Library::Apps => Some(format!("/launch?app={}", encode(&form.name))),
         Library::Systems => Some(format!("/launch?system={}", encode(&form.name))),
         Library::Models => None,
