@@ -7,7 +7,8 @@ Builds hetsim (release), starts `hetsim serve --amqp` on a fresh PostgreSQL data
 --workers `hetsim worker` processes on one RabbitMQ queue, and submits one small run
 (POST /api/runs) every 1/--rate seconds for --minutes. During it, at 20 % of the time one
 worker is killed (SIGKILL, not restarted), and at 50 % another is frozen (SIGSTOP) and
-thawed (SIGCONT) at 70 %. Then it stops submitting, waits for every run to reach a final
+thawed (SIGCONT) at 70 %; the kill and the freeze each wait for their worker to hold a run,
+so that each takes a run down with it. Then it stops submitting, waits for every run to reach a final
 status, and prints a Markdown table: runs submitted, done, failed, lost (accepted but not
 final, or done without a result), doubled (a result stored by two attempts: counted from
 the workers' logs), runs retried (attempts > 1), and the p50/p99 submit latency.
@@ -60,7 +61,7 @@ def submitter(port, queue, rate, seconds, accepted, latencies, refused):
         if due - start >= seconds:
             return
         time.sleep(max(0.0, due - time.perf_counter()))
-        body = {"queue": queue, "app": APP, "system": SYSTEM, "variables": {"spin": random.randint(1, 40)}}
+        body = {"queue": queue, "app": APP, "system": SYSTEM, "variables": {"spin": random.randint(1, 200)}}
         t0 = time.perf_counter()
         try:
             status, run = request(port, "POST", "/api/runs", body)
@@ -72,6 +73,18 @@ def submitter(port, queue, rate, seconds, accepted, latencies, refused):
         except OSError as e:
             refused.append(str(e))
         n += 1
+
+
+def wait_until_holding(port, queue, worker):
+    """The id of a run `worker` holds, once it holds one (None after 60 s)."""
+    deadline = time.perf_counter() + 60
+    while time.perf_counter() < deadline:
+        _, runs = request(port, "GET", f"/api/runs?queue={queue}&status=running&limit=1000")
+        for run in runs:
+            if run["worker"] == worker:
+                return run["id"]
+        time.sleep(0.005)
+    return None
 
 
 def percentile(values, p):
@@ -103,6 +116,7 @@ def main():
     server = start("server", ["serve", "--db", db, "--amqp", AMQP, "--bind", f"127.0.0.1:{port}"])
     workers = []
     events = []
+    hit = []
     try:
         wait_healthy(port)
         workers = [start(f"w{i}", ["worker", "--db", db, "--amqp", AMQP, "--queue", queue, "--name", f"w{i}",
@@ -112,13 +126,16 @@ def main():
                                   args=(port, queue, args.rate, seconds, accepted, latencies, refused))
         began = time.perf_counter()
         thread.start()
-        plan = [(0.2, "kill -9 w0", lambda: workers[0].kill()),
-                (0.5, "SIGSTOP w1", lambda: workers[1].send_signal(signal.SIGSTOP)),
-                (0.7, "SIGCONT w1", lambda: workers[1].send_signal(signal.SIGCONT))]
-        for share, what, act in plan:
+        plan = [(0.2, "kill -9 w0", "w0", lambda: workers[0].kill()),
+                (0.5, "SIGSTOP w1", "w1", lambda: workers[1].send_signal(signal.SIGSTOP)),
+                (0.7, "SIGCONT w1", None, lambda: workers[1].send_signal(signal.SIGCONT))]
+        for share, what, holder, act in plan:
             time.sleep(max(0.0, began + share * seconds - time.perf_counter()))
+            held = holder and wait_until_holding(port, queue, holder)
             act()
-            events.append(f"{what} at {time.perf_counter() - began:.0f} s")
+            if held:
+                hit.append(held)
+            events.append(f"{what} at {time.perf_counter() - began:.0f} s" + (f" holding run {held}" if held else ""))
         thread.join()
         submitted_for = time.perf_counter() - began
         statuses = {}
@@ -161,6 +178,10 @@ def main():
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(f"| {len(accepted)} | {len(refused)} | {counts['done']} | {counts['failed']} | {lost} | {doubled} | "
           f"{retried} | {1e3 * percentile(latencies, 50):.1f} | {1e3 * percentile(latencies, 99):.1f} |")
+    for run in hit:
+        r = statuses.get(run, {})
+        print(f"run {run}, held by a worker when it was hit: {r.get('status')}, attempts {r.get('attempts')}, "
+              f"stored by {r.get('worker')}, 'result stored' logged {stored[run]} time(s)")
     if refused:
         print(f"refused: {collections.Counter(map(str, refused)).most_common(5)}")
     failed = [statuses[i].get("error") for i in accepted if statuses.get(i, {}).get("status") == "failed"]

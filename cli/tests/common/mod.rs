@@ -132,12 +132,24 @@ pub fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
+/// Whether a server on `port` answers `GET /api/health` with 200; false for any failure to
+/// connect or read (a server still starting, or one that closed the connection).
+fn answers_healthy(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let request = b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    let mut response = String::new();
+    stream.write_all(request).is_ok()
+        && stream.read_to_string(&mut response).is_ok()
+        && response.starts_with("HTTP/1.1 200")
+}
+
 pub fn wait_healthy(port: u16) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok()
-            && http(port, "GET", "/api/health", "", None).0 == 200
-        {
+        if answers_healthy(port) {
             return;
         }
         std::thread::sleep(Duration::from_millis(100));
