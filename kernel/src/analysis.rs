@@ -5,7 +5,7 @@
 use crate::arch::Arch;
 use crate::cfg::{Cfg, Loop};
 use crate::counts::{block_frequencies, static_counts};
-use crate::emulate::{emulate, traffic, Emulation, Launch, Unresolved, WarpTraffic};
+use crate::emulate::{emulate, traffic, Emulation, Launch, Traffic, Unresolved, WarpTraffic};
 use crate::error::{Error, Result};
 use crate::latency::{static_latency_bound, LatencyTable};
 use crate::poly::Poly;
@@ -102,6 +102,10 @@ pub struct Report {
     /// emulation mode (`crate::emulate::traffic`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<WarpTraffic>,
+    /// The per-block traffic `memory` comes from, kept so that a TEG simulation of the same
+    /// launch (`hetsim_teg::Options::traffic`) need not emulate the tiles again.
+    #[serde(skip)]
+    pub block_traffic: Option<Traffic>,
     /// Assumptions worth a user's attention.
     pub notes: Vec<String>,
 }
@@ -231,8 +235,11 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
     let mut report = match &options.launch {
         Some(launch) => {
             let e = emulate(kernel, &cfg, arch, &table, launch)?;
-            let memory = traffic(kernel, &cfg, arch, &table, launch)?.per_warp(e.gmem_bytes);
-            emulation_report(kernel, &cfg, arch, e, memory, registers)
+            let measured = traffic(kernel, &cfg, arch, &table, launch)?;
+            let memory = measured.per_warp(e.gmem_bytes);
+            let mut report = emulation_report(kernel, &cfg, arch, e, memory, registers);
+            report.block_traffic = Some(measured);
+            report
         }
         None => {
             let freq = block_frequencies(&cfg);
@@ -273,6 +280,7 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
                 registers,
                 emulation: None,
                 memory: None,
+                block_traffic: None,
                 notes: Vec::new(),
             }
         }
@@ -342,6 +350,7 @@ fn emulation_report(
             loop_runs_per_warp: e.loop_runs,
         }),
         memory: Some(memory),
+        block_traffic: None,
         notes,
     }
 }

@@ -19,12 +19,14 @@
 //! Each emulated launch also returns `launch`, a key the `gpu-teg` model takes to time that
 //! launch with TEG (`teg_kernel(params)`, [`KernelLibrary::teg_seconds`]): the launch is
 //! planned once per GPU and simulated once per distinct launch, so a sweep or a million
-//! processes re-simulate nothing.
+//! processes re-simulate nothing. TEG takes the traffic `kernel_params` measured (its two
+//! corner tiles) instead of emulating them again.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
+use hetsim_kernel::emulate::Traffic;
 use hetsim_kernel::{analyze, select_kernel, Arch, Arg, Launch, Listing, Options, Quantity};
 use hetsim_models::queueing::traffic_keys;
 use hetsim_system::{KernelSpec, SystemError};
@@ -134,13 +136,21 @@ const PIPE_KEYS: [(&str, &str); 4] = [
 /// A TEG time's memo key: the launch's key, the GPU (its `Debug` text) and resident warps.
 type TegKey = (String, String, Option<u32>);
 
+/// A launch `kernel_params` emulated: its kernel's name, and the traffic measured on the
+/// architecture it was analysed for, which TEG takes instead of measuring it again.
+struct Emulated {
+    kernel: String,
+    launch: Launch,
+    traffic: Option<(Arch, Traffic)>,
+}
+
 /// The kernels of one run and the analyses done so far.
 #[derive(Default)]
 pub struct KernelLibrary {
     kernels: BTreeMap<String, LoadedKernel>,
     memo: RefCell<HashMap<String, Map>>,
     /// Emulated launches by the key `kernel_params` returns as `launch`.
-    launches: RefCell<HashMap<String, (String, Launch)>>,
+    launches: RefCell<HashMap<String, Emulated>>,
     /// TEG's seconds by launch key, GPU and resident warps.
     teg: RefCell<HashMap<TegKey, f64>>,
 }
@@ -171,7 +181,11 @@ impl KernelLibrary {
             return Ok(seconds);
         }
         let launches = self.launches.borrow();
-        let (name, launch) = launches.get(key).ok_or_else(|| {
+        let Emulated {
+            kernel: name,
+            launch,
+            traffic,
+        } = launches.get(key).ok_or_else(|| {
             format!("`launch` = \"{key}\" is no launch of kernel_params(): pass kernel_params()'s map")
         })?;
         let kernel = &self.kernels[name];
@@ -182,6 +196,9 @@ impl KernelLibrary {
             hetsim_teg::Prepared::new(chosen, arch).map_err(|e| format!("kernel `{name}`: {e}"))?;
         let options = hetsim_teg::Options {
             warps_per_sm,
+            traffic: traffic
+                .filter(|(measured_on, _)| *measured_on == arch)
+                .map(|(_, t)| t),
             ..hetsim_teg::Options::default()
         };
         let seconds = hetsim_teg::simulate(&prepared, launch, gpu, &options)
@@ -263,9 +280,12 @@ impl KernelLibrary {
             out.insert("gridSize".into(), Dynamic::from_int(grid as i64));
             out.insert("blockSize".into(), Dynamic::from_int(block as i64));
             out.insert("launch".into(), Dynamic::from(key.clone()));
-            self.launches
-                .borrow_mut()
-                .insert(key.clone(), (name.to_string(), launch.clone()));
+            let emulated = Emulated {
+                kernel: name.to_string(),
+                launch: launch.clone(),
+                traffic: report.block_traffic.map(|t| (report.arch, t)),
+            };
+            self.launches.borrow_mut().insert(key.clone(), emulated);
         }
         self.memo.borrow_mut().insert(key, out.clone());
         Ok(out)

@@ -118,6 +118,10 @@ pub struct Options {
     pub what_if: WhatIf,
     /// Blocks of the busiest SM simulated before scaling takes over (at least four waves).
     pub max_blocks: usize,
+    /// The launch's traffic, where the caller measured it already on the same kernel and
+    /// architecture (`hetsim_kernel::analysis::Report::block_traffic`): it is then not
+    /// emulated again.
+    pub traffic: Option<Traffic>,
 }
 
 impl Default for Options {
@@ -126,6 +130,7 @@ impl Default for Options {
             warps_per_sm: None,
             what_if: WhatIf::default(),
             max_blocks: 16,
+            traffic: None,
         }
     }
 }
@@ -201,7 +206,10 @@ pub fn plan(p: &Prepared, launch: &Launch, gpu: &Gpu, options: &Options) -> Resu
     let ids: Vec<u64> = sample.iter().map(|&k| k * u64::from(active_sms)).collect();
     let l2_size = gpu.l2_size.unwrap_or(p.params.memory.l2_bytes);
     let dram_fraction = if l2_size > 0.0 {
-        let r = traffic(p.kernel, &p.cfg, p.arch, &p.table, launch)?;
+        let r = match options.traffic {
+            Some(measured) => measured,
+            None => traffic(p.kernel, &p.cfg, p.arch, &p.table, launch)?,
+        };
         let wave = f64::from(active_sms) * f64::from(resident);
         Some(dram_fraction(&r, blocks, wave, l2_size))
     } else {

@@ -154,3 +154,33 @@ fn reuse_across_blocks_follows_the_sharing() {
     );
     assert!((r.dram_fraction - 1.0).abs() < 1e-9, "{r:?}");
 }
+
+#[test]
+fn traffic_measured_by_the_analysis_is_taken_as_is() {
+    // `kernel_params` hands TEG the traffic its analysis measured: the same time as TEG
+    // measuring it itself, and a different traffic changes the time (so it is the one used).
+    let listing = corpus("stencil5_sm90.sass");
+    let kernel = &listing.kernels[0];
+    let launch = Launch::plane([64, 64], [16, 16], &[Some(1024), Some(1024), None, None]);
+    let gpu = Gpu::from_catalog("H100 SXM5 80GB").expect("in the catalog");
+    let time = |traffic: Option<Traffic>| {
+        let options = Options {
+            traffic,
+            ..Options::default()
+        };
+        hetsim_teg::simulate(&hopper(kernel), &launch, &gpu, &options)
+            .expect("simulates")
+            .seconds
+    };
+    let measured = reuse_of(kernel, &launch);
+    assert_eq!(time(Some(measured)), time(None));
+    let no_reuse = Traffic {
+        dram_fraction: 1.0,
+        reuse_exponent: 0.0,
+        ..measured
+    };
+    assert!(
+        time(Some(no_reuse)) > time(None),
+        "a larger DRAM share takes longer"
+    );
+}
