@@ -259,3 +259,36 @@ fn a_server_killed_while_it_writes_a_result_loses_nothing_and_writes_it_once() {
     );
     assert_eq!(run["result"]["processes"], PROCESSES);
 }
+
+#[test]
+fn processes_started_together_on_an_empty_database_all_start() {
+    if !services() {
+        return;
+    }
+    // A server and its workers started at once each seed the catalog of an empty database;
+    // the ones that lose the race go on instead of exiting on a duplicate name.
+    let fixture = Fixture::new("together");
+    let starts: Vec<_> = (0..8)
+        .map(|_| {
+            let db = fixture.db.clone();
+            std::thread::spawn(move || cli(&["token", "list", "--db", &db]))
+        })
+        .collect();
+    for start in starts {
+        let (ok, _, err) = start.join().unwrap();
+        assert!(ok, "{err}");
+    }
+    let (ok, out, err) = cli(&["components", "--json"]);
+    assert!(ok, "{err}");
+    let shipped = json(&out).as_array().unwrap().len();
+    let (status, body) = {
+        let (_server, port) = broker_server(&fixture.db);
+        http(port, "GET", "/api/components", "", None)
+    };
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        json(&body).as_array().unwrap().len(),
+        shipped,
+        "the catalog is seeded once"
+    );
+}

@@ -114,7 +114,12 @@ impl Store {
             .try_get("n")?;
         if count == 0 {
             for c in catalog::components() {
-                self.insert_component(&ComponentSpec::from_component(c)).await?;
+                match self.insert_component(&ComponentSpec::from_component(c)).await {
+                    // A server and its workers started together on one empty database all
+                    // seed it: the first to insert a component wins, the others go on.
+                    Err(e) if e.is_unique_violation() => {}
+                    inserted => drop(inserted?),
+                }
             }
         }
         Ok(())
