@@ -60,7 +60,7 @@ fn a_worker_killed_mid_sweep_loses_nothing() {
     let _ = victim.0.wait();
     let _replacement = worker(&db, &queue, "replacement");
     assert_all_done_once(port, &sweep, 30);
-    let run = json(&http(port, "GET", &format!("/api/runs/{lost}"), "", None).1);
+    let run = run_record(port, &lost);
     assert_eq!(run["status"], "done");
     assert!(
         run["attempts"].as_i64().unwrap() >= 2,
@@ -115,10 +115,7 @@ fn a_run_that_kills_its_worker_fails_after_its_attempts() {
         })
     };
     let sweep = sweep_of_slow_app(port, &queue, &["spin=1", "abortWorker=false,true,false,false"]);
-    let summary = wait_for(|| {
-        let s = sweep_summary(port, &sweep);
-        (s["done"].as_u64().unwrap() + s["failed"].as_u64().unwrap() == 4).then_some(s)
-    });
+    let summary = finished_sweep(port, &sweep, 4);
     stop.store(true, Ordering::SeqCst);
     supervisor.join().unwrap();
     assert_eq!(
@@ -158,7 +155,7 @@ fn sigterm_lets_a_worker_finish_its_run_and_take_no_more() {
     assert!(term.success());
     let status = wait_for(|| w.0.try_wait().unwrap());
     assert!(status.success(), "the worker exits cleanly: {status:?}");
-    let run = json(&http(port, "GET", &format!("/api/runs/{running}"), "", None).1);
+    let run = run_record(port, &running);
     assert_eq!(run["status"], "done", "the run in hand was finished: {run}");
     let summary = sweep_summary(port, &sweep);
     assert_eq!(summary["done"], 1, "no other run was taken: {summary}");

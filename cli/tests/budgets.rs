@@ -35,31 +35,8 @@ fn runs_over_their_memory_or_time_budget_fail_naming_it_and_the_worker_goes_on()
     let _worker = hetsim(&args, &[]);
     let app = scratch().join("greedy.rhai");
     std::fs::write(&app, GREEDY_APP).unwrap();
-    let server = format!("http://127.0.0.1:{port}");
-    let (ok, out, err) = cli(&[
-        "sweep",
-        "--server",
-        &server,
-        "--queue",
-        &queue,
-        "--app",
-        app.to_str().unwrap(),
-        "--system",
-        ONE_CPU,
-        "--label",
-        "Master=1",
-        "--label",
-        "Worker=0",
-        "--var",
-        "mode=hoard,spin,small",
-        "--json",
-    ]);
-    assert!(ok, "{err}");
-    let sweep = json(&out)["id"].as_str().unwrap().to_owned();
-    let summary = wait_for(|| {
-        let s = sweep_summary(port, &sweep);
-        (s["done"].as_u64().unwrap() + s["failed"].as_u64().unwrap() == 3).then_some(s)
-    });
+    let sweep = sweep_of_app(port, &queue, &app, &["mode=hoard,spin,small"]);
+    let summary = finished_sweep(port, &sweep, 3);
     assert_eq!(
         (summary["done"].as_u64(), summary["failed"].as_u64()),
         (Some(1), Some(2)),

@@ -36,10 +36,6 @@ fn signal(process: &Proc, name: &str) {
     assert!(sent.success(), "kill {name}");
 }
 
-fn run_json(port: u16, id: &str) -> serde_json::Value {
-    json(&http(port, "GET", &format!("/api/runs/{id}"), "", None).1)
-}
-
 fn logged_worker(db: &str, amqp: &str, queue: &str, name: &str, dir: &Path) -> (Proc, PathBuf) {
     let log = dir.join(format!("{name}.log"));
     (hetsim_logged(&worker_args(db, amqp, queue, name), &log), log)
@@ -60,7 +56,7 @@ fn a_worker_frozen_past_its_lease_loses_its_run_and_its_late_outcome_is_discarde
     signal(&frozen, "-STOP");
     let (_rescuer, rescuer_log) = logged_worker(&db, AMQP, &queue, "rescuer", &dir);
     assert_all_done_once(port, &sweep, 1);
-    let run = run_json(port, &id);
+    let run = run_record(port, &id);
     assert_eq!(
         (&run["worker"], &run["attempts"]),
         (&"rescuer".into(), &2.into()),
@@ -75,7 +71,7 @@ fn a_worker_frozen_past_its_lease_loses_its_run_and_its_late_outcome_is_discarde
         "{}",
         log_of(&frozen_log)
     );
-    let after = run_json(port, &id);
+    let after = run_record(port, &id);
     assert_eq!(
         (&after["status"], &after["worker"], &after["attempts"]),
         (&"done".into(), &"rescuer".into(), &2.into())
@@ -161,7 +157,7 @@ fn a_worker_cut_off_from_the_broker_finishes_its_run_and_no_run_starts_twice() {
     // the run was held (or done), so nothing ran it a second time.
     let runs = runs_of(port, &sweep);
     assert!(runs.iter().all(|r| r["attempts"] == 1), "{runs:?}");
-    let run = run_json(port, &id);
+    let run = run_record(port, &id);
     assert_eq!(run["worker"], "cut", "{run}");
     wait_for(|| (lines_about(&cut_log, &id, "result stored") == 1).then_some(()));
 }
@@ -239,7 +235,7 @@ fn a_server_killed_while_it_writes_a_result_loses_nothing_and_writes_it_once() {
 
     let _second = embedded_server_logged(&db, port, &dir.join("second.log"));
     let run = wait_for(|| {
-        let run = run_json(port, &id);
+        let run = run_record(port, &id);
         (run["status"] == "done").then_some(run)
     });
     assert_eq!(run["attempts"], 2, "{run}");

@@ -216,8 +216,7 @@ async fn run_held(store: &Store, lease: &Lease, budgets: &RunBudgets) -> Result<
             }
             return match why {
                 Interruption::NotHeld => {
-                    tracing::warn!(run = id, attempt = lease.attempt,
-                        "stopped: the run is no longer held by this attempt (cancelled, deleted, or its lease passed to another worker)");
+                    tracing::warn!(run = id, attempt = lease.attempt, "stopped: {NOT_HELD}");
                     Ok(())
                 }
                 Interruption::OverTime => {
@@ -274,6 +273,10 @@ fn discarded(lease: &Lease, what: &str) {
     tracing::warn!(
         run = lease.run,
         attempt = lease.attempt,
-        "{what} discarded: the run is no longer held by this attempt (cancelled, deleted, or its lease passed to another worker)"
+        "{what} discarded: {NOT_HELD}"
     );
 }
+
+/// Why a worker stops, or drops its outcome, when its lease's fence refuses it.
+const NOT_HELD: &str =
+    "the run is no longer held by this attempt (cancelled, deleted, or its lease passed to another worker)";

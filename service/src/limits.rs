@@ -53,9 +53,10 @@ pub fn checked_product(sizes: impl IntoIterator<Item = usize>, max: u64) -> Opti
 }
 
 /// The times a run may be started before it is failed: a run whose worker process dies
-/// with it (killed, out of memory, aborted) at every attempt. The one delivery limit of both
-/// queues: the embedded queue compares it with a run's attempts, RabbitMQ gets it as the
-/// quorum queue's `x-delivery-limit`, which counts returns, one fewer than attempts.
+/// with it (killed, out of memory, aborted) or freezes at every attempt. Counted in the
+/// database at each claim and enforced by the lease reaper (`crate::reclaim`) for both
+/// queues; RabbitMQ also gets it as the quorum queue's `x-delivery-limit`, which counts
+/// returns, one fewer than attempts, a second guard for a message no worker claims.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Attempts(u32);
 

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -224,7 +224,12 @@ pub fn slow_sweep(port: u16, queue: &str, runs: usize, spin: usize) -> String {
 
 /// Queues a sweep of the slow app with the given `NAME=V1,V2,…` variables; returns its id.
 pub fn sweep_of_slow_app(port: u16, queue: &str, variables: &[&str]) -> String {
-    let app = slow_app_file();
+    sweep_of_app(port, queue, &slow_app_file(), variables)
+}
+
+/// Queues a sweep of the app at `app` on the one-CPU system (a master alone) with the given
+/// `NAME=V1,V2,…` variables; returns its id.
+pub fn sweep_of_app(port: u16, queue: &str, app: &Path, variables: &[&str]) -> String {
     let server = format!("http://127.0.0.1:{port}");
     let args = vec![
         "sweep",
@@ -265,12 +270,17 @@ pub fn a_running_run(port: u16, sweep: &str) -> String {
     })
 }
 
-/// Every run of the sweep is done and has exactly one result.
-pub fn assert_all_done_once(port: u16, sweep: &str, total: usize) {
-    let summary = wait_for(|| {
+/// Waits until `total` runs of the sweep are done or failed; its summary.
+pub fn finished_sweep(port: u16, sweep: &str, total: usize) -> serde_json::Value {
+    wait_for(|| {
         let s = sweep_summary(port, sweep);
         (s["done"].as_u64().unwrap() + s["failed"].as_u64().unwrap() == total as u64).then_some(s)
-    });
+    })
+}
+
+/// Every run of the sweep is done and has exactly one result.
+pub fn assert_all_done_once(port: u16, sweep: &str, total: usize) {
+    let summary = finished_sweep(port, sweep, total);
     assert_eq!(summary["done"], total as u64, "{summary}");
     let runs = runs_of(port, sweep);
     assert_eq!(runs.len(), total);
@@ -293,8 +303,13 @@ pub fn assert_refused(port: u16, (status, body): (u16, String), want: u16, field
     );
 }
 
+/// `GET /api/runs/{run}` on a server without a token.
+pub fn run_record(port: u16, run: &str) -> serde_json::Value {
+    json(&http(port, "GET", &format!("/api/runs/{run}"), "", None).1)
+}
+
 pub fn status_of(port: u16, run: &str) -> serde_json::Value {
-    json(&http(port, "GET", &format!("/api/runs/{run}"), "", None).1)["status"].clone()
+    run_record(port, run)["status"].clone()
 }
 
 /// Runs `rabbitmqctl` with `args`; its stdout.

@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use sqlx::any::AnyRow;
 use sqlx::Row;
 
 use super::{now, Result, RunInputs, Store};
@@ -44,6 +45,14 @@ fn expiry(lease: Duration) -> String {
 const CLAIM: &str =
     "status = 'running', attempts = attempts + 1, worker = $1, started_at = $2, lease_until = $3";
 
+/// The lease a claim's `RETURNING id, attempts` row gives.
+fn claimed(row: &AnyRow) -> Result<Lease> {
+    Ok(Lease {
+        run: row.try_get("id")?,
+        attempt: row.try_get("attempts")?,
+    })
+}
+
 /// A running run whose lease passed, at time `$1`.
 const EXPIRED: &str = "status = 'running' AND (lease_until IS NULL OR lease_until < $1)";
 
@@ -59,7 +68,7 @@ impl Store {
     ) -> Result<Option<Lease>> {
         let sql = format!(
             "UPDATE runs SET {CLAIM} WHERE id = $4 AND status = 'queued' AND ($5 < 0 OR publication = $5) \
-             RETURNING attempts"
+             RETURNING id, attempts"
         );
         let row = sqlx::query(&sql)
             .bind(worker)
@@ -69,13 +78,7 @@ impl Store {
             .bind(publication.unwrap_or(-1))
             .fetch_optional(self.pool())
             .await?;
-        row.map(|r| {
-            Ok(Lease {
-                run: id.to_owned(),
-                attempt: r.try_get("attempts")?,
-            })
-        })
-        .transpose()
+        row.as_ref().map(claimed).transpose()
     }
 
     /// Claims the oldest queued run of any queue for `worker` (the embedded, broker-less
@@ -91,19 +94,13 @@ impl Store {
             .bind(expiry(lease))
             .fetch_optional(self.pool())
             .await?;
-        row.map(|r| {
-            Ok(Lease {
-                run: r.try_get("id")?,
-                attempt: r.try_get("attempts")?,
-            })
-        })
-        .transpose()
+        row.as_ref().map(claimed).transpose()
     }
 
     /// What the holder of `lease` needs to simulate its run (`None`: the run was deleted).
     pub async fn run_inputs(&self, lease: &Lease) -> Result<Option<RunInputs>> {
         let row = sqlx::query(
-            "SELECT i.app, i.system, i.trace, r.labels, r.variables, r.attempts FROM runs r \
+            "SELECT i.app, i.system, i.trace, r.labels, r.variables FROM runs r \
              JOIN inputs i ON i.id = r.input_id WHERE r.id = $1",
         )
         .bind(&lease.run)
@@ -115,7 +112,6 @@ impl Store {
                 system: row.try_get("system")?,
                 labels: row.try_get("labels")?,
                 variables: row.try_get("variables")?,
-                attempts: row.try_get("attempts")?,
                 trace: row.try_get::<i64, _>("trace")? != 0,
             })
         })

@@ -40,7 +40,6 @@ pub struct RunInputs {
     pub system: String,
     pub labels: String,
     pub variables: String,
-    pub attempts: i64,
     /// Whether to record the trace.
     pub trace: bool,
 }
