@@ -36,6 +36,26 @@ struct Stats {
     double mean, median, min;
 };
 
+// A device buffer of `count` doubles (`dbl`) or floats, element i set to value(i).
+template <class V>
+static inline void *device_filled(size_t count, bool dbl, V value)
+{
+    void *d = nullptr;
+    CK(cudaMalloc(&d, count * (dbl ? 8 : 4)));
+    if (dbl) {
+        std::vector<double> h(count);
+        for (size_t i = 0; i < count; i++)
+            h[i] = value(i);
+        CK(cudaMemcpy(d, h.data(), count * 8, cudaMemcpyHostToDevice));
+    } else {
+        std::vector<float> h(count);
+        for (size_t i = 0; i < count; i++)
+            h[i] = (float)value(i);
+        CK(cudaMemcpy(d, h.data(), count * 4, cudaMemcpyHostToDevice));
+    }
+    return d;
+}
+
 static inline Stats stats_of(std::vector<double> v)
 {
     Stats s{0, 0, 0};

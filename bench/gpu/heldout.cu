@@ -114,20 +114,7 @@ struct Buffers {
     void *a = nullptr, *b = nullptr, *c = nullptr;
     static void *filled(size_t count, bool dbl)
     {
-        void *d = nullptr;
-        CK(cudaMalloc(&d, count * (dbl ? 8 : 4)));
-        if (dbl) {
-            std::vector<double> h(count);
-            for (size_t i = 0; i < count; i++)
-                h[i] = 1.0 + (i % 1024) * 1e-6;
-            CK(cudaMemcpy(d, h.data(), count * 8, cudaMemcpyHostToDevice));
-        } else {
-            std::vector<float> h(count);
-            for (size_t i = 0; i < count; i++)
-                h[i] = 1.0f + (i % 1024) * 1e-6f;
-            CK(cudaMemcpy(d, h.data(), count * 4, cudaMemcpyHostToDevice));
-        }
-        return d;
+        return device_filled(count, dbl, [](size_t i) { return 1.0 + (i % 1024) * 1e-6; });
     }
     explicit Buffers(const Case &k)
     {

@@ -14,13 +14,15 @@
 #   ARCH=sm_XY       override the architecture (default: the GPU's compute capability)
 #   NVCC_FLAGS       extra nvcc flags (for example -ccbin g++-12)
 #   SKIP_NCU=1       skip the Nsight Compute part
+#   STEPS="a.csv b.csv"   write only these files (props.csv is always written); the others
+#                    are listed as skipped
 #
 # Exit status: 0 when every file was written, 1 when a step failed (the others still run),
 # 2 when the tools are missing or the GPU cannot be used at all.
 set -uo pipefail
 
 usage() {
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
     exit "${1:-2}"
 }
 
@@ -151,13 +153,19 @@ EXTRA=()
 
 BENCH="$BUILD/hetsim_gpu_bench"
 HELDOUT="$BUILD/hetsim_heldout"
+FAMILIES="$BUILD/hetsim_families"
+
+# wanted FILE: whether this run writes FILE (STEPS unset: every file).
+wanted() { [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $1 "* ]]; }
 log "== build: $NVCC -O3 $ARCH_FLAG ${NVCC_FLAGS:-}"
 "$NVCC" --version | tail -n 2
 if ! "$NVCC" -O3 "$ARCH_FLAG" ${EXTRA[@]+"${EXTRA[@]}"} -o "$BENCH" "$HERE/hetsim_gpu_bench.cu"; then
     fatal "nvcc failed to build hetsim_gpu_bench (is a supported host compiler installed? NVCC_FLAGS=-ccbin ... picks one)"
 fi
 HAVE_HELDOUT=0
-if [ -f "$KERNELS/saxpy2.cu" ]; then
+if ! wanted heldout_times.csv && ! wanted ncu_heldout.csv; then
+    SKIPPED+=("heldout (STEPS)")
+elif [ -f "$KERNELS/saxpy2.cu" ]; then
     if "$NVCC" -O3 "$ARCH_FLAG" ${EXTRA[@]+"${EXTRA[@]}"} -o "$HELDOUT" "$HERE/heldout.cu"; then
         HAVE_HELDOUT=1
     else
@@ -168,6 +176,15 @@ else
     SKIPPED+=("heldout (no $KERNELS)")
     loud "kernel/tests/kernels is not next to this kit: no held-out files."
 fi
+HAVE_FAMILIES=0
+if ! wanted families.csv && ! wanted ncu_families.csv && ! wanted families_power.csv; then
+    SKIPPED+=("families (STEPS)")
+elif "$NVCC" -O3 "$ARCH_FLAG" ${EXTRA[@]+"${EXTRA[@]}"} -o "$FAMILIES" "$HERE/families.cu"; then
+    HAVE_FAMILIES=1
+else
+    FAILED+=("build hetsim_families")
+    loud "nvcc failed to build hetsim_families: no families files."
+fi
 
 # ---- one step per file ----------------------------------------------------------------
 
@@ -176,6 +193,10 @@ fi
 step() {
     local file=$1
     shift
+    if [ "$file" != props.csv ] && ! wanted "$file"; then
+        SKIPPED+=("$file (STEPS)")
+        return
+    fi
     local t0=$SECONDS
     log "== $file"
     if "$@" >"$OUT/$file.tmp"; then
@@ -224,9 +245,13 @@ power_phase() {
     kill "$sampler" 2>/dev/null
     wait "$sampler" 2>/dev/null
     # Lines that are not numbers ("[N/A]", "[Not Supported]") are not samples.
-    awk -v phase="$phase" -v kernel="$kernel" '
-        $1 + 0 == $1 && $1 != "" { n++; s += $1; if (n == 1 || $1 < lo) lo = $1; if (n == 1 || $1 > hi) hi = $1 }
-        END { if (n) printf "%s,%s,%d,%.1f,%.1f,%.1f\n", phase, kernel, n, s / n, lo, hi
+    # STEADY_FROM=f keeps the samples after the first fraction f of the phase: a load that
+    # first fills gigabytes of buffers leaves the GPU idle meanwhile.
+    awk -v phase="$phase" -v kernel="$kernel" -v from="${STEADY_FROM:-0}" '
+        $1 + 0 == $1 && $1 != "" { all[++total] = $1 }
+        END { for (i = int(total * from) + 1; i <= total; i++) {
+                  n++; s += all[i]; if (n == 1 || all[i] < lo) lo = all[i]; if (n == 1 || all[i] > hi) hi = all[i] }
+              if (n) printf "%s,%s,%d,%.1f,%.1f,%.1f\n", phase, kernel, n, s / n, lo, hi
               else   printf "%s,%s,0,nan,nan,nan\n", phase, kernel }' "$samples"
     return "$rc"
 }
@@ -242,6 +267,25 @@ power_csv() {
         power_phase idle2 none sleep "$PHASE_S"
 }
 step power.csv power_csv
+
+# The steady board power of the largest launch of each kernel family (families.cu `powered`),
+# between two idle phases: power per limiter is fitted across these kernels. Each load runs
+# twice the phase after filling its buffers, and only the second half of its samples counts.
+# shellcheck disable=SC2317
+families_power_csv() {
+    echo "phase,kernel,samples,mean_watts,min_watts,max_watts"
+    power_phase idle1 none sleep "$PHASE_S" || return
+    local launches i
+    mapfile -t launches < <("$FAMILIES" powered)
+    for i in "${!launches[@]}"; do
+        STEADY_FROM=0.5 power_phase "${launches[$i]%%,*}" "${launches[$i]#*,}" \
+            "$FAMILIES" load "$i" "$(awk -v s="$PHASE_S" 'BEGIN { print 2 * s }')" || return
+    done
+    power_phase idle2 none sleep "$PHASE_S"
+}
+if [ "$HAVE_FAMILIES" = 1 ]; then
+    step families_power.csv families_power_csv
+fi
 if [ -f "$OUT/power.csv" ] && grep -q ',0,nan,nan,nan$' "$OUT/power.csv"; then
     loud "nvidia-smi reported no power.draw samples on this GPU: power.csv holds nan."
 fi
@@ -258,6 +302,9 @@ step transfers.csv "$BENCH" $QUICK transfers
 step copies_concurrent.csv "$BENCH" $QUICK copies
 if [ "$HAVE_HELDOUT" = 1 ]; then
     step heldout_times.csv "$HELDOUT" $QUICK time
+fi
+if [ "$HAVE_FAMILIES" = 1 ]; then
+    step families.csv "$FAMILIES" time
 fi
 
 # ---- SASS ---------------------------------------------------------------------------------
@@ -287,6 +334,9 @@ if [ -n "$CUOBJDUMP" ]; then
         sass_file "heldout_sm$SM.sass" -sass "$HELDOUT" &&
             sass_file "heldout_res_usage_sm$SM.txt" -res-usage "$HELDOUT"
     fi
+    if [ "$HAVE_FAMILIES" = 1 ]; then
+        sass_file "families_sm$SM.sass" -sass "$FAMILIES"
+    fi
 else
     SKIPPED+=("SASS (no cuobjdump)")
     loud "cuobjdump not found (set CUOBJDUMP=...): no .sass files written."
@@ -296,6 +346,9 @@ fi
 
 METRICS=smsp__inst_executed.sum,smsp__inst_issued.sum,sm__warps_launched.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,sm__cycles_elapsed.avg,sm__cycles_elapsed.avg.per_second,gpu__time_duration.sum,sm__warps_active.avg.per_cycle_active,smsp__thread_inst_executed.sum
 L1_METRICS=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum
+# The reuse and shared-memory counters the families are judged on: L1 hits of global loads,
+# the L2's hit rate, shared-memory wavefronts and bank conflicts.
+REUSE_METRICS=l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,lts__t_sector_hit_rate.pct,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum
 
 # ncu_file OUTFILE MANIFEST KERNEL_REGEX METRICS PROGRAM ARGS...: profiles every launch of
 # the matching kernels, then joins ncu's table with the manifest the program wrote.
@@ -304,6 +357,10 @@ L1_METRICS=l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_
 ncu_file() {
     local file=$1 manifest=$2 regex=$3 metrics=$4
     shift 4
+    if ! wanted "$file"; then
+        SKIPPED+=("$file (STEPS)")
+        return
+    fi
     local raw="$BUILD/${file%.csv}_raw.csv" t0=$SECONDS
     log "== $file (ncu)"
     if ! "${NCU_CMD[@]}" --csv --page raw --print-units base --clock-control none \
@@ -344,6 +401,11 @@ else
         ncu_file ncu_heldout.csv "$BUILD/ncu_heldout_manifest.csv" \
             '^(saxpy2|strided_copy|daxpy_loop|sfu_loop|sgemm_naive|sgemm_tiled|stencil5)' \
             "$METRICS,$L1_METRICS" "$HELDOUT" $QUICK ncu "$BUILD/ncu_heldout_manifest.csv"
+    fi
+    if [ "$HAVE_FAMILIES" = 1 ]; then
+        ncu_file ncu_families.csv "$BUILD/ncu_families_manifest.csv" \
+            '^(stencil5|sgemm|block_sum|transpose)' \
+            "$METRICS,$L1_METRICS,$REUSE_METRICS" "$FAMILIES" ncu "$BUILD/ncu_families_manifest.csv"
     fi
 fi
 

@@ -154,21 +154,44 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
     );
 }
 
+/// The targets the shipped H100 data misses today, with their figures (docs/VALIDATION.md):
+/// `hetsim validate` reports them and exits 1. Any other miss fails this test, and so does one
+/// of these being met: then this list is updated.
+const KNOWN_MISSES: &[&str] = &[
+    // TEG on the project's own families (bench/gpu/families.cu): 22.9 %, 20.5 % and 12.6 %
+    // against 20 %, 20 % and 10 %. gpu-queueing meets them (5.3 % over the families).
+    "families: transpose_conflicted (gpu-teg)",
+    "families: transpose_padded (gpu-teg)",
+    "families: every held-out family (gpu-teg)",
+];
+
 #[test]
 fn validate_meets_the_targets_on_the_shipped_h100_data_and_writes_its_report() {
     let dir = std::env::temp_dir().join(format!("hetsim-validate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let report = dir.join("VALIDATION.md");
     let report_arg = report.display().to_string();
-    let out = ok_json(&["validate", "--report", &report_arg, "--json"]);
+    let run = hetsim(&["validate", "--report", &report_arg, "--json"], None);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "the known misses fail it: {stderr}");
+    assert!(stderr.contains("targets missed"), "{stderr}");
+    let out: serde_json::Value = serde_json::from_slice(&run.stdout).expect("--json prints JSON");
     let checks = out["checks"].as_array().expect("checks");
     assert!(checks.len() >= 9, "kernel ×2, TEG ×2, transfers ×4, power: {out}");
     assert!(
         checks.iter().any(|c| c["name"] == "sweep.csv (kernel, TEG)"),
         "{out}"
     );
-    for c in checks {
-        assert_eq!(c["pass"], true, "{c}");
+    let families = out["families"].as_array().expect("families");
+    assert!(
+        families
+            .iter()
+            .any(|c| c["name"] == "families: sgemm_tiled16 (gpu-queueing)"),
+        "the project's own families are scored: {out}"
+    );
+    for c in checks.iter().chain(families) {
+        let known = KNOWN_MISSES.iter().any(|m| c["name"] == *m);
+        assert_eq!(c["pass"], !known, "{c}");
     }
     let folds = out["cross_validation"].as_array().expect("cross-validation");
     assert_eq!(folds.len(), 7 + 9, "7 block sizes, 9 occupancy levels: {out}");

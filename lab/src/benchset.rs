@@ -36,6 +36,10 @@ struct Descriptor {
     app: PathBuf,
     systems: BTreeMap<String, PathBuf>,
     families: BTreeMap<String, Family>,
+    /// The MAPE the held-out families together must reach, by GPU model, where the set sets
+    /// its own (a GPU nothing was calibrated on); else the GPU-model issue's.
+    #[serde(default)]
+    targets: BTreeMap<String, f64>,
 }
 
 /// One kernel family of a set.
@@ -91,6 +95,8 @@ pub struct BenchSet {
     /// System files by GPU model.
     pub systems: BTreeMap<String, PathBuf>,
     pub families: BTreeMap<String, Family>,
+    /// The descriptor's `targets`: MAPE over the held-out families, by GPU model.
+    pub targets: BTreeMap<String, f64>,
     pub launches: Vec<TimedLaunch>,
 }
 
@@ -134,6 +140,7 @@ impl BenchSet {
             app,
             systems,
             families: d.families,
+            targets: d.targets,
             launches,
         })
     }

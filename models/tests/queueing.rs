@@ -296,7 +296,7 @@ fn the_hierarchy_splits_a_stencils_traffic_between_l1_l2_and_dram() {
 
 #[test]
 fn shared_wavefronts_bound_a_tiled_sgemm_and_barriers_lengthen_its_warps() {
-    // sgemm_tiled<16>, N = 4096 (docs/MODELS.md): per warp 256 steps of 34 shared wavefronts,
+    // sgemm_tiled<16>, N = 4096 (docs/MODELS.md): per warp 256 steps of 26 shared wavefronts,
     // 4 L1 wavefronts, 16 FFMA and 2 barriers.
     let k = Kernel {
         grid_size: 256.0 * 256.0,
@@ -308,7 +308,7 @@ fn shared_wavefronts_bound_a_tiled_sgemm_and_barriers_lengthen_its_warps() {
             dram_bytes: 400.0,
             l1_wavefronts: 256.0 * 4.0 + 2.0,
             reuse_exponent: -0.5,
-            shared_wavefronts: 256.0 * 34.0,
+            shared_wavefronts: 256.0 * 26.0,
             barriers: 512.0,
         }),
         latency_bound: 215710.0,
@@ -322,7 +322,7 @@ fn shared_wavefronts_bound_a_tiled_sgemm_and_barriers_lengthen_its_warps() {
     };
     let out = run(&h100_hierarchy(), k.clone());
     assert_eq!(out.limiter, Limiter::L1);
-    assert!((demand(&out, Limiter::L1) - (1026.0 + 8704.0)).abs() < 1e-9);
+    assert!((demand(&out, Limiter::L1) - (1026.0 + 6656.0)).abs() < 1e-9);
     // Each warp waits 20 cycles at each barrier beyond its own critical path.
     let mut alone = k.clone();
     alone.grid_size = 132.0;
@@ -342,8 +342,9 @@ fn shared_wavefronts_bound_a_tiled_sgemm_and_barriers_lengthen_its_warps() {
         without.cycles
     );
     // Without the hierarchy the shared pipe is unseen: DRAM bounds it (all 65,664 requested
-    // bytes of a warp, 5120 cycles), half as long.
+    // bytes of a warp, 5120 cycles), two thirds as long (the GPU-model issue measured the
+    // thesis's model 48 % too fast on tiled SGEMMs).
     let thesis = run(&h100(), Kernel { traffic: None, ..k });
     assert_eq!(thesis.limiter, Limiter::Memory);
-    assert!(thesis.seconds < 0.6 * out.seconds);
+    assert!(thesis.seconds < 0.75 * out.seconds);
 }

@@ -7,7 +7,7 @@ use hetsim_lab::validate::{coverage, table, validate, write_report};
 use crate::cli::ValidateArgs;
 
 pub fn run(args: ValidateArgs) -> Result<()> {
-    let v = validate(&args.data, &args.app, &args.system)?;
+    let v = validate(&args.data, &args.app, &args.system, args.held_out)?;
     if let Some(path) = &args.report {
         write_report(&v, path)?;
     }

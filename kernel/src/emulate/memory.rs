@@ -45,19 +45,33 @@ pub fn lines(sectors: &[u64]) -> u64 {
         .count() as u64
 }
 
-/// Wavefronts a shared-memory access takes: the most distinct 4-byte words any one bank must
-/// deliver (lanes reading the same word share it, a broadcast), and at least one per 4-byte
-/// register each lane receives, since the data path returns 128 bytes, one register of the
-/// warp, a cycle (so a 16-byte load takes 4 even when its lanes share two addresses). A
-/// conflict-free 4-byte access takes 1; a 16-byte one, 4; 32 lanes striding by 32 words, 32.
-pub fn bank_wavefronts(addresses: &[u64], bytes: u32) -> u64 {
+/// Wavefronts a shared-memory access takes. A 16-byte access is served a half-warp at a time,
+/// narrower ones a warp at a time; each pass takes the most distinct 4-byte words any one bank
+/// must deliver (lanes reading the same word share it, a broadcast), at least one. Nsight
+/// Compute on the H100 (examples/validation/data/h100/families/ncu_families.csv) counts 2 for
+/// a broadcast LDS.128, one or two addresses (the tiled SGEMMs' `As[ty][k..k+3]`), not the 4
+/// registers it returns. A conflict-free 4-byte access takes 1; a 16-byte one, 4; 32 lanes
+/// striding by 32 words, 32. `addresses` are the active lanes' (the set bits of `lanes`), in
+/// lane order.
+pub fn bank_wavefronts(addresses: &[u64], bytes: u32, lanes: u32) -> u64 {
+    let first_half = if bytes >= 16 {
+        (lanes & 0xFFFF).count_ones() as usize
+    } else {
+        addresses.len()
+    };
+    let (low, high) = addresses.split_at(first_half.min(addresses.len()));
+    pass_wavefronts(low, bytes) + pass_wavefronts(high, bytes)
+}
+
+/// The wavefronts of one pass through the banks: the most distinct words one bank delivers.
+fn pass_wavefronts(addresses: &[u64], bytes: u32) -> u64 {
     if addresses.is_empty() {
         return 0;
     }
-    let words_per_lane = u64::from(bytes.max(4) / 4);
+    let words_per_lane = (bytes.max(4) / 4) as usize;
     let mut words: Vec<u64> = addresses
         .iter()
-        .flat_map(|&a| (a / 4..).take(words_per_lane as usize))
+        .flat_map(|&a| (a / 4..).take(words_per_lane))
         .collect();
     words.sort_unstable();
     words.dedup();
@@ -65,15 +79,13 @@ pub fn bank_wavefronts(addresses: &[u64], bytes: u32) -> u64 {
     for w in words {
         per_bank[(w % BANKS) as usize] += 1;
     }
-    per_bank.into_iter().max().unwrap_or(0).max(words_per_lane)
+    per_bank.into_iter().max().unwrap_or(0).max(1)
 }
 
 /// Wavefronts the same access would take without bank conflicts: its bytes over the banks'
-/// width, at least one per register a lane receives, and never more than it takes
-/// (broadcasts can do better).
+/// width, and never more than it takes (broadcasts can do better).
 pub fn conflict_free_wavefronts(lanes: u32, bytes: u32, actual: u64) -> u64 {
-    let bytes = u64::from(bytes.max(4));
-    let ideal = (u64::from(lanes) * bytes).div_ceil(BANKS * 4).max(bytes / 4);
+    let ideal = (u64::from(lanes) * u64::from(bytes.max(4))).div_ceil(BANKS * 4);
     ideal.min(actual).max(1)
 }
 
@@ -176,28 +188,37 @@ mod tests {
 
     #[test]
     fn bank_conflicts() {
-        let w = |stride, bytes| bank_wavefronts(&strided(0x400, stride, bytes, 32), bytes);
+        let all = u32::MAX;
+        let w = |stride, bytes| bank_wavefronts(&strided(0x400, stride, bytes, 32), bytes, all);
         // sgemm_tiled's `As[ty][k]`: one word for the warp's lanes of a row, a broadcast.
-        assert_eq!(bank_wavefronts(&[0x400; 32], 4), 1);
+        assert_eq!(bank_wavefronts(&[0x400; 32], 4, all), 1);
         assert_eq!(
             (w(1, 4), w(2, 4), w(16, 4), w(32, 4), w(33, 4)),
             (1, 2, 16, 32, 1)
         );
         assert_eq!((w(1, 8), w(1, 16)), (2, 4));
-        // A 16-byte broadcast (sgemm_tiled's LDS.128 of As[ty][k..k+3], two addresses) still
-        // returns four registers: 4, none of them a conflict.
-        assert_eq!(bank_wavefronts(&[0x400, 0x440], 16), 4);
-        assert_eq!(conflict_free_wavefronts(32, 16, 4), 4);
+        // A 16-byte broadcast, a half-warp a pass: sgemm_tiled<16>'s LDS.128 of
+        // As[ty][k..k+3] (lanes 0-15 one row, 16-31 the next) and sgemm_tiled<32>'s (one
+        // address) take 2, as Nsight Compute counts them on the H100; none is a conflict.
+        let two_rows: Vec<u64> = (0..32)
+            .map(|lane| if lane < 16 { 0x400 } else { 0x440 })
+            .collect();
+        assert_eq!(bank_wavefronts(&two_rows, 16, all), 2);
+        assert_eq!(bank_wavefronts(&[0x400; 32], 16, all), 2);
+        // Only the upper half-warp active: one pass.
+        assert_eq!(bank_wavefronts(&[0x400; 16], 16, 0xFFFF_0000), 1);
+        assert_eq!(conflict_free_wavefronts(32, 16, 2), 2);
+        assert_eq!(conflict_free_wavefronts(32, 16, 8), 4);
         assert_eq!(conflict_free_wavefronts(32, 4, 32), 1);
-        assert_eq!(conflict_free_wavefronts(8, 16, 4), 4);
-        assert_eq!(bank_wavefronts(&[], 4), 0);
+        assert_eq!(conflict_free_wavefronts(8, 16, 4), 1);
+        assert_eq!(bank_wavefronts(&[], 4, 0), 0);
     }
 
     proptest! {
         #[test]
         fn wavefronts_between_ideal_and_lanes(base in 0u64..1 << 20, stride in 0u64..70, lanes in 1u64..=32) {
             let base = base / 4 * 4;
-            let actual = bank_wavefronts(&strided(base, stride, 4, lanes), 4);
+            let actual = bank_wavefronts(&strided(base, stride, 4, lanes), 4, u32::MAX);
             prop_assert!(actual >= 1 && actual <= lanes);
             prop_assert!(conflict_free_wavefronts(lanes as u32, 4, actual) <= actual);
         }

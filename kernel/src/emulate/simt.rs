@@ -532,7 +532,7 @@ fn traffic(
     let count = lanes.count_ones();
     if access.space == Space::Shared {
         let ideal = conflict_free_wavefronts(count, access.bytes, u64::MAX);
-        let wavefronts = addresses.map_or(ideal, |a| bank_wavefronts(&a, access.bytes));
+        let wavefronts = addresses.map_or(ideal, |a| bank_wavefronts(&a, access.bytes, lanes));
         return Traffic {
             wavefronts,
             conflict_free_wavefronts: conflict_free_wavefronts(count, access.bytes, wavefronts),

@@ -35,6 +35,22 @@ const TILE_WARPS: u64 = 512;
 /// tiles (2 × 2 blocks, or 4 in a row).
 const TILE_INSTRUCTIONS: u64 = 1 << 19;
 
+/// The DRAM fraction of a 2D grid of `blocks` blocks as `a + b / √n`, through the fractions
+/// `f` of the two tiles of `n` blocks: a tile's distinct sectors are its blocks' own (∝ n) plus
+/// what it shares along its perimeter (∝ √n). A stencil's halo keeps `a` > 0, where a power
+/// law would let its fraction fall without end; a naive SGEMM's rows and columns make `a` = 0,
+/// the power law's −½. `None` where the tiles fall faster than a perimeter allows (`a` < 0),
+/// for the power law to take over.
+fn perimeter_law(n: [f64; 2], f: [f64; 2], blocks: f64) -> Option<f64> {
+    let edge = |n: f64| n.max(1.0).powf(-0.5);
+    if n[1] <= n[0] || f[0] <= f[1] {
+        return (n[1] > n[0]).then_some(f[1]);
+    }
+    let b = (f[0] - f[1]) / (edge(n[0]) - edge(n[1]));
+    let a = f[1] - b * edge(n[1]);
+    (a >= 0.0).then(|| a + b * edge(blocks))
+}
+
 /// A launch's memory traffic per block, from the blocks [`traffic`] emulates.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Traffic {
@@ -213,11 +229,17 @@ pub fn traffic(
         0.0
     };
     let per = |x: f64| x / n[1].max(1.0);
+    let dram_fraction = if gy > 1 {
+        perimeter_law(n, [f_small, f_large], blocks)
+    } else {
+        None
+    }
+    .unwrap_or(f_large * (blocks / n[1]).powf(exponent));
     Ok(Traffic {
         warps_per_block: per_block as f64,
         requested_sectors_per_block: per(tally.requested),
         missed_sectors_per_block: per(tally.missed),
-        dram_fraction: (f_large * (blocks / n[1]).powf(exponent)).min(1.0),
+        dram_fraction: dram_fraction.min(1.0),
         reuse_exponent: exponent,
         dram_granularity: if tally.distinct > 0.0 {
             (tally.dram / tally.distinct).clamp(1.0, 2.0)
@@ -229,4 +251,27 @@ pub fn traffic(
         conflict_free_wavefronts_per_block: per(tally.conflict_free),
         barriers_per_block: per(tally.barriers),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::perimeter_law;
+
+    fn near(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-12)
+    }
+
+    #[test]
+    fn a_halo_keeps_its_floor_and_shared_rows_fall_as_the_perimeter() {
+        // A stencil-like tile pair: f = 0.64 + 0.64/√n gives 0.8 at 16 blocks and 0.72 at
+        // 64; a million blocks keep the floor, 0.64 + 0.64/1000.
+        assert!(near(perimeter_law([16.0, 64.0], [0.8, 0.72], 1e6), 0.64064));
+        // A naive SGEMM's: f = 2/√n (0.5, 0.25), no floor: 4096 blocks give 2/64, as the
+        // power law n^−½ does.
+        assert!(near(perimeter_law([16.0, 64.0], [0.5, 0.25], 4096.0), 0.03125));
+        // Falling faster than a perimeter allows (a < 0): left to the power law.
+        assert_eq!(perimeter_law([16.0, 64.0], [0.5, 0.1], 4096.0), None);
+        // Not falling: the larger tile's share.
+        assert!(near(perimeter_law([16.0, 64.0], [0.5, 0.6], 4096.0), 0.6));
+    }
 }

@@ -158,9 +158,11 @@ fn mape_of(v: &Validation, prefix: &str) -> String {
     )
 }
 
-/// Writes the Markdown report and its figures (in `validation/` beside it).
+/// Writes the Markdown report and its figures, in a folder beside it named as the report in
+/// lower case (`VALIDATION.md`: `validation/`; `VALIDATION-H200.md`: `validation-h200/`).
 pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new(".")).join("validation");
+    let folder = figure_folder(path);
+    let dir = path.parent().unwrap_or(Path::new(".")).join(&folder);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let figures = [
         (
@@ -195,13 +197,17 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
         ),
         ("transfers.svg", transfer_chart(v)),
     ];
+    let figures: Vec<_> = figures
+        .into_iter()
+        .filter(|(name, _)| *name != "transfers.svg" || !v.transfers.is_empty())
+        .collect();
     for (name, chart) in &figures {
         let file = dir.join(name);
         write_file(&file, chart.svg())?;
     }
     let figure_links: String = figures
         .iter()
-        .map(|(name, chart)| format!("![{}](validation/{name})\n\n", chart.title))
+        .map(|(name, chart)| format!("![{}]({folder}/{name})\n\n", chart.title))
         .collect();
     let power: String = v
         .power
@@ -220,6 +226,12 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
         TEMPLATE,
         &[
             ("data", v.data.clone()),
+            ("system", v.system.clone()),
+            (
+                "held_out_flag",
+                if v.held_out { " --held-out" } else { "" }.to_owned(),
+            ),
+            ("basis", basis_note(v.held_out).to_owned()),
             ("report", path.display().to_string()),
             ("targets", table(&v.checks)),
             ("cross_validation", table(&v.cross_validation)),
@@ -233,6 +245,21 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The figures' folder of the report at `path`: its name without extension, in lower case.
+fn figure_folder(path: &Path) -> String {
+    path.file_stem()
+        .map_or_else(|| "validation".to_owned(), |s| s.to_string_lossy().to_lowercase())
+}
+
+/// What the saxpy2 rows' basis means, for the report.
+fn basis_note(held_out: bool) -> &'static str {
+    if held_out {
+        "Nothing of either model was fitted on this GPU: its catalog entry carries another GPU's calibration over (`--held-out`), so every row is held-out."
+    } else {
+        "Both fit four numbers to these launches (`gpu-queueing`: memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew; TEG: efficiency, queue_cycles, replacement, taken_branch), so both are in-sample."
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +268,9 @@ mod tests {
     fn the_template_names_every_part_and_fill_leaves_none() {
         let parts = [
             "data",
+            "system",
+            "held_out_flag",
+            "basis",
             "report",
             "targets",
             "cross_validation",
@@ -254,5 +284,14 @@ mod tests {
         }
         let filled = fill(TEMPLATE, &parts.map(|k| (k, String::new())));
         assert!(!filled.contains("{{"), "a part is left: {filled}");
+    }
+
+    #[test]
+    fn each_report_has_its_own_figures() {
+        assert_eq!(figure_folder(Path::new("docs/VALIDATION.md")), "validation");
+        assert_eq!(
+            figure_folder(Path::new("docs/VALIDATION-H200.md")),
+            "validation-h200"
+        );
     }
 }

@@ -9,9 +9,10 @@ use crate::measurements::Measurements;
 use crate::saxpy2;
 
 /// The saxpy2 launches of sweep.csv and occupancy_block256.csv predicted by TEG
-/// (`hetsim-teg`, the `gpu-teg` model) from the folder's saxpy2 SASS and the catalog's H100,
-/// with teg/data's parameters: no per-kernel constant, nothing fitted here. One check per file.
-pub(super) fn saxpy2_checks(m: &Measurements) -> Result<Vec<Check>> {
+/// (`hetsim-teg`, the `gpu-teg` model) from the folder's saxpy2 SASS and the catalog's `gpu`,
+/// with teg/data's parameters: no per-kernel constant, nothing fitted here. One check per
+/// file, labelled `basis`.
+pub(super) fn saxpy2_checks(m: &Measurements, gpu: &str, basis: Basis) -> Result<Vec<Check>> {
     let Some(sass) = &m.sass else {
         return Ok(Vec::new());
     };
@@ -22,7 +23,7 @@ pub(super) fn saxpy2_checks(m: &Measurements) -> Result<Vec<Check>> {
         .ok_or_else(|| anyhow!("saxpy2 SASS: no kernel"))?;
     let arch = kernel.arch.unwrap_or(hetsim_kernel::Arch::HOPPER);
     let prepared = hetsim_teg::Prepared::new(kernel, arch).map_err(|e| anyhow!("saxpy2 SASS: {e}"))?;
-    let gpu = hetsim_teg::Gpu::from_catalog(TEG_GPU).map_err(|e| anyhow!("{TEG_GPU}: {e}"))?;
+    let gpu = hetsim_teg::Gpu::from_catalog(gpu).map_err(|e| anyhow!("{gpu}: {e}"))?;
     let points = |file: &str| -> Result<Vec<Point>> {
         m.kernel_runs()
             .filter(|r| r.file == file)
@@ -47,7 +48,7 @@ pub(super) fn saxpy2_checks(m: &Measurements) -> Result<Vec<Check>> {
     ] {
         let teg = points(file)?;
         if !teg.is_empty() {
-            checks.push(check(name, Basis::InSample, &teg, 0.08, 0.25));
+            checks.push(check(name, basis, &teg, 0.08, 0.25));
         }
     }
     Ok(checks)
@@ -56,12 +57,12 @@ pub(super) fn saxpy2_checks(m: &Measurements) -> Result<Vec<Check>> {
 /// The held-out kernels of `heldout_times.csv` predicted by TEG from the SASS they ran
 /// (`heldout_sm<XY>.sass`), as `saxpy2_checks` does saxpy2: no kernel's constant, nothing fitted
 /// to them.
-pub(super) fn heldout_points(m: &Measurements) -> Result<Vec<Point>> {
+pub(super) fn heldout_points(m: &Measurements, gpu: &str) -> Result<Vec<Point>> {
     let (Some(sass), false) = (&m.heldout_sass, m.heldout.is_empty()) else {
         return Ok(Vec::new());
     };
     let listing = hetsim_kernel::parse(sass).map_err(|e| anyhow!("heldout SASS: {e}"))?;
-    let gpu = hetsim_teg::Gpu::from_catalog(TEG_GPU).map_err(|e| anyhow!("{TEG_GPU}: {e}"))?;
+    let gpu = hetsim_teg::Gpu::from_catalog(gpu).map_err(|e| anyhow!("{gpu}: {e}"))?;
     m.heldout
         .iter()
         .map(|r| {
@@ -90,13 +91,12 @@ pub(super) fn heldout_points(m: &Measurements) -> Result<Vec<Point>> {
         .collect()
 }
 
-/// The catalog GPU the measurements were taken on, for TEG.
-const TEG_GPU: &str = "H100 SXM5 80GB";
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::path::Path;
+
+    const H100: &str = "H100 SXM5 80GB";
 
     /// A measurement folder with the kit's held-out files: the corpus's SASS of every kernel and
     /// two launches timed at `seconds`.
@@ -133,7 +133,7 @@ mod tests {
     fn heldout_launches_are_predicted_from_their_own_sass() {
         let dir = heldout_folder([1e-5, 1e-5]);
         let m = Measurements::read(&dir).expect("reads");
-        let points = heldout_points(&m).expect("predicts");
+        let points = heldout_points(&m, H100).expect("predicts");
         assert_eq!(points.len(), 2);
         assert!(
             points[0].what.contains("line 2: sgemm_tiled<16> N=256"),
@@ -146,7 +146,7 @@ mod tests {
         );
         // Timed at exactly what TEG predicts, the check's error is 0.
         let exact = heldout_folder([points[0].predicted, points[1].predicted]);
-        let again = heldout_points(&Measurements::read(&exact).expect("reads")).expect("predicts");
+        let again = heldout_points(&Measurements::read(&exact).expect("reads"), H100).expect("predicts");
         let c = check("held out", Basis::HeldOut, &again, 0.15, f64::INFINITY);
         assert!(c.pass && c.mape < 1e-6, "{c:?}");
         std::fs::remove_dir_all(&dir).ok();
@@ -162,7 +162,7 @@ mod tests {
             text.replace("stencil5,N=512", "stencil9,N=512"),
         )
         .expect("writes");
-        let e = heldout_points(&Measurements::read(&dir).expect("reads")).expect_err("no stencil9");
+        let e = heldout_points(&Measurements::read(&dir).expect("reads"), H100).expect_err("no stencil9");
         assert!(e.to_string().contains("heldout_times.csv line 3"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
