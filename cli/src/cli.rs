@@ -263,6 +263,10 @@ pub struct CalibrateGpuArgs {
     /// The component's name in the printed entry (default: props.csv's `name`).
     #[arg(long)]
     pub name: Option<String>,
+    /// Also write the calibrated numbers as a GPU data file (models/data/*.toml: each number
+    /// with what it is and from what), which the catalog reads.
+    #[arg(long, value_name = "FILE.toml")]
+    pub data_file: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
 }

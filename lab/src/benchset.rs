@@ -40,6 +40,31 @@ struct Descriptor {
     /// its own (a GPU nothing was calibrated on); else the GPU-model issue's.
     #[serde(default)]
     targets: BTreeMap<String, f64>,
+    /// Steady board power per family launch (bench/gpu's `families_power.csv`), if measured.
+    power: Option<PathBuf>,
+    /// The MAPE the power predictions must reach (default 15 %, the H100 target).
+    power_target: Option<f64>,
+}
+
+/// A power phase of a set's `power` file: one launch run back to back, its steady power.
+#[derive(Clone, Debug)]
+pub struct PowerPhase {
+    /// `families_power.csv line N`.
+    pub at: String,
+    pub family: String,
+    pub params: String,
+    pub variables: Vec<(String, Variable)>,
+    pub watts: f64,
+}
+
+/// What a set's `power` file measured: the GPU at rest, and one phase per family launch.
+#[derive(Clone, Debug)]
+pub struct PowerPhases {
+    /// The first idle phase (`idle1`) [W]: the second follows the loads and still cools down.
+    pub idle: f64,
+    pub phases: Vec<PowerPhase>,
+    /// MAPE target of the predictions.
+    pub target: f64,
 }
 
 /// One kernel family of a set.
@@ -97,6 +122,8 @@ pub struct BenchSet {
     pub families: BTreeMap<String, Family>,
     /// The descriptor's `targets`: MAPE over the held-out families, by GPU model.
     pub targets: BTreeMap<String, f64>,
+    /// The descriptor's `power` file, read.
+    pub power: Option<PowerPhases>,
     pub launches: Vec<TimedLaunch>,
 }
 
@@ -135,14 +162,27 @@ impl BenchSet {
             bail!("{origin}: [families.{name}] has a `range` but no `outside`: say why the launches outside it have no target");
         }
         let launches = timed_launches(&times, &d)?;
+        let power = match &d.power {
+            Some(file) => Some(power_phases(&existing("power", file)?, &d)?),
+            None => None,
+        };
         Ok(BenchSet {
             path: path.to_owned(),
             app,
             systems,
             families: d.families,
             targets: d.targets,
+            power,
             launches,
         })
+    }
+
+    /// The set's name in reports: its folder's.
+    pub fn name(&self) -> String {
+        self.path.parent().and_then(|p| p.file_name()).map_or_else(
+            || "benchmark set".to_owned(),
+            |n| n.to_string_lossy().into_owned(),
+        )
     }
 
     /// The benchmark sets of a measurement folder: its own descriptor and those of its
@@ -163,48 +203,94 @@ impl BenchSet {
     }
 }
 
+/// The family of `name`, named in `origin` at `line`.
+fn family_of<'d>(d: &'d Descriptor, origin: &str, line: u64, name: &str) -> Result<&'d Family> {
+    d.families.get(name).ok_or_else(|| {
+        let known: Vec<&str> = d.families.keys().map(String::as_str).collect();
+        anyhow!(
+            "{origin}: line {line}: family `{name}` is not in the descriptor's [families] ({})",
+            known.join(", ")
+        )
+    })
+}
+
+/// The application's variables for a launch of `family` whose `field` reads `params`
+/// (`key=value;key=value`): `kernel`, then each key, integers as integers.
+fn variables(
+    origin: &str,
+    line: u64,
+    field: &str,
+    family: &Family,
+    params: &str,
+) -> Result<Vec<(String, Variable)>> {
+    let mut variables = vec![("kernel".to_owned(), Variable::Text(family.kernel.clone()))];
+    for pair in params.split(';').filter(|p| !p.trim().is_empty()) {
+        let (key, value) = pair.split_once('=').ok_or_else(|| {
+            anyhow!("{origin}: line {line}: field `{field}`: expected key=value, got {pair:?}")
+        })?;
+        let value = number_field(origin, line, key.trim(), value.trim())?;
+        let variable = if value.fract() == 0.0 && value.abs() < 9e15 {
+            Variable::Int(value as i64)
+        } else {
+            Variable::Float(value)
+        };
+        variables.push((key.trim().to_owned(), variable));
+    }
+    Ok(variables)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 fn timed_launches(times: &Path, d: &Descriptor) -> Result<Vec<TimedLaunch>> {
     let origin = times.display().to_string();
-    let name = times
-        .file_name()
-        .map_or(origin.clone(), |n| n.to_string_lossy().into_owned());
+    let name = file_name(times);
     csv_rows(times, &[&d.family, &d.params, &d.seconds])?
         .into_iter()
         .map(|(line, f)| {
-            let at = format!("{name} line {line}");
-            let family = d.families.get(&f[0]).ok_or_else(|| {
-                let known: Vec<&str> = d.families.keys().map(String::as_str).collect();
-                anyhow!(
-                    "{origin}: line {line}: family `{}` is not in the descriptor's [families] ({})",
-                    f[0],
-                    known.join(", ")
-                )
-            })?;
-            let mut variables = vec![("kernel".to_owned(), Variable::Text(family.kernel.clone()))];
-            for pair in f[1].split(';').filter(|p| !p.trim().is_empty()) {
-                let (key, value) = pair.split_once('=').ok_or_else(|| {
-                    anyhow!(
-                        "{origin}: line {line}: field `{}`: expected key=value, got {pair:?}",
-                        d.params
-                    )
-                })?;
-                let value = number_field(&origin, line, key.trim(), value.trim())?;
-                let variable = if value.fract() == 0.0 && value.abs() < 9e15 {
-                    Variable::Int(value as i64)
-                } else {
-                    Variable::Float(value)
-                };
-                variables.push((key.trim().to_owned(), variable));
-            }
+            let family = family_of(d, &origin, line, &f[0])?;
             Ok(TimedLaunch {
-                at,
+                at: format!("{name} line {line}"),
                 family: f[0].clone(),
                 params: f[1].clone(),
-                variables,
+                variables: variables(&origin, line, &d.params, family, &f[1])?,
                 seconds: number_field(&origin, line, &d.seconds, &f[2])?,
             })
         })
         .collect()
+}
+
+/// The phases of a `power` file (`phase,kernel,…,mean_watts`: the phase is the family, or
+/// `idle1`/`idle2`; `kernel` the launch's parameters).
+fn power_phases(file: &Path, d: &Descriptor) -> Result<PowerPhases> {
+    let origin = file.display().to_string();
+    let name = file_name(file);
+    let mut idle = None;
+    let mut phases = Vec::new();
+    for (line, f) in csv_rows(file, &["phase", "kernel", "mean_watts"])? {
+        let watts = number_field(&origin, line, "mean_watts", &f[2])?;
+        if f[0].starts_with("idle") {
+            idle = idle.or(Some(watts));
+            continue;
+        }
+        let family = family_of(d, &origin, line, &f[0])?;
+        phases.push(PowerPhase {
+            at: format!("{name} line {line}"),
+            family: f[0].clone(),
+            params: f[1].clone(),
+            variables: variables(&origin, line, "kernel", family, &f[1])?,
+            watts,
+        });
+    }
+    Ok(PowerPhases {
+        idle: idle.ok_or_else(|| anyhow!("{origin}: no idle phase (`idle1`): the GPU at rest is needed"))?,
+        phases,
+        target: d.power_target.unwrap_or(0.15),
+    })
 }
 
 #[cfg(test)]

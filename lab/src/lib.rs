@@ -13,6 +13,7 @@ pub mod benchset;
 pub mod calibrate;
 pub mod files;
 pub mod gpu;
+pub mod gpu_file;
 pub mod launch;
 pub mod measurements;
 pub mod saxpy2;

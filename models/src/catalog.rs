@@ -14,9 +14,13 @@ use serde::Serialize;
 
 use crate::hierarchy::Hierarchy;
 use crate::params::Scalar;
-use crate::queueing::{Domain, ErrorBars, DEFAULT_EXTRAPOLATION};
+use crate::queueing::ErrorBars;
 use crate::transfer::{format_knots, Knot};
 use crate::volkov::gmem_throughput;
+
+mod gpu_data;
+pub use gpu_data::data_file;
+use gpu_data::h100_sxm5_measured;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -79,32 +83,6 @@ struct Queueing {
     /// L2's capacity [bytes], for the memory hierarchy ([`crate::hierarchy::Hierarchy::of`]).
     l2_size: f64,
 }
-
-/// `hetsim calibrate gpu examples/validation/data/h100`: fitted on the 136 saxpy2 launches of
-/// sweep.csv and occupancy_block256.csv (MAPE 2.6 %), launch.csv and power.csv; the error
-/// bars are the conformal 90 % quantiles of the cross-validated residuals per regime.
-const H100_SXM5_MEASURED: Queueing = Queueing {
-    memory_queue_cycles: 285.7,
-    issue_efficiency: 0.9603,
-    block_launch_rate: 1.7459e9,
-    warp_skew: 0.05371,
-    launch_overhead: 3.914e-6,
-    power_idle: 122.3,
-    power_compute: 154.9,
-    power_memory: 371.1,
-    error_bars: ErrorBars {
-        compute: 0.05871,
-        memory: 0.05980,
-        latency: 0.1223,
-        launch: 0.05979,
-        extrapolation: DEFAULT_EXTRAPOLATION,
-        domain: Some(Domain {
-            warps_launched: [2_097_152.0, 4_194_304.0],
-            resident_warps: [8.0, 64.0],
-        }),
-    },
-    l2_size: 52_428_800.0,
-};
 
 impl Queueing {
     fn attributes(&self, gpu: &Gpu, memory_bandwidth: f64) -> Vec<(&'static str, f64)> {
@@ -332,7 +310,7 @@ pub fn components() -> Vec<Component> {
         Gpu {
             name: "H100 SXM5 80GB",
             comment: "Hopper GH100, 80 GB HBM3; calibrated for the gpu-queueing model",
-            source: "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and datasheet: 132 SMs, 1980 MHz boost, 128 FP32 cores/SM, 5120-bit HBM3 at 2619 MHz (3.35 TB/s), 700 W limit; GMEMThroughput by eq. 4.7. memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power* and the error bars (error*, calibratedWarps*: conformal 90 % quantiles per regime of the residuals of a leave-one-block-size/occupancy-level-out cross-validation): hetsim GPU measurements, H100 SXM 80GB, 2026-11-22 (sweep.csv, occupancy_block256.csv, launch.csv, power.csv) fitted by `hetsim calibrate gpu`; the memory hierarchy (hetsim_models::hierarchy): L2Size 50 MiB (whitepaper), L1WavefrontsPerCycle and sharedWavefrontsPerCycle 1 (128 B a cycle per SM, whitepaper), L2Bandwidth 15.3 B a cycle per SM fitted on kit/kernels.csv's L2-resident saxpy2_l2 launches, barrierCycles 20 assumed",
+            source: "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022) and datasheet: 132 SMs, 1980 MHz boost, 128 FP32 cores/SM, 5120-bit HBM3 at 2619 MHz (3.35 TB/s), 700 W limit; GMEMThroughput by eq. 4.7. memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power* and the error bars (error*, calibratedWarps*: conformal 90 % quantiles per regime of the residuals of a leave-one-block-size/occupancy-level-out cross-validation): hetsim GPU measurements, H100 SXM 80GB, 2026-11-22 (sweep.csv, occupancy_block256.csv, launch.csv, power.csv) fitted by `hetsim calibrate gpu`, read from models/data/h100-sxm5-80gb.toml, which says what each number is and from what; the memory hierarchy (hetsim_models::hierarchy): L2Size 50 MiB (whitepaper), L1WavefrontsPerCycle and sharedWavefrontsPerCycle 1 (128 B a cycle per SM, whitepaper), L2Bandwidth 15.3 B a cycle per SM fitted on kit/kernels.csv's L2-resident saxpy2_l2 launches, barrierCycles 20 assumed",
             compute_capability: "9.0",
             sms: 132.0,
             sm_clock_mhz: 1980.0,
@@ -342,7 +320,7 @@ pub fn components() -> Vec<Component> {
             data_rate: 2.0,
             power_load_w: 275.0,
             gmem_throughput: None,
-            queueing: Some(H100_SXM5_MEASURED),
+            queueing: Some(h100_sxm5_measured()),
         },
         Gpu {
             name: "H200 SXM 141GB",
@@ -357,17 +335,19 @@ pub fn components() -> Vec<Component> {
             data_rate: 2.0,
             power_load_w: 275.0,
             gmem_throughput: None,
-            queueing: Some(Queueing {
-                memory_queue_cycles: H100_SXM5_MEASURED.memory_queue_cycles * 2619.0 / 3201.0,
+            queueing: Some({
+                let h100 = h100_sxm5_measured();
+                Queueing {
+                memory_queue_cycles: h100.memory_queue_cycles * 2619.0 / 3201.0,
                 // Not measured: every prediction is an extrapolation (twice the H100's bars).
                 error_bars: ErrorBars {
                     domain: None,
-                    ..H100_SXM5_MEASURED.error_bars
+                    ..h100.error_bars
                 },
                 // Its own L2, as the CUDA runtime reports it (l2CacheSize: 60 MiB).
                 l2_size: 62_914_560.0,
-                ..H100_SXM5_MEASURED
-            }),
+                ..h100
+            }}),
         },
         Gpu {
             name: "H100 PCIe",
@@ -513,6 +493,7 @@ pub fn find(name: &str) -> Option<Component> {
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
     use crate::params::Params;
     use crate::transfer::check_link_attributes;

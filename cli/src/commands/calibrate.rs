@@ -1,9 +1,10 @@
 //! `hetsim calibrate`: kernel λ (eq. 4.4), link startup/λ per direction (eq. 5.5) and a GPU's
 //! `gpu-queueing` entry, fitted by hetsim-lab from measurements, printed for a catalog.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use hetsim_lab::calibrate::{kernel_from_csv, link_from_csv, KernelCalibration, LinkCalibration};
 use hetsim_lab::gpu::{attributes, calibrate_folder};
+use hetsim_lab::gpu_file::data_file;
 use hetsim_lab::measurements::Measurements;
 
 use crate::cli::{CalibrateCommand, CalibrateGpuArgs, CalibrateKernelArgs, CalibrateLinkArgs};
@@ -58,6 +59,10 @@ fn kernel(args: CalibrateKernelArgs) -> Result<()> {
 fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     let m = Measurements::read(&args.dir)?;
     let c = calibrate_folder(&m, args.name)?;
+    if let Some(path) = &args.data_file {
+        let text = data_file(&c, &args.dir.display().to_string(), &c.name);
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
     if args.json {
         let attrs: serde_json::Map<String, serde_json::Value> = attributes(&c)
             .into_iter()

@@ -72,10 +72,7 @@ pub fn predict(set: &BenchSet) -> Result<Predictions> {
 /// The checks of one set's predictions: each family by model, then the held-out families
 /// together by model.
 pub fn checks(set: &BenchSet, predictions: &Predictions) -> Vec<Check> {
-    let name = set.path.parent().and_then(|p| p.file_name()).map_or_else(
-        || "benchmark set".to_owned(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let name = set.name();
     let mut out = Vec::new();
     for (model, by_family) in predictions {
         let (per_family, overall) = targets(set, model);

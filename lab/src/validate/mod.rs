@@ -19,6 +19,7 @@ use crate::saxpy2;
 
 pub mod coverage;
 mod families;
+mod power;
 mod report;
 mod teg;
 use coverage::Coverage;
@@ -132,6 +133,30 @@ impl Simulator {
             &RunOptions::default(),
         )
         .map_err(|e| anyhow!("{}: {e}", self.origin))
+    }
+
+    /// The same application on the same system, the GPU's power coefficients replaced by
+    /// `[idle, compute, memory]` [W] (`power` weighs a launch's utilisations with unit ones).
+    fn with_gpu_power(&self, coefficients: [f64; 3]) -> Result<Simulator> {
+        use hetsim_models::queueing::keys::{POWER_COMPUTE, POWER_IDLE, POWER_MEMORY};
+        let mut system = self.system.clone();
+        let gpu = system
+            .nodes
+            .iter_mut()
+            .find(|n| n.spec.id.starts_with("gpu"))
+            .ok_or_else(|| anyhow!("the system has no node `gpu`"))?;
+        for (key, value) in [POWER_IDLE, POWER_COMPUTE, POWER_MEMORY]
+            .into_iter()
+            .zip(coefficients)
+        {
+            gpu.component.attributes.insert(key.to_owned(), value.into());
+        }
+        Ok(Simulator {
+            app: self.app.clone(),
+            origin: self.origin.clone(),
+            labels: self.labels.clone(),
+            system,
+        })
     }
 
     /// The catalog name of the system's GPU (its node `gpu`'s component), for TEG.
@@ -424,6 +449,7 @@ pub fn validate(data: &Path, app: &Path, system: &Path, held_out: bool) -> Resul
     let mut family_checks = Vec::new();
     for set in BenchSet::in_folder(data)? {
         family_checks.extend(families::checks(&set, &families::predict(&set)?));
+        family_checks.extend(power::checks(&set)?);
     }
     let (cross_validation, held_out_coverage) = cross_validation(&m)?;
     let all_copies = |memory: &'static str| {

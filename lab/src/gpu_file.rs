@@ -1,0 +1,101 @@
+//! A GPU's data file (models/data/*.toml): the numbers `hetsim calibrate gpu` fits or measures
+//! for the `gpu-queueing` model, each with what it is (fitted, measured) and from what, which
+//! the catalog reads instead of copies in Rust. `hetsim calibrate gpu DIR --data-file FILE`
+//! writes it; five significant digits, so that a calibration run again on the same folder
+//! writes the same text.
+
+use crate::gpu::{attributes, GpuCalibration};
+
+/// The calibrated attributes, in the file's order: key, what it is, and from what.
+const FIELDS: &[(&str, &str, &str)] = &[
+    ("memoryQueueCycles", "fitted", SAXPY2),
+    ("issueEfficiency", "fitted", SAXPY2),
+    ("blockLaunchRate", "fitted", SAXPY2),
+    ("warpSkew", "fitted", SAXPY2),
+    (
+        "kernelLaunchOverhead",
+        "measured",
+        "launch.csv: the intercept of back-to-back empty launches",
+    ),
+    ("powerIdle", "measured", "power.csv: the idle phase"),
+    (
+        "powerCompute",
+        "fitted",
+        "power.csv: the compute-bound saxpy2 phase, with its utilisations",
+    ),
+    (
+        "powerMemory",
+        "fitted",
+        "power.csv: the memory-bound saxpy2 phase, with its utilisations",
+    ),
+    ("errorCompute", "fitted", BARS),
+    ("errorMemory", "fitted", BARS),
+    ("errorLatency", "fitted", BARS),
+    ("errorLaunch", "fitted", BARS),
+    ("calibratedWarpsMin", "measured", DOMAIN),
+    ("calibratedWarpsMax", "measured", DOMAIN),
+    ("calibratedResidentWarpsMin", "measured", DOMAIN),
+    ("calibratedResidentWarpsMax", "measured", DOMAIN),
+];
+
+const SAXPY2: &str =
+    "sweep.csv and occupancy_block256.csv: every saxpy2 launch, least squares on the relative error";
+const BARS: &str = "the conformal 90 % quantile of this regime's residuals, each block size or occupancy level held out of the fit";
+const DOMAIN: &str = "the calibration launches' extent (warps launched, resident warps per SM)";
+
+/// The data file of calibration `c` of the folder `folder`, for the catalog entry `gpu`.
+pub fn data_file(c: &GpuCalibration, folder: &str, gpu: &str) -> String {
+    let values = attributes(c);
+    let mut out = format!(
+        "# The gpu-queueing calibration of the catalog's \"{gpu}\", written by\n\
+         # `hetsim calibrate gpu {folder} --name \"{gpu}\" --data-file FILE`\n\
+         # (docs/MODELS.md, \"Calibration\"). models/src/catalog.rs reads it; a test runs the\n\
+         # calibration again and compares. Each number says what it is and from what.\n\
+         gpu = \"{gpu}\"\n\
+         measurements = \"{folder}\"\n"
+    );
+    for (key, basis, from) in FIELDS {
+        let Some((_, value)) = values.iter().find(|(k, _)| k == key) else {
+            continue;
+        };
+        out.push_str(&format!(
+            "\n[{key}]\nvalue = {}\nbasis = \"{basis}\"\nfrom = \"{from}\"\n",
+            significant(*value, 5)
+        ));
+    }
+    out
+}
+
+/// `x` to `digits` significant digits (whole numbers whole), as TOML reads it back.
+fn significant(x: f64, digits: i32) -> String {
+    if x == 0.0 || !x.is_finite() || (x.fract() == 0.0 && x.abs() < 1e15) {
+        return format!("{x:?}");
+    }
+    // Rounded through its decimal text, which the shortest round-trip formats then keep.
+    let decimals = usize::try_from(digits - 1).unwrap_or(0);
+    let rounded: f64 = format!("{x:.decimals$e}").parse().unwrap_or(x);
+    if (1e-3..1e6).contains(&rounded.abs()) {
+        format!("{rounded:?}")
+    } else {
+        format!("{rounded:e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::significant;
+
+    #[test]
+    fn five_significant_digits_read_back_as_toml_numbers() {
+        assert_eq!(significant(285.7035598, 5), "285.7");
+        assert_eq!(significant(0.9602647264, 5), "0.96026");
+        assert_eq!(significant(1.7459360324e9, 5), "1.7459e9");
+        assert_eq!(significant(3.914125522e-6, 5), "3.9141e-6");
+        assert_eq!(significant(2_097_152.0, 5), "2097152.0");
+        assert_eq!(significant(64.0, 5), "64.0");
+        for text in ["285.7", "1.7459e9", "3.9141e-6", "64.0"] {
+            let v: toml::Value = toml::from_str(&format!("x = {text}")).expect("TOML");
+            assert!(v["x"].as_float().is_some(), "{text}");
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Board power across kernels: a benchmark set's `power` file (the largest launch of each
+//! family run back to back, its steady board power) against the `gpu-queueing` model's
+//! `idle + compute × u_compute + memory × u_memory` (hetsim_models::queueing::Power), where
+//! the utilisations are the model's own for that launch. Three rows per set: the catalog's
+//! coefficients (fitted on power.csv's two saxpy2 phases: held-out here), the two loaded
+//! coefficients refitted on every family but the one predicted (leave-one-family-out:
+//! held-out), and refitted on them all (in-sample, for the gap). The idle level is the
+//! file's own idle phase, a measurement of the GPU at rest, not a fit.
+
+use anyhow::{anyhow, Result};
+
+use super::{check, gpu_power, Basis, Check, Point, Simulator};
+use crate::benchset::BenchSet;
+
+/// One phase as the model weighs it: `u = [u_compute, u_memory]`, the launch's mean
+/// utilisations over its time, and the catalog's prediction.
+struct Phase {
+    what: String,
+    family: String,
+    u: [f64; 2],
+    catalog: f64,
+    measured: f64,
+}
+
+/// The power rows of `set`, or none where it has no `power` file.
+pub fn checks(set: &BenchSet) -> Result<Vec<Check>> {
+    let Some(power) = &set.power else {
+        return Ok(Vec::new());
+    };
+    let name = set.name();
+    let system = set.systems.get("gpu-queueing").ok_or_else(|| {
+        anyhow!(
+            "{}: a `power` file needs a gpu-queueing system",
+            set.path.display()
+        )
+    })?;
+    let sim = Simulator::load(&set.app, system)?;
+    let (compute, memory) = (
+        sim.with_gpu_power([0.0, 1.0, 0.0])?,
+        sim.with_gpu_power([0.0, 0.0, 1.0])?,
+    );
+    let watts = |s: &Simulator, vars: &[(String, hetsim_system::Variable)], at: &str| -> Result<f64> {
+        let vars: Vec<(&str, hetsim_system::Variable)> =
+            vars.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        let report = s.run(&vars).map_err(|e| anyhow!("{at}: {e}"))?;
+        gpu_power(&report).ok_or_else(|| anyhow!("{at}: no GPU power (is the GPU's power calibrated?)"))
+    };
+    let phases = power
+        .phases
+        .iter()
+        .map(|p| {
+            Ok(Phase {
+                what: format!("{}: {} {}", p.at, p.family, p.params),
+                family: p.family.clone(),
+                u: [
+                    watts(&compute, &p.variables, &p.at)?,
+                    watts(&memory, &p.variables, &p.at)?,
+                ],
+                catalog: watts(&sim, &p.variables, &p.at)?,
+                measured: p.watts,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let point = |p: &Phase, predicted: f64| Point {
+        what: p.what.clone(),
+        measured: p.measured,
+        predicted,
+        interval: [predicted; 2],
+    };
+    let predict = |k: [f64; 2], p: &Phase| power.idle + k[0] * p.u[0] + k[1] * p.u[1];
+    let catalog: Vec<Point> = phases.iter().map(|p| point(p, p.catalog)).collect();
+    let left_out: Vec<Point> = phases
+        .iter()
+        .map(|p| {
+            let others: Vec<&Phase> = phases.iter().filter(|q| q.family != p.family).collect();
+            point(p, predict(fit(&others, power.idle), p))
+        })
+        .collect();
+    let all: Vec<&Phase> = phases.iter().collect();
+    let k = fit(&all, power.idle);
+    let in_sample: Vec<Point> = phases.iter().map(|p| point(p, predict(k, p))).collect();
+    Ok(vec![
+        check(
+            &format!("{name}: steady power, the catalog's coefficients (fitted on power.csv's saxpy2)"),
+            Basis::HeldOut,
+            &catalog,
+            power.target,
+            f64::INFINITY,
+        ),
+        check(
+            &format!("{name}: steady power, compute and memory refitted without the family"),
+            Basis::HeldOut,
+            &left_out,
+            power.target,
+            f64::INFINITY,
+        ),
+        check(
+            &format!(
+                "{name}: steady power, refitted on every family ({:.0} W compute, {:.0} W memory)",
+                k[0], k[1]
+            ),
+            Basis::InSample,
+            &in_sample,
+            f64::INFINITY,
+            f64::INFINITY,
+        ),
+    ])
+}
+
+/// The non-negative `[compute, memory]` coefficients that best explain `phases`' power above
+/// `idle` (least squares; where the joint fit turns one negative, the better single one).
+fn fit(phases: &[&Phase], idle: f64) -> [f64; 2] {
+    let (mut cc, mut cm, mut mm, mut cy, mut my) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for p in phases {
+        let ([c, m], y) = (p.u, p.measured - idle);
+        cc += c * c;
+        cm += c * m;
+        mm += m * m;
+        cy += c * y;
+        my += m * y;
+    }
+    let det = cc * mm - cm * cm;
+    if det.abs() > 1e-12 * (cc * mm).max(f64::MIN_POSITIVE) {
+        let joint = [(mm * cy - cm * my) / det, (cc * my - cm * cy) / det];
+        if joint.iter().all(|&k| k >= 0.0) {
+            return joint;
+        }
+    }
+    let sse = |k: [f64; 2]| -> f64 {
+        phases
+            .iter()
+            .map(|p| (p.measured - idle - k[0] * p.u[0] - k[1] * p.u[1]).powi(2))
+            .sum()
+    };
+    let only_compute = [if cc > 0.0 { (cy / cc).max(0.0) } else { 0.0 }, 0.0];
+    let only_memory = [0.0, if mm > 0.0 { (my / mm).max(0.0) } else { 0.0 }];
+    if sse(only_compute) <= sse(only_memory) {
+        only_compute
+    } else {
+        only_memory
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(family: &str, u: [f64; 2], measured: f64) -> Phase {
+        Phase {
+            what: family.to_owned(),
+            family: family.to_owned(),
+            u,
+            catalog: 0.0,
+            measured,
+        }
+    }
+
+    #[test]
+    fn the_fit_recovers_coefficients_and_never_goes_negative() {
+        // 100 W idle, 150 W at full compute, 300 W at full memory: exact data, exact fit.
+        let p = [
+            phase("a", [1.0, 0.2], 100.0 + 150.0 + 60.0),
+            phase("b", [0.3, 0.9], 100.0 + 45.0 + 270.0),
+            phase("c", [0.5, 0.5], 100.0 + 75.0 + 150.0),
+        ];
+        let k = fit(&p.iter().collect::<Vec<_>>(), 100.0);
+        assert!(
+            (k[0] - 150.0).abs() < 1e-9 && (k[1] - 300.0).abs() < 1e-9,
+            "{k:?}"
+        );
+        // Power that falls with compute would need a negative coefficient: compute is dropped.
+        let p = [phase("a", [1.0, 0.5], 150.0), phase("b", [0.0, 0.5], 250.0)];
+        let k = fit(&p.iter().collect::<Vec<_>>(), 100.0);
+        assert_eq!(k[0], 0.0);
+        assert!(k[1] > 0.0, "{k:?}");
+    }
+}

@@ -1,0 +1,82 @@
+//! The GPU data files the catalog compiles in (models/data/*.toml): what
+//! `hetsim calibrate gpu DIR --data-file FILE` fitted and measured, each number with what it
+//! is and from what, so that no calibrated constant is copied into Rust by hand.
+
+use std::collections::BTreeMap;
+
+use super::Queueing;
+use crate::queueing::{Domain, ErrorBars, DEFAULT_EXTRAPOLATION};
+
+/// The H100 SXM5 80GB's data file: what `hetsim calibrate gpu examples/validation/data/h100`
+/// fitted and measured (136 saxpy2 launches, launch.csv, power.csv; the error bars the
+/// conformal 90 % quantiles of the cross-validated residuals per regime), each number with
+/// what it is and from what. cli/tests/kernels.rs runs the calibration again and compares.
+const H100_SXM5_FILE: &str = include_str!("../../data/h100-sxm5-80gb.toml");
+
+/// The numbers of a GPU data file (models/data/*.toml), by attribute: each table's `value`.
+pub fn data_file(text: &str) -> Result<BTreeMap<String, f64>, String> {
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
+    table
+        .iter()
+        .filter_map(|(key, v)| v.as_table().map(|t| (key, t)))
+        .map(|(key, t)| {
+            let value = t
+                .get("value")
+                .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
+            value
+                .map(|v| (key.clone(), v))
+                .ok_or_else(|| format!("[{key}]: expected a numeric `value`"))
+        })
+        .collect()
+}
+
+/// The H100's calibration, from its data file.
+pub(super) fn h100_sxm5_measured() -> Queueing {
+    use crate::queueing::keys;
+    let numbers = data_file(H100_SXM5_FILE)
+        .unwrap_or_else(|e| panic!("models/data/h100-sxm5-80gb.toml (the catalog's tests read it): {e}"));
+    let get = |key: &str| -> f64 {
+        numbers
+            .get(key)
+            .copied()
+            .unwrap_or_else(|| panic!("models/data/h100-sxm5-80gb.toml has no [{key}]"))
+    };
+    Queueing {
+        memory_queue_cycles: get(keys::MEMORY_QUEUE_CYCLES),
+        issue_efficiency: get(keys::ISSUE_EFFICIENCY),
+        block_launch_rate: get(keys::BLOCK_LAUNCH_RATE),
+        warp_skew: get(keys::WARP_SKEW),
+        launch_overhead: get(keys::LAUNCH_OVERHEAD),
+        power_idle: get(keys::POWER_IDLE),
+        power_compute: get(keys::POWER_COMPUTE),
+        power_memory: get(keys::POWER_MEMORY),
+        error_bars: ErrorBars {
+            compute: get(keys::ERROR_COMPUTE),
+            memory: get(keys::ERROR_MEMORY),
+            latency: get(keys::ERROR_LATENCY),
+            launch: get(keys::ERROR_LAUNCH),
+            extrapolation: DEFAULT_EXTRAPOLATION,
+            domain: Some(Domain {
+                warps_launched: [get(keys::CALIBRATED_WARPS_MIN), get(keys::CALIBRATED_WARPS_MAX)],
+                resident_warps: [
+                    get(keys::CALIBRATED_RESIDENT_WARPS_MIN),
+                    get(keys::CALIBRATED_RESIDENT_WARPS_MAX),
+                ],
+            }),
+        },
+        // The whitepaper's 50 MiB: a datasheet figure.
+        l2_size: 52_428_800.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_gpu_data_file_gives_each_value_and_names_a_bad_one() {
+        let numbers = super::data_file(super::H100_SXM5_FILE).expect("the shipped file reads");
+        assert!(numbers.len() >= 16, "{numbers:?}");
+        assert!(numbers.contains_key("memoryQueueCycles"));
+        let bad = super::data_file("[warpSkew]\nbasis = \"fitted\"\n").expect_err("no value");
+        assert!(bad.contains("[warpSkew]") && bad.contains("value"), "{bad}");
+    }
+}
