@@ -32,6 +32,15 @@ static inline void die(const char *msg)
     exit(2);
 }
 
+// The file at `path`, open for writing, or the program's end with a message.
+static inline FILE *written(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        die("cannot write the manifest");
+    return f;
+}
+
 struct Stats {
     double mean, median, min;
 };
@@ -99,6 +108,16 @@ static inline std::vector<double> time_each(int reps, F launch, cudaStream_t str
         CK(cudaEventDestroy(stop[r]));
     }
     return seconds;
+}
+
+// One warm-up launch, then `reps` launches timed as time_each does: their statistics.
+template <class F>
+static inline Stats warm_then_time(int reps, F launch)
+{
+    launch();
+    CK_LAUNCH();
+    CK(cudaDeviceSynchronize());
+    return stats_of(time_each(reps, launch));
 }
 
 // Elapsed seconds between two events already recorded and completed.

@@ -302,10 +302,7 @@ static int cmd_time()
     for (const Case &c : all) {
         int reps = c.kind == SAXPY2_L2 ? 20 : 10;
         Buffers b(c);
-        launch(c, b); // warm-up
-        CK_LAUNCH();
-        CK(cudaDeviceSynchronize());
-        Stats s = stats_of(time_each(reps, [&] { launch(c, b); }));
+        Stats s = warm_then_time(reps, [&] { launch(c, b); });
         printf("%s,%s,%d,%.9e,%.9e\n", family(c.kind), params(c).c_str(), reps, s.median, s.min);
         fflush(stdout);
     }
@@ -314,9 +311,7 @@ static int cmd_time()
 
 static int cmd_ncu(const char *manifest)
 {
-    FILE *f = fopen(manifest, "w");
-    if (!f)
-        die("cannot write the manifest");
+    FILE *f = written(manifest);
     fprintf(f, "family,kernel,params\n");
     // One launch per case, no warm-up: ncu replays each one with the caches flushed.
     for (const Case &c : own_cases()) {

@@ -228,10 +228,7 @@ static int cmd_time()
     for (const Case &c : selected(true)) {
         Launch l = describe(c);
         Buffers b(c);
-        launch(c, l, b); // warm-up
-        CK_LAUNCH();
-        CK(cudaDeviceSynchronize());
-        Stats s = stats_of(time_each(reps, [&] { launch(c, l, b); }));
+        Stats s = warm_then_time(reps, [&] { launch(c, l, b); });
         print_ids(stdout, l);
         printf(",%d,%.9e,%.9e,%.9e\n", reps, s.mean, s.median, s.min);
         fflush(stdout);
@@ -241,9 +238,7 @@ static int cmd_time()
 
 static int cmd_ncu(const char *manifest)
 {
-    FILE *f = fopen(manifest, "w");
-    if (!f)
-        die("cannot write the manifest");
+    FILE *f = written(manifest);
     fprintf(f, "%s\n", HEADER);
     // One launch per case and no warm-up: ncu profiles every launch of these kernels and
     // replays each one itself, with the caches flushed before each pass.

@@ -839,9 +839,7 @@ static int cmd_ncu_saxpy2(const char *manifest)
     } ls[] = {{1, 256}, {8, 256}, {32, 256}, {128, 256}, {1024, 256}, {128, 32}, {128, 1024},
               {128, 16}};
     int count = g_quick ? 2 : (int)(sizeof(ls) / sizeof(ls[0]));
-    FILE *f = fopen(manifest, "w");
-    if (!f)
-        die("cannot write the manifest");
+    FILE *f = written(manifest);
     fprintf(f, "n,intensity,block_size,grid_size\n");
     SaxpyBuffers buf(n);
     // No warm-up: ncu would profile it too. ncu replays each launch with caches flushed.
