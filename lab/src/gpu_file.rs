@@ -4,38 +4,40 @@
 //! writes it; five significant digits, so that a calibration run again on the same folder
 //! writes the same text.
 
+use hetsim_models::queueing::keys;
+
 use crate::gpu::{attributes, GpuCalibration};
 
 /// The calibrated attributes, in the file's order: key, what it is, and from what.
 const FIELDS: &[(&str, &str, &str)] = &[
-    ("memoryQueueCycles", "fitted", SAXPY2),
-    ("issueEfficiency", "fitted", SAXPY2),
-    ("blockLaunchRate", "fitted", SAXPY2),
-    ("warpSkew", "fitted", SAXPY2),
+    (keys::MEMORY_QUEUE_CYCLES, "fitted", SAXPY2),
+    (keys::ISSUE_EFFICIENCY, "fitted", SAXPY2),
+    (keys::BLOCK_LAUNCH_RATE, "fitted", SAXPY2),
+    (keys::WARP_SKEW, "fitted", SAXPY2),
     (
-        "kernelLaunchOverhead",
+        keys::LAUNCH_OVERHEAD,
         "measured",
         "launch.csv: the intercept of back-to-back empty launches",
     ),
-    ("powerIdle", "measured", "power.csv: the idle phase"),
+    (keys::POWER_IDLE, "measured", "power.csv: the idle phase"),
     (
-        "powerCompute",
+        keys::POWER_COMPUTE,
         "fitted",
         "power.csv: the compute-bound saxpy2 phase, with its utilisations",
     ),
     (
-        "powerMemory",
+        keys::POWER_MEMORY,
         "fitted",
         "power.csv: the memory-bound saxpy2 phase, with its utilisations",
     ),
-    ("errorCompute", "fitted", BARS),
-    ("errorMemory", "fitted", BARS),
-    ("errorLatency", "fitted", BARS),
-    ("errorLaunch", "fitted", BARS),
-    ("calibratedWarpsMin", "measured", DOMAIN),
-    ("calibratedWarpsMax", "measured", DOMAIN),
-    ("calibratedResidentWarpsMin", "measured", DOMAIN),
-    ("calibratedResidentWarpsMax", "measured", DOMAIN),
+    (keys::ERROR_COMPUTE, "fitted", BARS),
+    (keys::ERROR_MEMORY, "fitted", BARS),
+    (keys::ERROR_LATENCY, "fitted", BARS),
+    (keys::ERROR_LAUNCH, "fitted", BARS),
+    (keys::CALIBRATED_WARPS_MIN, "measured", DOMAIN),
+    (keys::CALIBRATED_WARPS_MAX, "measured", DOMAIN),
+    (keys::CALIBRATED_RESIDENT_WARPS_MIN, "measured", DOMAIN),
+    (keys::CALIBRATED_RESIDENT_WARPS_MAX, "measured", DOMAIN),
 ];
 
 const SAXPY2: &str =

@@ -70,6 +70,7 @@ struct Gpu {
 }
 
 /// A calibration of the loaded-latency model ([`crate::queueing`]) and of board power.
+#[derive(Clone)]
 struct Queueing {
     memory_queue_cycles: f64,
     issue_efficiency: f64,
@@ -246,6 +247,7 @@ impl Link {
 
 /// Every preset, GPUs first, then CPUs, then links.
 pub fn components() -> Vec<Component> {
+    let h100 = h100_sxm5_measured();
     let gpus = [
         Gpu {
             name: "GTX 970 - gajger",
@@ -320,7 +322,7 @@ pub fn components() -> Vec<Component> {
             data_rate: 2.0,
             power_load_w: 275.0,
             gmem_throughput: None,
-            queueing: Some(h100_sxm5_measured()),
+            queueing: Some(h100.clone()),
         },
         Gpu {
             name: "H200 SXM 141GB",
@@ -335,19 +337,17 @@ pub fn components() -> Vec<Component> {
             data_rate: 2.0,
             power_load_w: 275.0,
             gmem_throughput: None,
-            queueing: Some({
-                let h100 = h100_sxm5_measured();
-                Queueing {
+            queueing: Some(Queueing {
                 memory_queue_cycles: h100.memory_queue_cycles * 2619.0 / 3201.0,
                 // Not measured: every prediction is an extrapolation (twice the H100's bars).
                 error_bars: ErrorBars {
                     domain: None,
-                    ..h100.error_bars
+                    ..h100.error_bars.clone()
                 },
                 // Its own L2, as the CUDA runtime reports it (l2CacheSize: 60 MiB).
                 l2_size: 62_914_560.0,
-                ..h100
-            }}),
+                ..h100.clone()
+            }),
         },
         Gpu {
             name: "H100 PCIe",
@@ -493,7 +493,6 @@ pub fn find(name: &str) -> Option<Component> {
 
 #[cfg(test)]
 mod tests {
-
     use super::*;
     use crate::params::Params;
     use crate::transfer::check_link_attributes;

@@ -135,21 +135,23 @@ impl Simulator {
         .map_err(|e| anyhow!("{}: {e}", self.origin))
     }
 
+    /// The system's GPU node (the first whose id starts with `gpu`).
+    fn gpu_node(system: &System) -> Result<usize> {
+        system
+            .nodes
+            .iter()
+            .position(|n| n.spec.id.starts_with("gpu"))
+            .ok_or_else(|| anyhow!("the system has no node `gpu`"))
+    }
+
     /// The same application on the same system, the GPU's power coefficients replaced by
     /// `[idle, compute, memory]` [W] (`power` weighs a launch's utilisations with unit ones).
     fn with_gpu_power(&self, coefficients: [f64; 3]) -> Result<Simulator> {
-        use hetsim_models::queueing::keys::{POWER_COMPUTE, POWER_IDLE, POWER_MEMORY};
         let mut system = self.system.clone();
-        let gpu = system
-            .nodes
-            .iter_mut()
-            .find(|n| n.spec.id.starts_with("gpu"))
-            .ok_or_else(|| anyhow!("the system has no node `gpu`"))?;
-        for (key, value) in [POWER_IDLE, POWER_COMPUTE, POWER_MEMORY]
-            .into_iter()
-            .zip(coefficients)
-        {
-            gpu.component.attributes.insert(key.to_owned(), value.into());
+        let at = Self::gpu_node(&system)?;
+        let gpu = &mut system.nodes[at].component;
+        for (key, value) in POWER_KEYS.into_iter().zip(coefficients) {
+            gpu.attributes.insert(key.to_owned(), value.into());
         }
         Ok(Simulator {
             app: self.app.clone(),
@@ -159,14 +161,19 @@ impl Simulator {
         })
     }
 
+    /// The GPU's power coefficients `[idle, compute, memory]` [W], where its component has them.
+    fn gpu_power_coefficients(&self) -> Result<Option<[f64; 3]>> {
+        let gpu = &self.system.nodes[Self::gpu_node(&self.system)?].component;
+        let coefficient = |key: &str| gpu.attributes.get(key).and_then(|v| v.as_number());
+        Ok(match POWER_KEYS.map(coefficient) {
+            [Some(idle), Some(compute), Some(memory)] => Some([idle, compute, memory]),
+            _ => None,
+        })
+    }
+
     /// The catalog name of the system's GPU (its node `gpu`'s component), for TEG.
     fn gpu(&self) -> Result<&str> {
-        self.system
-            .nodes
-            .iter()
-            .find(|n| n.spec.id.starts_with("gpu"))
-            .map(|n| n.spec.component.as_str())
-            .ok_or_else(|| anyhow!("the system has no node `gpu`"))
+        Ok(&self.system.nodes[Self::gpu_node(&self.system)?].spec.component)
     }
 
     fn kernel(&self, run: &KernelRun) -> Result<RunReport> {
@@ -179,6 +186,12 @@ impl Simulator {
         ])
     }
 }
+
+/// The `gpu-queueing` model's board-power coefficients: idle, compute, memory.
+const POWER_KEYS: [&str; 3] = {
+    use hetsim_models::queueing::keys;
+    [keys::POWER_IDLE, keys::POWER_COMPUTE, keys::POWER_MEMORY]
+};
 
 /// The GPU node's mean power over a kernel-only run [W].
 fn gpu_power(report: &RunReport) -> Option<f64> {
@@ -408,8 +421,9 @@ pub fn validate(data: &Path, app: &Path, system: &Path, held_out: bool) -> Resul
             0.25,
         ),
     ];
-    checks.extend(teg::saxpy2_checks(&m, sim.gpu()?, fitted)?);
-    let heldout = teg::heldout_points(&m, sim.gpu()?)?;
+    let gpu = sim.gpu()?;
+    checks.extend(teg::saxpy2_checks(&m, gpu, fitted)?);
+    let heldout = teg::heldout_points(&m, gpu)?;
     if !heldout.is_empty() {
         checks.push(check(
             "heldout_times.csv (kernels, TEG)",

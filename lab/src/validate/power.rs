@@ -35,6 +35,12 @@ pub fn checks(set: &BenchSet) -> Result<Vec<Check>> {
         )
     })?;
     let sim = Simulator::load(&set.app, system)?;
+    let [idle, c, m] = sim.gpu_power_coefficients()?.ok_or_else(|| {
+        anyhow!(
+            "{}: the GPU's power is not calibrated (powerIdle, powerCompute, powerMemory)",
+            system.display()
+        )
+    })?;
     let (compute, memory) = (
         sim.with_gpu_power([0.0, 1.0, 0.0])?,
         sim.with_gpu_power([0.0, 0.0, 1.0])?,
@@ -43,20 +49,24 @@ pub fn checks(set: &BenchSet) -> Result<Vec<Check>> {
         let vars: Vec<(&str, hetsim_system::Variable)> =
             vars.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         let report = s.run(&vars).map_err(|e| anyhow!("{at}: {e}"))?;
-        gpu_power(&report).ok_or_else(|| anyhow!("{at}: no GPU power (is the GPU's power calibrated?)"))
+        gpu_power(&report)
+            .ok_or_else(|| anyhow!("{at}: no GPU power (no node `gpu`, or a run that took no time)"))
     };
     let phases = power
         .phases
         .iter()
         .map(|p| {
+            let u = [
+                watts(&compute, &p.variables, &p.at)?,
+                watts(&memory, &p.variables, &p.at)?,
+            ];
             Ok(Phase {
                 what: format!("{}: {} {}", p.at, p.family, p.params),
                 family: p.family.clone(),
-                u: [
-                    watts(&compute, &p.variables, &p.at)?,
-                    watts(&memory, &p.variables, &p.at)?,
-                ],
-                catalog: watts(&sim, &p.variables, &p.at)?,
+                // The model's power is linear in its coefficients: the catalog's prediction is
+                // the unit runs weighed by them.
+                catalog: idle + c * u[0] + m * u[1],
+                u,
                 measured: p.watts,
             })
         })

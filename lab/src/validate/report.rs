@@ -195,12 +195,11 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
                 "a =",
             ),
         ),
-        ("transfers.svg", transfer_chart(v)),
     ];
-    let figures: Vec<_> = figures
-        .into_iter()
-        .filter(|(name, _)| *name != "transfers.svg" || !v.transfers.is_empty())
-        .collect();
+    let mut figures = Vec::from(figures);
+    if !v.transfers.is_empty() {
+        figures.push(("transfers.svg", transfer_chart(v)));
+    }
     for (name, chart) in &figures {
         let file = dir.join(name);
         write_file(&file, chart.svg())?;

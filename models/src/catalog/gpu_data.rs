@@ -3,6 +3,7 @@
 //! is and from what, so that no calibrated constant is copied into Rust by hand.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use super::Queueing;
 use crate::queueing::{Domain, ErrorBars, DEFAULT_EXTRAPOLATION};
@@ -30,8 +31,13 @@ pub fn data_file(text: &str) -> Result<BTreeMap<String, f64>, String> {
         .collect()
 }
 
-/// The H100's calibration, from its data file.
-pub(super) fn h100_sxm5_measured() -> Queueing {
+/// The H100's calibration, from its data file, read once.
+pub(super) fn h100_sxm5_measured() -> &'static Queueing {
+    static H100: OnceLock<Queueing> = OnceLock::new();
+    H100.get_or_init(read_h100)
+}
+
+fn read_h100() -> Queueing {
     use crate::queueing::keys;
     let numbers = data_file(H100_SXM5_FILE)
         .unwrap_or_else(|e| panic!("models/data/h100-sxm5-80gb.toml (the catalog's tests read it): {e}"));
