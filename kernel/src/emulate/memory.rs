@@ -2,6 +2,32 @@
 //! wavefronts a shared access takes through the banks.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A set of sectors (addresses / 32). Its keys are the emulator's own, not an attacker's, so
+/// it hashes with one multiplication instead of SipHash: sector sets are filled for every
+/// global access emulated.
+pub type SectorSet = HashSet<u64, BuildHasherDefault<SectorHasher>>;
+
+/// Fibonacci hashing of one `u64`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SectorHasher(u64);
+
+impl Hasher for SectorHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    }
+}
 
 /// Bytes of an L2 sector, the unit global memory moves.
 pub const SECTOR: u64 = 32;
@@ -24,7 +50,10 @@ pub fn sectors(addresses: &[u64], bytes: u32) -> Vec<u64> {
             a / SECTOR..=last / SECTOR
         })
         .collect();
-    sectors.sort_unstable();
+    // Coalesced lanes come in order already.
+    if !sectors.is_sorted() {
+        sectors.sort_unstable();
+    }
     sectors.dedup();
     sectors
 }
@@ -69,17 +98,66 @@ fn pass_wavefronts(addresses: &[u64], bytes: u32) -> u64 {
         return 0;
     }
     let words_per_lane = (bytes.max(4) / 4) as usize;
-    let mut words: Vec<u64> = addresses
-        .iter()
-        .flat_map(|&a| (a / 4..).take(words_per_lane))
-        .collect();
+    // A pass's words fit on the stack (a half-warp of LDS.128, a warp of LDS.64); this runs
+    // for every shared access emulated.
+    let mut inline = [0u64; 2 * LANES];
+    let mut spilled = Vec::new();
+    let total = addresses.len() * words_per_lane;
+    let words: &mut [u64] = if total <= inline.len() {
+        &mut inline[..total]
+    } else {
+        spilled.resize(total, 0);
+        &mut spilled
+    };
+    // Neighbouring lanes often read the same word (a broadcast row): their words count once.
+    let mut previous = None;
+    let distinct = addresses.iter().filter(|&&a| {
+        let new = previous != Some(a);
+        previous = Some(a);
+        new
+    });
+    let mut len = 0;
+    for (slot, w) in words
+        .iter_mut()
+        .zip(distinct.flat_map(|&a| (a / 4..).take(words_per_lane)))
+    {
+        *slot = w;
+        len += 1;
+    }
+    let words = &mut words[..len];
+    if let Some(w) = without_conflicts(words) {
+        return w;
+    }
     words.sort_unstable();
-    words.dedup();
     let mut per_bank = [0u64; BANKS as usize];
-    for w in words {
-        per_bank[(w % BANKS) as usize] += 1;
+    let mut previous = None;
+    for &w in words.iter() {
+        if previous != Some(w) {
+            per_bank[(w % BANKS) as usize] += 1;
+        }
+        previous = Some(w);
     }
     per_bank.into_iter().max().unwrap_or(0).max(1)
+}
+
+/// Lanes of a warp.
+const LANES: usize = 32;
+
+/// The wavefronts of a pass whose banks each deliver one distinct word (coalesced rows,
+/// broadcasts: most accesses): 1, found without sorting. `None` where some bank delivers two.
+fn without_conflicts(words: &[u64]) -> Option<u64> {
+    let mut word_of_bank = [0u64; BANKS as usize];
+    let mut used = 0u32;
+    for &w in words {
+        let bank = (w % BANKS) as usize;
+        if used >> bank & 1 == 0 {
+            used |= 1 << bank;
+            word_of_bank[bank] = w;
+        } else if word_of_bank[bank] != w {
+            return None;
+        }
+    }
+    Some(1)
 }
 
 /// Wavefronts the same access would take without bank conflicts: its bytes over the banks'
@@ -94,7 +172,7 @@ pub fn conflict_free_wavefronts(lanes: u32, bytes: u32, actual: u64) -> u64 {
 /// accesses whose addresses are unknown.
 #[derive(Debug, Default)]
 pub struct Touched {
-    sectors: HashSet<u64>,
+    sectors: SectorSet,
     unknown: u64,
 }
 
@@ -106,6 +184,12 @@ impl Touched {
     pub fn add(&mut self, sectors: &[u64], load: bool) {
         let tag = if load { 0 } else { STORED };
         self.sectors.extend(sectors.iter().map(|s| s | tag));
+    }
+
+    /// Adds another run's sectors (a set union; unknown ones stay distinct).
+    pub fn merge(&mut self, other: Touched) {
+        self.sectors.extend(other.sectors);
+        self.unknown += other.unknown;
     }
 
     /// Adds `n` sectors whose addresses are unknown, each counted as distinct.
@@ -123,7 +207,7 @@ impl Touched {
     /// on the H100: 64 bytes per float read at a 128-byte stride), a stored one alone (L2
     /// writes back the sectors it holds dirty).
     pub fn dram_sectors(&self) -> u64 {
-        let pairs: HashSet<u64> = self
+        let pairs: SectorSet = self
             .sectors
             .iter()
             .filter(|&&s| s & STORED == 0)

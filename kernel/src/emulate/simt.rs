@@ -5,7 +5,7 @@ use super::decode::Access;
 use super::decode::{Decoded, Decoder, Kind, Reg};
 use super::launch::{ConstBank, WarpPlace};
 use super::memory::{
-    bank_wavefronts, coalesced_bytes, conflict_free_wavefronts, lines, sectors, Touched, SECTOR,
+    bank_wavefronts, coalesced_bytes, conflict_free_wavefronts, lines, sectors, SectorSet, Touched, SECTOR,
     SECTORS_PER_LINE,
 };
 use super::warp::{Step, Warp, NEVER_WRITTEN};
@@ -15,7 +15,7 @@ use crate::cfg::{immediate_post_dominators, Cfg, Exit};
 use crate::error::{Error, Result};
 use crate::latency::{CriticalPath, LatencyTable};
 use crate::sass::Kernel;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 /// The most instructions one warp may execute before the emulator calls its loop endless.
 pub const MAX_WARP_INSTRUCTIONS: u64 = 100_000_000;
@@ -119,9 +119,10 @@ pub struct Program<'a> {
     max_instructions: u64,
     /// The running warp's stream, when asked for.
     trace: Option<Vec<Issued>>,
+    last_trace_len: usize,
     /// Sectors the running warp's block has loaded, when its loads are to be told apart into
     /// hits and misses.
-    block_loads: Option<HashSet<u64>>,
+    block_loads: Option<SectorSet>,
     /// Every sector global accesses have touched, when asked for (see [`Program::touched`]).
     touched: Option<Touched>,
 }
@@ -179,6 +180,7 @@ impl<'a> Program<'a> {
             unresolved: BTreeMap::new(),
             max_instructions,
             trace: None,
+            last_trace_len: 0,
             block_loads: None,
             touched: None,
         }
@@ -186,9 +188,11 @@ impl<'a> Program<'a> {
 
     /// Runs warp `index` as [`Program::run`] does, and returns the instructions it executed.
     pub fn run_traced(&mut self, index: u64, place: WarpPlace) -> Result<(Profile, Vec<Issued>)> {
-        self.trace = Some(Vec::new());
+        // Warps of a launch run alike, so the previous warp's length is a good first size.
+        self.trace = Some(Vec::with_capacity(self.last_trace_len));
         let profile = self.run(index, place);
         let trace = self.trace.take().unwrap_or_default();
+        self.last_trace_len = trace.len();
         Ok((profile?, trace))
     }
 
@@ -330,16 +334,9 @@ impl<'a> Program<'a> {
         self.touched = Some(Touched::default());
     }
 
-    /// The distinct sectors loaded plus the distinct sectors stored since
-    /// [`Program::count_touched`]; an access whose addresses are unknown counts its sectors as
-    /// distinct.
-    pub fn touched(&self) -> u64 {
-        self.touched.as_ref().map_or(0, Touched::count)
-    }
-
-    /// The sectors DRAM moves for [`Program::touched`]'s sectors ([`Touched::dram_sectors`]).
-    pub fn touched_dram_sectors(&self) -> u64 {
-        self.touched.as_ref().map_or(0, Touched::dram_sectors)
+    /// The sectors touched since [`Program::count_touched`], which stops counting.
+    pub fn take_touched(&mut self) -> Touched {
+        self.touched.take().unwrap_or_default()
     }
 
     /// Starts a new block for the hit/miss split of global loads: from now on, a load's sectors
@@ -350,7 +347,7 @@ impl<'a> Program<'a> {
     pub fn start_block(&mut self) {
         match &mut self.block_loads {
             Some(loads) => loads.clear(),
-            None => self.block_loads = Some(HashSet::new()),
+            None => self.block_loads = Some(SectorSet::default()),
         }
     }
 
@@ -524,7 +521,7 @@ fn traffic(
     warp: &Warp,
     access: &Access,
     lanes: u32,
-    block_loads: Option<&mut HashSet<u64>>,
+    block_loads: Option<&mut SectorSet>,
     touched: Option<(&mut Touched, bool)>,
     tally: &mut Profile,
 ) -> Traffic {

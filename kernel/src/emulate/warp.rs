@@ -2,7 +2,7 @@
 
 use super::alu::{eval, MAX_PREDS, MAX_VALUES};
 use super::decode::{Access, Decoded, Kind, Pred, Reg, Source, Value, VoteMode, SLOTS};
-use super::lanes::{lanes_of, Bits, Lanes, ALL};
+use super::lanes::{lanes_of, Bits, Lanes, ALL, WARP};
 use super::launch::{ConstBank, WarpPlace};
 
 /// The origin of a register nothing has written yet.
@@ -121,12 +121,14 @@ impl<'a> Warp<'a> {
         let unknown = match reg {
             Reg::R(n) => {
                 let r = &mut self.r[n as usize];
-                for lane in lanes_of(lanes) {
-                    r.set(lane, result.get(lane));
+                if lanes == ALL {
+                    r.v = result.v;
+                } else {
+                    for lane in lanes_of(lanes) {
+                        r.v[lane] = result.v[lane];
+                    }
                 }
-                for lane in lanes_of(unsure) {
-                    r.set(lane, None);
-                }
+                r.known = (r.known & !(lanes | unsure)) | (result.known & lanes & !unsure);
                 (r.known & (lanes | unsure)) != (lanes | unsure)
             }
             Reg::Ur(n) => {
@@ -292,11 +294,17 @@ impl<'a> Warp<'a> {
             let p: [bool; MAX_PREDS] = std::array::from_fn(|k| preds[k].value >> lane & 1 == 1);
             let out = eval(op, &v, &p);
             for (w, x) in words.iter_mut().zip(out.words) {
-                w.set(lane, Some(x));
+                w.v[lane] = x;
             }
             for (f, x) in flags.iter_mut().zip(out.flags) {
-                f.set(lane, Some(x));
+                f.value |= u32::from(x) << lane;
             }
+        }
+        for w in &mut words {
+            w.known = lanes & known;
+        }
+        for f in &mut flags {
+            f.known = lanes & known;
         }
         let origin = if lanes & !known != 0 {
             self.input_origin(d, lanes & !known, index)
@@ -377,22 +385,64 @@ impl<'a> Warp<'a> {
     }
 
     /// The byte addresses of a memory access in each of `lanes`, or `None` if any is unknown.
-    pub fn addresses(&self, access: &Access, lanes: u32) -> Option<Vec<u64>> {
-        let wide = |pair: Option<(Reg, Option<Reg>)>, lane: usize| -> Option<u64> {
-            let Some((lo, hi)) = pair else { return Some(0) };
-            let low = u64::from(self.read_reg(lo).get(lane)?);
-            let high = match hi {
-                Some(hi) => u64::from(self.read_reg(hi).get(lane)?),
-                None => 0,
-            };
-            Some(high << 32 | low)
-        };
-        lanes_of(lanes)
-            .map(|lane| {
-                let base = wide(access.base, lane)?;
-                let uniform = wide(access.uniform, lane)?;
-                Some(base.wrapping_add(uniform).wrapping_add(access.offset as u64))
-            })
-            .collect()
+    /// Each register is read once for the whole warp: this runs for every access emulated.
+    pub fn addresses(&self, access: &Access, lanes: u32) -> Option<Addresses> {
+        let base = self.wide(access.base);
+        let uniform = self.wide(access.uniform);
+        let mut out = Addresses::default();
+        for lane in lanes_of(lanes) {
+            let address = wide_at(&base, lane)?
+                .wrapping_add(wide_at(&uniform, lane)?)
+                .wrapping_add(access.offset as u64);
+            out.push(address);
+        }
+        Some(out)
+    }
+
+    /// The low and high words of a 64-bit register pair (or a lone 32-bit register).
+    fn wide(&self, pair: Option<(Reg, Option<Reg>)>) -> Option<(Lanes, Lanes)> {
+        pair.map(|(lo, hi)| {
+            (
+                self.read_reg(lo),
+                hi.map_or(Lanes::splat(0), |h| self.read_reg(h)),
+            )
+        })
+    }
+}
+
+/// Lane `lane`'s 64-bit value of a register pair read by [`Warp::wide`]; 0 for no pair.
+fn wide_at(pair: &Option<(Lanes, Lanes)>, lane: usize) -> Option<u64> {
+    let Some((lo, hi)) = pair else { return Some(0) };
+    Some(u64::from(hi.get(lane)?) << 32 | u64::from(lo.get(lane)?))
+}
+
+/// The addresses of one warp-wide access, one per active lane in lane order, held inline.
+#[derive(Debug, Clone, Copy)]
+pub struct Addresses {
+    lanes: [u64; WARP],
+    len: usize,
+}
+
+impl Default for Addresses {
+    fn default() -> Addresses {
+        Addresses {
+            lanes: [0; WARP],
+            len: 0,
+        }
+    }
+}
+
+impl Addresses {
+    fn push(&mut self, address: u64) {
+        self.lanes[self.len] = address;
+        self.len += 1;
+    }
+}
+
+impl std::ops::Deref for Addresses {
+    type Target = [u64];
+
+    fn deref(&self) -> &[u64] {
+        &self.lanes[..self.len]
     }
 }
