@@ -19,7 +19,6 @@ use crate::transfer::{format_knots, Knot};
 use crate::volkov::gmem_throughput;
 
 mod gpu_data;
-pub use gpu_data::data_file;
 use gpu_data::h100_sxm5_measured;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]

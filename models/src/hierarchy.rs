@@ -26,8 +26,11 @@
 //! its neighbours'). A footprint twice L2's capacity lets half of the reuse through, as if
 //! what L2 cannot hold were evicted before its reuse.
 
+use std::sync::OnceLock;
+
 use serde::Serialize;
 
+use crate::data_file;
 use crate::params::{ParamError, ParamReader};
 
 /// A GPU's memory hierarchy beyond DRAM.
@@ -80,8 +83,9 @@ impl Hierarchy {
 }
 
 /// An architecture's hierarchy per SM and cycle, for [`Hierarchy::of`].
+#[derive(Clone, Debug, PartialEq)]
 struct PerSm {
-    compute_capability: &'static str,
+    compute_capability: String,
     l1_wavefronts_per_cycle: f64,
     shared_wavefronts_per_cycle: f64,
     /// L2 bytes a cycle per SM.
@@ -89,25 +93,58 @@ struct PerSm {
     barrier_cycles: f64,
 }
 
-/// Hopper: L1 and shared memory move 128 bytes a cycle per SM (one 128-byte line; 32 banks
-/// of 4 bytes), NVIDIA H100 whitepaper (2022); L2 15.3 bytes a cycle per SM, fitted (4.0 TB/s on
-/// the H100 at 132 SMs × 1980 MHz: hetsim GPU measurements, H100 SXM 80GB, 2026-11-22,
-/// kit/kernels.csv, saxpy2_l2 at intensity 1 from n = 2^21 to 2^22 floats, both L2-resident:
-/// 25.2 MB more in 6.30 µs more); barrier release 20 cycles, assumed (TEG's `blocks.barrier`).
-const ARCHITECTURES: [PerSm; 1] = [PerSm {
-    compute_capability: "9.0",
-    l1_wavefronts_per_cycle: 1.0,
-    shared_wavefronts_per_cycle: 1.0,
-    l2_bytes_per_cycle: 15.3,
-    barrier_cycles: 20.0,
-}];
+/// The architecture data files (models/data/, [`crate::data_file`]): per SM and cycle, each
+/// number with what it is (datasheet, fitted, assumed) and from what. Hopper's L2 bandwidth is
+/// fitted on the H100's L2-resident saxpy2 launches; lab/src/l2_fit.rs fits it again.
+const ARCHITECTURE_FILES: [(&str, &str); 1] =
+    [("models/data/hopper.toml", include_str!("../data/hopper.toml"))];
+
+/// The key of an architecture file's L2 bandwidth per SM and cycle.
+pub const L2_BYTES_PER_CYCLE_PER_SM: &str = "L2BytesPerCyclePerSM";
+
+/// The architecture files, read once.
+fn architectures() -> &'static [PerSm] {
+    static READ: OnceLock<Vec<PerSm>> = OnceLock::new();
+    READ.get_or_init(|| {
+        ARCHITECTURE_FILES
+            .iter()
+            .map(|(path, text)| read_architecture(text).unwrap_or_else(|e| panic!("{path}: {e}")))
+            .collect()
+    })
+}
+
+fn read_architecture(text: &str) -> Result<PerSm, String> {
+    let numbers = data_file::values(text)?;
+    let get = |key: &str| numbers.get(key).copied().ok_or_else(|| format!("no [{key}]"));
+    Ok(PerSm {
+        compute_capability: data_file::text_field(text, "computeCapability")?,
+        l1_wavefronts_per_cycle: get(keys::L1_WAVEFRONTS_PER_CYCLE)?,
+        shared_wavefronts_per_cycle: get(keys::SHARED_WAVEFRONTS_PER_CYCLE)?,
+        l2_bytes_per_cycle: get(L2_BYTES_PER_CYCLE_PER_SM)?,
+        barrier_cycles: get(keys::BARRIER_CYCLES)?,
+    })
+}
+
+/// An architecture file's number `key`, for the calibration's check against a fit again.
+pub fn architecture_value(compute_capability: &str, key: &str) -> Option<f64> {
+    let a = architectures()
+        .iter()
+        .find(|a| a.compute_capability == compute_capability)?;
+    match key {
+        keys::L1_WAVEFRONTS_PER_CYCLE => Some(a.l1_wavefronts_per_cycle),
+        keys::SHARED_WAVEFRONTS_PER_CYCLE => Some(a.shared_wavefronts_per_cycle),
+        L2_BYTES_PER_CYCLE_PER_SM => Some(a.l2_bytes_per_cycle),
+        keys::BARRIER_CYCLES => Some(a.barrier_cycles),
+        _ => None,
+    }
+}
 
 impl Hierarchy {
     /// The hierarchy of a GPU of compute capability `cc` with `sms` SMs at `sm_clock_mhz` and
-    /// `l2_size` bytes of L2, where the architecture's figures are known (Hopper only; other
+    /// `l2_size` bytes of L2, where an architecture file gives its figures (Hopper only; other
     /// GPUs keep the thesis's model until measured).
     pub fn of(cc: &str, sms: f64, sm_clock_mhz: f64, l2_size: f64) -> Option<Hierarchy> {
-        let a = ARCHITECTURES.iter().find(|a| a.compute_capability == cc)?;
+        let a = architectures().iter().find(|a| a.compute_capability == cc)?;
         Some(Hierarchy {
             l2_size,
             l2_bandwidth: a.l2_bytes_per_cycle * sms * sm_clock_mhz * 1e6,
@@ -154,6 +191,18 @@ pub fn dram_bytes(l2: f64, dram: f64, footprint: f64, l2_size: f64) -> f64 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn hopper_comes_from_its_architecture_file() {
+        let h = Hierarchy::of("9.0", 132.0, 1980.0, 52_428_800.0).expect("Hopper");
+        // 15.3 bytes a cycle per SM × 132 SMs × 1.98 GHz.
+        assert!((h.l2_bandwidth - 15.3 * 132.0 * 1.98e9).abs() < 1.0);
+        assert_eq!((h.shared_wavefronts_per_cycle, h.barrier_cycles), (1.0, 20.0));
+        assert_eq!(architecture_value("9.0", L2_BYTES_PER_CYCLE_PER_SM), Some(15.3));
+        assert!(Hierarchy::of("8.0", 108.0, 1410.0, 4e7).is_none());
+        let e = read_architecture("computeCapability = \"9.0\"\n").expect_err("no numbers");
+        assert!(e.contains("[L1WavefrontsPerCycle]"), "{e}");
+    }
 
     #[test]
     fn a_footprint_within_l2_keeps_its_reuse() {

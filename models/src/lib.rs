@@ -6,6 +6,7 @@
 
 pub mod calibrate;
 pub mod catalog;
+pub mod data_file;
 pub mod hierarchy;
 pub mod hong_kim;
 pub mod nelder_mead;

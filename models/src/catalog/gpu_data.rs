@@ -1,11 +1,11 @@
-//! The GPU data files the catalog compiles in (models/data/*.toml): what
+//! The GPU data files the catalog compiles in (models/data/*.toml, read by [`crate::data_file`]): what
 //! `hetsim calibrate gpu DIR --data-file FILE` fitted and measured, each number with what it
 //! is and from what, so that no calibrated constant is copied into Rust by hand.
 
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use super::Queueing;
+use crate::data_file;
 use crate::queueing::{Domain, ErrorBars, DEFAULT_EXTRAPOLATION};
 
 /// The H100 SXM5 80GB's data file: what `hetsim calibrate gpu examples/validation/data/h100`
@@ -13,23 +13,6 @@ use crate::queueing::{Domain, ErrorBars, DEFAULT_EXTRAPOLATION};
 /// conformal 90 % quantiles of the cross-validated residuals per regime), each number with
 /// what it is and from what. cli/tests/kernels.rs runs the calibration again and compares.
 const H100_SXM5_FILE: &str = include_str!("../../data/h100-sxm5-80gb.toml");
-
-/// The numbers of a GPU data file (models/data/*.toml), by attribute: each table's `value`.
-pub fn data_file(text: &str) -> Result<BTreeMap<String, f64>, String> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.to_string())?;
-    table
-        .iter()
-        .filter_map(|(key, v)| v.as_table().map(|t| (key, t)))
-        .map(|(key, t)| {
-            let value = t
-                .get("value")
-                .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)));
-            value
-                .map(|v| (key.clone(), v))
-                .ok_or_else(|| format!("[{key}]: expected a numeric `value`"))
-        })
-        .collect()
-}
 
 /// The H100's calibration, from its data file, read once.
 pub(super) fn h100_sxm5_measured() -> &'static Queueing {
@@ -39,7 +22,7 @@ pub(super) fn h100_sxm5_measured() -> &'static Queueing {
 
 fn read_h100() -> Queueing {
     use crate::queueing::keys;
-    let numbers = data_file(H100_SXM5_FILE)
+    let numbers = data_file::values(H100_SXM5_FILE)
         .unwrap_or_else(|e| panic!("models/data/h100-sxm5-80gb.toml (the catalog's tests read it): {e}"));
     let get = |key: &str| -> f64 {
         numbers
@@ -78,11 +61,9 @@ fn read_h100() -> Queueing {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn a_gpu_data_file_gives_each_value_and_names_a_bad_one() {
-        let numbers = super::data_file(super::H100_SXM5_FILE).expect("the shipped file reads");
+    fn the_shipped_h100_file_gives_every_calibrated_value() {
+        let numbers = crate::data_file::values(super::H100_SXM5_FILE).expect("the shipped file reads");
         assert!(numbers.len() >= 16, "{numbers:?}");
         assert!(numbers.contains_key("memoryQueueCycles"));
-        let bad = super::data_file("[warpSkew]\nbasis = \"fitted\"\n").expect_err("no value");
-        assert!(bad.contains("[warpSkew]") && bad.contains("value"), "{bad}");
     }
 }
