@@ -158,16 +158,25 @@ impl Tally {
         }
         instructions
     }
+
+    /// Adds another block's sums; `distinct` and `dram` are sizes of sets, merged apart.
+    fn absorb(&mut self, other: &Tally) {
+        self.requested += other.requested;
+        self.missed += other.missed;
+        self.lines += other.lines;
+        self.wavefronts += other.wavefronts;
+        self.conflict_free += other.conflict_free;
+        self.barriers += other.barriers;
+    }
 }
 
-/// One emulated block: its warps' streams and the sectors it touched.
-type TileBlock = (Vec<Vec<Issued>>, Touched);
+/// One emulated block: its sums and the sectors it touched.
+type TileBlock = (Tally, Touched);
 
 /// Emulates `blocks` of the grid, each with its own L1 and its own distinct sectors, spread
 /// over the machine's cores: the tiles' blocks share nothing while they run (each starts a
 /// fresh L1, [`Program::start_block`]), so only their distinct sectors are merged, in order,
-/// by the caller. Returns each block's warps' streams and its touched sectors, in `blocks`'
-/// order.
+/// by the caller. Returns each block's sums and its touched sectors, in `blocks`' order.
 fn tile_blocks(
     kernel: &Kernel,
     cfg: &Cfg,
@@ -186,8 +195,9 @@ fn tile_blocks(
         let mut out = Vec::new();
         for (k, &b) in blocks.iter().enumerate().skip(worker).step_by(workers) {
             program.count_touched();
-            let streams = run_block(&mut program, geometry, b)?;
-            out.push((k, (streams, program.take_touched())));
+            let mut sums = Tally::default();
+            sums.add(kernel, run_block(&mut program, geometry, b)?);
+            out.push((k, (sums, program.take_touched())));
         }
         Ok(out)
     };
@@ -256,11 +266,11 @@ pub fn traffic(
     };
     let rest = &order[1.min(order.len())..];
     // Blocks after the first in tile order (index k + 1 of `order`).
-    for (k, (block, sectors)) in tile_blocks(kernel, cfg, arch, table, &bank, &geometry, rest)?
+    for (k, (sums, sectors)) in tile_blocks(kernel, cfg, arch, table, &bank, &geometry, rest)?
         .into_iter()
         .enumerate()
     {
-        tally.add(kernel, block);
+        tally.absorb(&sums);
         touched.merge(sectors);
         if k + 2 == n_small {
             small_tile = Tally {
