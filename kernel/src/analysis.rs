@@ -234,16 +234,8 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
     let registers = estimated_registers(kernel, arch);
     let mut report = match &options.launch {
         Some(launch) => {
-            // The two emulations share nothing: the traffic tiles run beside the grouping.
-            let (e, measured) = std::thread::scope(|scope| {
-                let tiles = scope.spawn(|| traffic(kernel, &cfg, arch, &table, launch));
-                let e = emulate(kernel, &cfg, arch, &table, launch);
-                let measured = tiles
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (e, measured)
-            });
-            let (e, measured) = (e?, measured?);
+            let e = emulate(kernel, &cfg, arch, &table, launch)?;
+            let measured = traffic(kernel, &cfg, arch, &table, launch)?;
             let memory = measured.per_warp(e.gmem_bytes);
             let mut report = emulation_report(kernel, &cfg, arch, e, memory, registers);
             report.block_traffic = Some(measured);

@@ -2,32 +2,8 @@
 //! wavefronts a shared access takes through the banks.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// A set of sectors (addresses / 32). Its keys are the emulator's own, not an attacker's, so
-/// it hashes with one multiplication instead of SipHash: sector sets are filled for every
-/// global access emulated.
-pub type SectorSet = HashSet<u64, BuildHasherDefault<SectorHasher>>;
-
-/// Fibonacci hashing of one `u64`.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SectorHasher(u64);
-
-impl Hasher for SectorHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
-    }
-}
+use super::lanes::WARP;
 
 /// Bytes of an L2 sector, the unit global memory moves.
 pub const SECTOR: u64 = 32;
@@ -100,7 +76,7 @@ fn pass_wavefronts(addresses: &[u64], bytes: u32) -> u64 {
     let words_per_lane = (bytes.max(4) / 4) as usize;
     // A pass's words fit on the stack (a half-warp of LDS.128, a warp of LDS.64); this runs
     // for every shared access emulated.
-    let mut inline = [0u64; 2 * LANES];
+    let mut inline = [0u64; 2 * WARP];
     let mut spilled = Vec::new();
     let total = addresses.len() * words_per_lane;
     let words: &mut [u64] = if total <= inline.len() {
@@ -140,9 +116,6 @@ fn pass_wavefronts(addresses: &[u64], bytes: u32) -> u64 {
     per_bank.into_iter().max().unwrap_or(0).max(1)
 }
 
-/// Lanes of a warp.
-const LANES: usize = 32;
-
 /// The wavefronts of a pass whose banks each deliver one distinct word (coalesced rows,
 /// broadcasts: most accesses): 1, found without sorting. `None` where some bank delivers two.
 fn without_conflicts(words: &[u64]) -> Option<u64> {
@@ -172,7 +145,7 @@ pub fn conflict_free_wavefronts(lanes: u32, bytes: u32, actual: u64) -> u64 {
 /// accesses whose addresses are unknown.
 #[derive(Debug, Default)]
 pub struct Touched {
-    sectors: SectorSet,
+    sectors: HashSet<u64>,
     unknown: u64,
 }
 
@@ -184,12 +157,6 @@ impl Touched {
     pub fn add(&mut self, sectors: &[u64], load: bool) {
         let tag = if load { 0 } else { STORED };
         self.sectors.extend(sectors.iter().map(|s| s | tag));
-    }
-
-    /// Adds another run's sectors (a set union; unknown ones stay distinct).
-    pub fn merge(&mut self, other: Touched) {
-        self.sectors.extend(other.sectors);
-        self.unknown += other.unknown;
     }
 
     /// Adds `n` sectors whose addresses are unknown, each counted as distinct.
@@ -207,7 +174,7 @@ impl Touched {
     /// on the H100: 64 bytes per float read at a 128-byte stride), a stored one alone (L2
     /// writes back the sectors it holds dirty).
     pub fn dram_sectors(&self) -> u64 {
-        let pairs: SectorSet = self
+        let pairs: HashSet<u64> = self
             .sectors
             .iter()
             .filter(|&&s| s & STORED == 0)

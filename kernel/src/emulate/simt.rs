@@ -5,7 +5,7 @@ use super::decode::Access;
 use super::decode::{Decoded, Decoder, Kind, Reg};
 use super::launch::{ConstBank, WarpPlace};
 use super::memory::{
-    bank_wavefronts, coalesced_bytes, conflict_free_wavefronts, lines, sectors, SectorSet, Touched, SECTOR,
+    bank_wavefronts, coalesced_bytes, conflict_free_wavefronts, lines, sectors, Touched, SECTOR,
     SECTORS_PER_LINE,
 };
 use super::warp::{Step, Warp, NEVER_WRITTEN};
@@ -15,7 +15,7 @@ use crate::cfg::{immediate_post_dominators, Cfg, Exit};
 use crate::error::{Error, Result};
 use crate::latency::{CriticalPath, LatencyTable};
 use crate::sass::Kernel;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The most instructions one warp may execute before the emulator calls its loop endless.
 pub const MAX_WARP_INSTRUCTIONS: u64 = 100_000_000;
@@ -119,10 +119,11 @@ pub struct Program<'a> {
     max_instructions: u64,
     /// The running warp's stream, when asked for.
     trace: Option<Vec<Issued>>,
+    /// The last traced warp's stream length: the next one's first capacity.
     last_trace_len: usize,
     /// Sectors the running warp's block has loaded, when its loads are to be told apart into
     /// hits and misses.
-    block_loads: Option<SectorSet>,
+    block_loads: Option<HashSet<u64>>,
     /// Every sector global accesses have touched, when asked for (see [`Program::touched`]).
     touched: Option<Touched>,
 }
@@ -334,9 +335,16 @@ impl<'a> Program<'a> {
         self.touched = Some(Touched::default());
     }
 
-    /// The sectors touched since [`Program::count_touched`], which stops counting.
-    pub fn take_touched(&mut self) -> Touched {
-        self.touched.take().unwrap_or_default()
+    /// The distinct sectors loaded plus the distinct sectors stored since
+    /// [`Program::count_touched`]; an access whose addresses are unknown counts its sectors as
+    /// distinct.
+    pub fn touched(&self) -> u64 {
+        self.touched.as_ref().map_or(0, Touched::count)
+    }
+
+    /// The sectors DRAM moves for [`Program::touched`]'s sectors ([`Touched::dram_sectors`]).
+    pub fn touched_dram_sectors(&self) -> u64 {
+        self.touched.as_ref().map_or(0, Touched::dram_sectors)
     }
 
     /// Starts a new block for the hit/miss split of global loads: from now on, a load's sectors
@@ -347,7 +355,7 @@ impl<'a> Program<'a> {
     pub fn start_block(&mut self) {
         match &mut self.block_loads {
             Some(loads) => loads.clear(),
-            None => self.block_loads = Some(SectorSet::default()),
+            None => self.block_loads = Some(HashSet::new()),
         }
     }
 
@@ -521,7 +529,7 @@ fn traffic(
     warp: &Warp,
     access: &Access,
     lanes: u32,
-    block_loads: Option<&mut SectorSet>,
+    block_loads: Option<&mut HashSet<u64>>,
     touched: Option<(&mut Touched, bool)>,
     tally: &mut Profile,
 ) -> Traffic {

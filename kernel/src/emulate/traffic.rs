@@ -17,10 +17,8 @@
 //!   two corner tiles of the grid and extrapolated to the whole grid as that power law, its
 //!   exponent clamped to [−1, 0].
 //! - **DRAM.** A loaded sector is read with the other half of its 64-byte pair
-//!   ([`Touched::dram_sectors`]).
+//!   ([`Program::touched_dram_sectors`]).
 
-use super::launch::{ConstBank, Geometry};
-use super::memory::Touched;
 use super::simt::{Issued, Program};
 use super::{checked_launch, run_block, Launch, LIMITS};
 use crate::arch::Arch;
@@ -158,65 +156,6 @@ impl Tally {
         }
         instructions
     }
-
-    /// Adds another block's sums; `distinct` and `dram` are sizes of sets, merged apart.
-    fn absorb(&mut self, other: &Tally) {
-        self.requested += other.requested;
-        self.missed += other.missed;
-        self.lines += other.lines;
-        self.wavefronts += other.wavefronts;
-        self.conflict_free += other.conflict_free;
-        self.barriers += other.barriers;
-    }
-}
-
-/// One emulated block: its sums and the sectors it touched.
-type TileBlock = (Tally, Touched);
-
-/// Emulates `blocks` of the grid, each with its own L1 and its own distinct sectors, spread
-/// over the machine's cores: the tiles' blocks share nothing while they run (each starts a
-/// fresh L1, [`Program::start_block`]), so only their distinct sectors are merged, in order,
-/// by the caller. Returns each block's sums and its touched sectors, in `blocks`' order.
-fn tile_blocks(
-    kernel: &Kernel,
-    cfg: &Cfg,
-    arch: Arch,
-    table: &LatencyTable,
-    bank: &ConstBank,
-    geometry: &Geometry,
-    blocks: &[u64],
-) -> Result<Vec<TileBlock>> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(blocks.len())
-        .max(1);
-    let run_share = |worker: usize| -> Result<Vec<(usize, TileBlock)>> {
-        let mut program = Program::new(kernel, cfg, arch, table, bank, LIMITS.instructions);
-        let mut out = Vec::new();
-        for (k, &b) in blocks.iter().enumerate().skip(worker).step_by(workers) {
-            program.count_touched();
-            let mut sums = Tally::default();
-            sums.add(kernel, run_block(&mut program, geometry, b)?);
-            out.push((k, (sums, program.take_touched())));
-        }
-        Ok(out)
-    };
-    let shares: Vec<Result<Vec<_>>> = std::thread::scope(|scope| {
-        let others: Vec<_> = (1..workers).map(|w| scope.spawn(move || run_share(w))).collect();
-        let mut shares = vec![run_share(0)];
-        shares.extend(
-            others
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))),
-        );
-        shares
-    });
-    let mut all = Vec::with_capacity(blocks.len());
-    for share in shares {
-        all.extend(share?);
-    }
-    all.sort_unstable_by_key(|(k, _)| *k);
-    Ok(all.into_iter().map(|(_, block)| block).collect())
 }
 
 /// Measures [`Traffic`] on two corner tiles of the grid, the larger with four times the
@@ -259,28 +198,21 @@ pub fn traffic(
         }
     }
     let n_small = (small[0] * small[1]) as usize;
-    let mut touched = program.take_touched();
     let mut small_tile = Tally {
-        distinct: touched.count() as f64,
+        distinct: program.touched() as f64,
         ..tally
     };
-    let rest = &order[1.min(order.len())..];
-    // Blocks after the first in tile order (index k + 1 of `order`).
-    for (k, (sums, sectors)) in tile_blocks(kernel, cfg, arch, table, &bank, &geometry, rest)?
-        .into_iter()
-        .enumerate()
-    {
-        tally.absorb(&sums);
-        touched.merge(sectors);
-        if k + 2 == n_small {
+    for (k, &b) in order.iter().enumerate().skip(1) {
+        tally.add(kernel, run_block(&mut program, &geometry, b)?);
+        if k + 1 == n_small {
             small_tile = Tally {
-                distinct: touched.count() as f64,
+                distinct: program.touched() as f64,
                 ..tally
             };
         }
     }
-    tally.distinct = touched.count() as f64;
-    tally.dram = touched.dram_sectors() as f64;
+    tally.distinct = program.touched() as f64;
+    tally.dram = program.touched_dram_sectors() as f64;
     let fraction = |t: &Tally| {
         if t.missed > 0.0 {
             (t.distinct / t.missed).min(1.0)

@@ -348,9 +348,11 @@ const LATENCY_TABLE_WARPS: f64 = 8.0;
 /// the error of each group under a calibration that never saw it, and the coverage of each
 /// group's launches by error bars drawn from the other groups' out-of-fold residuals only.
 /// Groups are listed as a reader counts: `sweep block 16` before `sweep block 128`.
-/// `latency_table_fitted_here`: the kernel analyser's latency table was fitted on this
-/// folder's occupancy level of [`LATENCY_TABLE_WARPS`] (the H100's own data), so that level
-/// is in-sample however the calibration folds; it is left out of the occupancy summary.
+/// `latency_table_fitted_here`: the kernel analyser's latency table may have been fitted on
+/// this folder's occupancy level of [`LATENCY_TABLE_WARPS`] (it was on the shipped H100
+/// data), so that level is in-sample however the calibration folds: it is left out of the
+/// occupancy summary and of the held-out coverage. `validate` passes `!held_out`, which labels
+/// any other folder validated as calibration data the same way, the conservative side.
 fn cross_validation(m: &Measurements, latency_table_fitted_here: bool) -> Result<(Vec<Check>, Coverage)> {
     let base = saxpy2::device(m)?;
     let all = samples(m)?;
@@ -376,7 +378,7 @@ fn cross_validation(m: &Measurements, latency_table_fitted_here: bool) -> Result
         // levels together are held to it below.
         let occupancy = !group.starts_with("sweep");
         let target = if occupancy { f64::INFINITY } else { 0.10 };
-        let latency_level = own.iter().all(|r| r.resident_warps == LATENCY_TABLE_WARPS);
+        let latency_level = !own.is_empty() && own.iter().all(|r| r.resident_warps == LATENCY_TABLE_WARPS);
         let (name, basis) = if occupancy && latency_table_fitted_here && latency_level {
             let name = format!("{group} held out of the calibration (the latency table is fitted on it)");
             (name, Basis::InSample)
@@ -389,7 +391,8 @@ fn cross_validation(m: &Measurements, latency_table_fitted_here: bool) -> Result
         let mut c = check(&name, basis, &points, target, f64::INFINITY);
         c.worst_at.clear();
         checks.push(c);
-        if let Some(bars) = error_bars(others) {
+        let bars = error_bars(others).filter(|_| basis == Basis::HeldOut);
+        if let Some(bars) = bars {
             intervals.extend(own.iter().map(|r| {
                 let w = bars.bar(r.regime, r.warps_launched, r.resident_warps).relative * r.predicted;
                 (r.predicted, [r.predicted - w, r.predicted + w], r.measured)
