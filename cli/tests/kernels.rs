@@ -145,6 +145,13 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
         );
     }
     assert!(compared >= 24, "{compared} attributes compared: {out}");
+    // The kit's L2-resident launches give the architecture's L2 figure, which
+    // models/data/hopper.toml keeps to three digits (lab/src/l2_fit.rs works it by hand).
+    let l2 = out["architecture"]["L2BytesPerCyclePerSM"]
+        .as_f64()
+        .expect("fitted on the kit");
+    let kept = hetsim_models::hierarchy::architecture_value("9.0", "L2BytesPerCyclePerSM");
+    assert_eq!(Some(format!("{l2:.1}")), kept.map(|k| format!("{k:.1}")), "{out}");
     // The catalog reads those numbers from the data file the calibration writes: run again,
     // it writes the shipped file, every fitted and measured field, byte for byte.
     let file = std::env::temp_dir().join(format!("hetsim-h100-{}.toml", std::process::id()));

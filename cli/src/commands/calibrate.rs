@@ -5,7 +5,9 @@ use anyhow::{Context, Result};
 use hetsim_lab::calibrate::{kernel_from_csv, link_from_csv, KernelCalibration, LinkCalibration};
 use hetsim_lab::gpu::{attributes, calibrate_folder};
 use hetsim_lab::gpu_file::data_file;
+use hetsim_lab::l2_fit::l2_bytes_per_cycle_per_sm;
 use hetsim_lab::measurements::Measurements;
+use hetsim_models::hierarchy::L2_BYTES_PER_CYCLE_PER_SM;
 
 use crate::cli::{CalibrateCommand, CalibrateGpuArgs, CalibrateKernelArgs, CalibrateLinkArgs};
 
@@ -59,6 +61,13 @@ fn kernel(args: CalibrateKernelArgs) -> Result<()> {
 fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     let m = Measurements::read(&args.dir)?;
     let c = calibrate_folder(&m, args.name)?;
+    // The architecture's L2 figure (models/data/hopper.toml) where the folder has the kit's
+    // L2-resident launches to fit it on.
+    let l2 = if args.dir.join("kit").join("kernels.csv").is_file() {
+        Some(l2_bytes_per_cycle_per_sm(&args.dir)?)
+    } else {
+        None
+    };
     if let Some(path) = &args.data_file {
         let text = data_file(&c, &args.dir.display().to_string(), &c.name);
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
@@ -68,7 +77,10 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.into()))
             .collect();
-        return super::print_json(&serde_json::json!({ "calibration": c, "attributes": attrs }));
+        let architecture = serde_json::json!({ L2_BYTES_PER_CYCLE_PER_SM: l2 });
+        return super::print_json(
+            &serde_json::json!({ "calibration": c, "attributes": attrs, "architecture": architecture }),
+        );
     }
     println!(
         "fitted on {} launches: MAPE {:.2} %, worst {:.1} %",
@@ -85,6 +97,11 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
             b.launch * 100.0
         ),
         None => println!("no error bars: fewer than 9 launches in the cross-validation"),
+    }
+    if let Some(l2) = l2 {
+        println!(
+            "architecture: {L2_BYTES_PER_CYCLE_PER_SM} = {l2:.2} (kit/kernels.csv's L2-resident saxpy2_l2 launches; the architecture data file, models/data/*.toml, keeps it)"
+        );
     }
     println!("# a component for a system model's [[component]] table (model = \"gpu-queueing\")");
     println!(
