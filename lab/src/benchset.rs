@@ -86,14 +86,9 @@ impl Family {
     /// Whether the family's target applies to a launch with these variables.
     pub fn in_range(&self, variables: &[(String, Variable)]) -> bool {
         self.range.iter().all(|(key, [lo, hi])| {
-            variables.iter().any(|(k, v)| {
-                let x = match v {
-                    Variable::Int(i) => *i as f64,
-                    Variable::Float(x) => *x,
-                    _ => return false,
-                };
-                k == key && (*lo..=*hi).contains(&x)
-            })
+            variables
+                .iter()
+                .any(|(k, v)| k == key && v.as_f64().is_some_and(|x| (*lo..=*hi).contains(&x)))
         })
     }
 }

@@ -127,16 +127,10 @@ fn read_architecture(text: &str) -> Result<PerSm, String> {
 
 /// An architecture file's number `key`, for the calibration's check against a fit again.
 pub fn architecture_value(compute_capability: &str, key: &str) -> Option<f64> {
-    let a = architectures()
-        .iter()
-        .find(|a| a.compute_capability == compute_capability)?;
-    match key {
-        keys::L1_WAVEFRONTS_PER_CYCLE => Some(a.l1_wavefronts_per_cycle),
-        keys::SHARED_WAVEFRONTS_PER_CYCLE => Some(a.shared_wavefronts_per_cycle),
-        L2_BYTES_PER_CYCLE_PER_SM => Some(a.l2_bytes_per_cycle),
-        keys::BARRIER_CYCLES => Some(a.barrier_cycles),
-        _ => None,
-    }
+    let (_, text) = ARCHITECTURE_FILES.iter().find(|(_, text)| {
+        data_file::text_field(text, "computeCapability").as_deref() == Ok(compute_capability)
+    })?;
+    data_file::values(text).ok()?.get(key).copied()
 }
 
 impl Hierarchy {

@@ -27,6 +27,15 @@ impl Variable {
             Variable::Text(text.to_owned())
         }
     }
+
+    /// The value of a number (an integer or a float); `None` for a bool or a string.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Variable::Int(i) => Some(*i as f64),
+            Variable::Float(x) => Some(*x),
+            Variable::Bool(_) | Variable::Text(_) => None,
+        }
+    }
 }
 
 /// Names every process's script sees besides the run variables.

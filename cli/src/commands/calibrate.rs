@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use hetsim_lab::calibrate::{kernel_from_csv, link_from_csv, KernelCalibration, LinkCalibration};
 use hetsim_lab::gpu::{attributes, calibrate_folder};
 use hetsim_lab::gpu_file::data_file;
-use hetsim_lab::l2_fit::l2_bytes_per_cycle_per_sm;
+use hetsim_lab::l2_fit::{kit_descriptor, l2_bytes_per_cycle_per_sm};
 use hetsim_lab::measurements::Measurements;
 use hetsim_models::hierarchy::L2_BYTES_PER_CYCLE_PER_SM;
 
@@ -63,8 +63,8 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     let c = calibrate_folder(&m, args.name)?;
     // The architecture's L2 figure (models/data/hopper.toml) where the folder has the kit's
     // L2-resident launches to fit it on.
-    let l2 = if args.dir.join("kit").join("kernels.csv").is_file() {
-        Some(l2_bytes_per_cycle_per_sm(&args.dir)?)
+    let l2 = if kit_descriptor(&m).is_file() {
+        Some(l2_bytes_per_cycle_per_sm(&m)?)
     } else {
         None
     };
@@ -100,7 +100,7 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     }
     if let Some(l2) = l2 {
         println!(
-            "architecture: {L2_BYTES_PER_CYCLE_PER_SM} = {l2:.2} (kit/kernels.csv's L2-resident saxpy2_l2 launches; the architecture data file, models/data/*.toml, keeps it)"
+            "architecture: {L2_BYTES_PER_CYCLE_PER_SM} = {l2:.2} (the kit's L2-resident saxpy2_l2 launches, kit/benchset.toml; the architecture data file, models/data/*.toml, keeps it)"
         );
     }
     println!("# a component for a system model's [[component]] table (model = \"gpu-queueing\")");

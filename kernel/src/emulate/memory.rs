@@ -38,16 +38,13 @@ pub fn sectors(addresses: &[u64], bytes: u32) -> Vec<u64> {
 /// the L1 wavefronts of the access, but for wide loads, which take at least one per register
 /// returned. A coalesced float access takes 1; lanes 128 bytes apart, 32.
 pub fn lines(sectors: &[u64]) -> u64 {
+    changes(sectors.iter().map(|s| s / SECTORS_PER_LINE)).count() as u64
+}
+
+/// The items that differ from the one before them: a sorted sequence's distinct items.
+fn changes(items: impl Iterator<Item = u64>) -> impl Iterator<Item = u64> {
     let mut previous = None;
-    sectors
-        .iter()
-        .filter(|&&s| {
-            let line = s / SECTORS_PER_LINE;
-            let new = previous != Some(line);
-            previous = Some(line);
-            new
-        })
-        .count() as u64
+    items.filter(move |&x| previous.replace(x) != Some(x))
 }
 
 /// Wavefronts a shared-memory access takes. A 16-byte access is served a half-warp at a time,
@@ -86,16 +83,11 @@ fn pass_wavefronts(addresses: &[u64], bytes: u32) -> u64 {
         &mut spilled
     };
     // Neighbouring lanes often read the same word (a broadcast row): their words count once.
-    let mut previous = None;
-    let distinct = addresses.iter().filter(|&&a| {
-        let new = previous != Some(a);
-        previous = Some(a);
-        new
-    });
+    let distinct = changes(addresses.iter().copied());
     let mut len = 0;
     for (slot, w) in words
         .iter_mut()
-        .zip(distinct.flat_map(|&a| (a / 4..).take(words_per_lane)))
+        .zip(distinct.flat_map(|a| (a / 4..).take(words_per_lane)))
     {
         *slot = w;
         len += 1;
@@ -106,12 +98,8 @@ fn pass_wavefronts(addresses: &[u64], bytes: u32) -> u64 {
     }
     words.sort_unstable();
     let mut per_bank = [0u64; BANKS as usize];
-    let mut previous = None;
-    for &w in words.iter() {
-        if previous != Some(w) {
-            per_bank[(w % BANKS) as usize] += 1;
-        }
-        previous = Some(w);
+    for w in changes(words.iter().copied()) {
+        per_bank[(w % BANKS) as usize] += 1;
     }
     per_bank.into_iter().max().unwrap_or(0).max(1)
 }
