@@ -225,6 +225,10 @@ pub struct ValidateArgs {
     /// The system model of the measured machine.
     #[arg(long, default_value = "examples/validation/saxpy2/h100.toml")]
     pub system: PathBuf,
+    /// The catalog's GPU (`hetsim components`) in place of the GPU of --system and of every
+    /// benchmark set's systems: validates that catalog entry on --data.
+    #[arg(long, value_name = "NAME")]
+    pub gpu: Option<String>,
     /// Nothing of the system's GPU was fitted on --data (a catalog entry calibrated elsewhere,
     /// as the H200's is on the H100): label every row held-out and hold power to 20 %.
     #[arg(long)]
@@ -267,6 +271,11 @@ pub struct CalibrateGpuArgs {
     /// with what it is and from what), which the catalog reads.
     #[arg(long, value_name = "FILE.toml")]
     pub data_file: Option<PathBuf>,
+    /// Also fit on every launch of this benchmark set (a benchset.toml: docs/VALIDATION.md,
+    /// "Benchmark sets"), through its gpu-queueing system's kernels; repeatable. A folder
+    /// without saxpy2's sweep.csv and occupancy_block256.csv is then calibrated on the sets.
+    #[arg(long = "set", value_name = "benchset.toml")]
+    pub sets: Vec<PathBuf>,
     #[arg(long)]
     pub json: bool,
 }

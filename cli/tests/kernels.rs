@@ -172,9 +172,42 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
         written, shipped,
         "models/data/h100-sxm5-80gb.toml is stale: write it again with --data-file"
     );
-    std::fs::remove_file(&file).ok();
     assert_eq!(attrs["calibratedResidentWarpsMin"], 8.0, "{out}");
     assert_eq!(attrs["calibratedResidentWarpsMax"], 64.0, "{out}");
+    // Any kernel set calibrates: a folder with only the spec sheet and the launch timings,
+    // fitted on the kit's launches through its descriptor, its data file saying so.
+    let kit_only = std::env::temp_dir().join(format!("hetsim-kit-only-{}", std::process::id()));
+    std::fs::create_dir_all(&kit_only).expect("temp dir");
+    for name in ["props.csv", "launch.csv"] {
+        std::fs::copy(
+            repo().join("examples/validation/data/h100").join(name),
+            kit_only.join(name),
+        )
+        .expect("copies");
+    }
+    let kit_only_arg = kit_only.display().to_string();
+    let out = ok_json(&[
+        "calibrate",
+        "gpu",
+        &kit_only_arg,
+        "--set",
+        "examples/validation/data/h100/kit/benchset.toml",
+        "--data-file",
+        &file_arg,
+        "--json",
+    ]);
+    let on_the_kit = std::fs::read_to_string(&file).expect("the data file is written");
+    assert!(
+        on_the_kit.contains(
+            "from = \"every launch of examples/validation/data/h100/kit/benchset.toml, least squares"
+        ),
+        "{on_the_kit}"
+    );
+    let fit = &out["calibration"]["fit"];
+    assert_eq!(fit["samples"], 45, "the kit's launches in range: {out}");
+    assert!(fit["mape"].as_f64().expect("mape") < 0.10, "{out}");
+    std::fs::remove_dir_all(&kit_only).ok();
+    std::fs::remove_file(&file).ok();
     let missing = failure(&["calibrate", "gpu", "examples/gajger"], None);
     assert!(
         missing.contains("props.csv") && missing.contains("not a measurement folder"),
@@ -217,7 +250,25 @@ fn validate_meets_the_targets_on_the_shipped_h100_data_and_writes_its_report() {
             .any(|c| c["name"] == "families: sgemm_tiled16 (gpu-queueing)"),
         "the project's own families are scored: {out}"
     );
-    for c in checks.iter().chain(families) {
+    // Leave-one-kernel-family-out: gpu-queueing fitted on saxpy2 and every family but one.
+    // The kit's 45 launches in range and the own 26, less saxpy2_l2's 12, in-sample since
+    // the L2 figure is fitted on them.
+    let refit = out["refit"].as_array().expect("refit");
+    let row = |name: &str| {
+        refit
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {out}"))
+    };
+    let summary = row("every held-out family, each held out in turn");
+    assert_eq!(
+        (&summary["basis"], &summary["points"]),
+        (&"held-out".into(), &59.into()),
+        "{summary}"
+    );
+    assert_eq!(row("kit: saxpy2_l2 held out of the fit")["basis"], "in-sample");
+    assert!(row("families: block_sum, each block size held out of the fit in turn")["points"] == 6);
+    for c in checks.iter().chain(families).chain(refit) {
         let known = KNOWN_MISSES.iter().any(|m| c["name"] == *m);
         assert_eq!(c["pass"], !known, "{c}");
     }

@@ -8,8 +8,10 @@ use hetsim_models::queueing::calibration::{
 use hetsim_models::queueing::{evaluate, keys, Device, Input, Kernel, Power};
 use serde::Serialize;
 
+use crate::benchset::BenchSet;
 use crate::measurements::Measurements;
 use crate::saxpy2::{self, Saxpy2};
+use crate::set_samples::set_samples;
 
 /// The fitted device, the fit's quality and the power levels.
 #[derive(Clone, Debug, Serialize)]
@@ -19,6 +21,8 @@ pub struct GpuCalibration {
     pub fit: Fit,
     pub launch_overhead: f64,
     pub power: Option<Power>,
+    /// The launches the four attributes were fitted on.
+    pub fitted_on: String,
     #[serde(skip)]
     pub device: Device,
 }
@@ -101,7 +105,9 @@ fn power(m: &Measurements, device: &Device, samples: &[(&str, Sample)]) -> Optio
     })
 }
 
-pub fn calibrate_folder(m: &Measurements, name: Option<String>) -> Result<GpuCalibration> {
+/// The device of a measurement folder before the fit: props.csv's spec sheet, and the launch
+/// overhead and block launch rate of launch.csv's back-to-back empty launches.
+pub fn base_device(m: &Measurements) -> Result<Device> {
     let mut base = saxpy2::device(m)?;
     let (overhead, rate) = fit_launch(&m.launches).ok_or_else(|| {
         anyhow!(
@@ -111,17 +117,53 @@ pub fn calibrate_folder(m: &Measurements, name: Option<String>) -> Result<GpuCal
     })?;
     base.launch_overhead = overhead.max(0.0);
     base.block_launch_rate = rate;
-    let samples = samples(m)?;
-    if samples.is_empty() {
+    Ok(base)
+}
+
+/// What a calibration fits its four attributes on: saxpy2's launches of sweep.csv and
+/// occupancy_block256.csv, where the folder has them, then every launch of `sets`.
+fn fitted_on(m: &Measurements, sets: &[BenchSet]) -> String {
+    let mut parts = Vec::new();
+    if m.kernel_runs().next().is_some() {
+        parts.push(SAXPY2_LAUNCHES.to_owned());
+    }
+    parts.extend(sets.iter().map(|s| {
+        let at = s.path.strip_prefix(&m.dir).unwrap_or(&s.path);
+        format!("every launch of {}", at.display())
+    }));
+    format!("{}, least squares on the relative error", parts.join(" and "))
+}
+
+/// The saxpy2 launches of a measurement folder.
+const SAXPY2_LAUNCHES: &str = "sweep.csv and occupancy_block256.csv: every saxpy2 launch";
+
+/// Calibrates the `gpu-queueing` model on the folder `m`: on its saxpy2 launches and those of
+/// the benchmark sets `sets` (none for the catalog's entries, so that every kernel family
+/// stays a held-out prediction; a user's own kernel set where the model should fit it).
+pub fn calibrate_folder(m: &Measurements, name: Option<String>, sets: &[BenchSet]) -> Result<GpuCalibration> {
+    let base = base_device(m)?;
+    let saxpy2 = if m.kernel_runs().next().is_some() {
+        samples(m)?
+    } else {
+        Vec::new()
+    };
+    let mut plain: Vec<Sample> = saxpy2.iter().map(|(_, s)| s.clone()).collect();
+    let mut groups = groups(&saxpy2);
+    for set in sets {
+        for s in set_samples(set)? {
+            plain.push(s.sample);
+            groups.push(s.family);
+        }
+    }
+    if plain.is_empty() {
         bail!(
-            "{}: no kernel timings (sweep.csv, occupancy_block256.csv)",
+            "{}: no kernel timings (sweep.csv, occupancy_block256.csv, or a benchmark set's)",
             m.dir.display()
         );
     }
-    let plain: Vec<Sample> = samples.iter().map(|(_, s)| s.clone()).collect();
     let fit = calibrate(&base, &plain).ok_or_else(|| anyhow!("no samples"))?;
-    let groups = groups(&samples);
-    let folds = folds(&base, &samples, &groups);
+    let names: Vec<&str> = groups.iter().map(String::as_str).collect();
+    let folds = leave_group_out(&base, &plain, &names);
     let device = Device {
         error_bars: error_bars(&out_of_fold(&folds)),
         ..fit.apply(&base)
@@ -131,8 +173,9 @@ pub fn calibrate_folder(m: &Measurements, name: Option<String>) -> Result<GpuCal
             .or_else(|| m.props.get("name").cloned())
             .unwrap_or_else(|| "calibrated GPU".to_owned()),
         compute_capability: device.limits.compute_capability.to_owned(),
-        power: power(m, &device, &samples),
+        power: power(m, &device, &saxpy2),
         launch_overhead: device.launch_overhead,
+        fitted_on: fitted_on(m, sets),
         fit,
         device,
     })

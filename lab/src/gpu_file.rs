@@ -8,41 +8,40 @@ use hetsim_models::queueing::keys;
 
 use crate::gpu::{attributes, GpuCalibration};
 
-/// The calibrated attributes, in the file's order: key, what it is, and from what.
-const FIELDS: &[(&str, &str, &str)] = &[
-    (keys::MEMORY_QUEUE_CYCLES, "fitted", SAXPY2),
-    (keys::ISSUE_EFFICIENCY, "fitted", SAXPY2),
-    (keys::BLOCK_LAUNCH_RATE, "fitted", SAXPY2),
-    (keys::WARP_SKEW, "fitted", SAXPY2),
+/// The calibrated attributes, in the file's order: key, what it is, and from what (`None`:
+/// the launches the calibration fitted on, [`GpuCalibration::fitted_on`]).
+const FIELDS: &[(&str, &str, Option<&str>)] = &[
+    (keys::MEMORY_QUEUE_CYCLES, "fitted", None),
+    (keys::ISSUE_EFFICIENCY, "fitted", None),
+    (keys::BLOCK_LAUNCH_RATE, "fitted", None),
+    (keys::WARP_SKEW, "fitted", None),
     (
         keys::LAUNCH_OVERHEAD,
         "measured",
-        "launch.csv: the intercept of back-to-back empty launches",
+        Some("launch.csv: the intercept of back-to-back empty launches"),
     ),
-    (keys::POWER_IDLE, "measured", "power.csv: the idle phase"),
+    (keys::POWER_IDLE, "measured", Some("power.csv: the idle phase")),
     (
         keys::POWER_COMPUTE,
         "fitted",
-        "power.csv: the compute-bound saxpy2 phase, with its utilisations",
+        Some("power.csv: the compute-bound saxpy2 phase, with its utilisations"),
     ),
     (
         keys::POWER_MEMORY,
         "fitted",
-        "power.csv: the memory-bound saxpy2 phase, with its utilisations",
+        Some("power.csv: the memory-bound saxpy2 phase, with its utilisations"),
     ),
-    (keys::ERROR_COMPUTE, "fitted", BARS),
-    (keys::ERROR_MEMORY, "fitted", BARS),
-    (keys::ERROR_LATENCY, "fitted", BARS),
-    (keys::ERROR_LAUNCH, "fitted", BARS),
-    (keys::CALIBRATED_WARPS_MIN, "measured", DOMAIN),
-    (keys::CALIBRATED_WARPS_MAX, "measured", DOMAIN),
-    (keys::CALIBRATED_RESIDENT_WARPS_MIN, "measured", DOMAIN),
-    (keys::CALIBRATED_RESIDENT_WARPS_MAX, "measured", DOMAIN),
+    (keys::ERROR_COMPUTE, "fitted", Some(BARS)),
+    (keys::ERROR_MEMORY, "fitted", Some(BARS)),
+    (keys::ERROR_LATENCY, "fitted", Some(BARS)),
+    (keys::ERROR_LAUNCH, "fitted", Some(BARS)),
+    (keys::CALIBRATED_WARPS_MIN, "measured", Some(DOMAIN)),
+    (keys::CALIBRATED_WARPS_MAX, "measured", Some(DOMAIN)),
+    (keys::CALIBRATED_RESIDENT_WARPS_MIN, "measured", Some(DOMAIN)),
+    (keys::CALIBRATED_RESIDENT_WARPS_MAX, "measured", Some(DOMAIN)),
 ];
 
-const SAXPY2: &str =
-    "sweep.csv and occupancy_block256.csv: every saxpy2 launch, least squares on the relative error";
-const BARS: &str = "the conformal 90 % quantile of this regime's residuals, each block size or occupancy level held out of the fit";
+const BARS: &str = "the conformal 90 % quantile of this regime's residuals, each group of launches (a block size, an occupancy level, a kernel family) held out of the fit";
 const DOMAIN: &str = "the calibration launches' extent (warps launched, resident warps per SM)";
 
 /// The data file of calibration `c` of the folder `folder`, for the catalog entry `gpu`.
@@ -61,8 +60,9 @@ pub fn data_file(c: &GpuCalibration, folder: &str, gpu: &str) -> String {
             continue;
         };
         out.push_str(&format!(
-            "\n[{key}]\nvalue = {}\nbasis = \"{basis}\"\nfrom = \"{from}\"\n",
-            significant(*value, 5)
+            "\n[{key}]\nvalue = {}\nbasis = \"{basis}\"\nfrom = \"{}\"\n",
+            significant(*value, 5),
+            from.unwrap_or(&c.fitted_on)
         ));
     }
     out

@@ -4,10 +4,11 @@
 //! the `gpu-queueing` model ([`gpu`]), links' and kernels' λ ([`calibrate`]), and the
 //! validation report that predicts every measurement and scores it ([`validate`]).
 //!
-//! Benchmark sets of any kernels ([`benchset`]) are validated per kernel family.
+//! Benchmark sets of any kernels ([`benchset`]) are validated per kernel family, and their launches
+//! calibrate the `gpu-queueing` model as saxpy2's do ([`set_samples`]).
 //!
 //! Modules, lowest first (each uses only those above it): [`files`], [`launch`],
-//! [`calibrate`], [`measurements`], [`benchset`], [`saxpy2`], [`gpu`], [`validate`].
+//! [`calibrate`], [`measurements`], [`benchset`], [`saxpy2`], [`set_samples`], [`gpu`], [`validate`].
 
 pub mod benchset;
 pub mod calibrate;
@@ -18,4 +19,5 @@ pub mod l2_fit;
 pub mod launch;
 pub mod measurements;
 pub mod saxpy2;
+pub mod set_samples;
 pub mod validate;

@@ -203,12 +203,30 @@ impl Input {
             error_bars: ErrorBars::read(&mut r)?,
             hierarchy: Hierarchy::read(&mut r)?,
         };
-        let kernel = Kernel {
+        let kernel = Kernel::read(&mut r)?;
+        r.finish()?;
+        Ok(Input { device, kernel })
+    }
+}
+
+impl Kernel {
+    /// A launch's parameters alone, as `kernel_params()` gives them (less Volkov's
+    /// `CUDACoreInstructions` and TEG's `launch`): what a calibration needs of each measured
+    /// launch, the device coming from elsewhere.
+    pub fn from_params(params: Params) -> Result<Self, ParamError> {
+        let mut r = ParamReader::new(params);
+        let kernel = Kernel::read(&mut r)?;
+        r.finish()?;
+        Ok(kernel)
+    }
+
+    fn read(r: &mut ParamReader) -> Result<Self, ParamError> {
+        Ok(Kernel {
             grid_size: r.positive("gridSize")?,
             block_size: r.positive("blockSize")?,
             issued_instructions: r.non_negative("issuedInstructions")?,
             gmem_bytes: r.non_negative("GMEMBytesTransferred")?,
-            traffic: Traffic::read(&mut r)?,
+            traffic: Traffic::read(r)?,
             latency_bound: r.positive("latencyBound")?,
             fp32_instructions: r.non_negative_or("fp32Instructions", 0.0)?,
             int_instructions: r.non_negative_or("intInstructions", 0.0)?,
@@ -223,9 +241,7 @@ impl Input {
                 r.non_negative_or("dynamicSharedMemory", 0.0)?,
             )?,
             occupancy: r.optional_positive("occupancy")?,
-        };
-        r.finish()?;
-        Ok(Input { device, kernel })
+        })
     }
 }
 
@@ -314,6 +330,12 @@ impl Station {
         let rho = throughput * self.demand;
         self.queue_scale * rho / (1.0 - rho)
     }
+
+    /// d wait / d throughput.
+    fn wait_slope(&self, throughput: f64) -> f64 {
+        let free = 1.0 - throughput * self.demand;
+        self.queue_scale * self.demand / (free * free)
+    }
 }
 
 /// The intermediates of one evaluation and the kernel time.
@@ -366,29 +388,41 @@ fn harmonic_excess(m: f64) -> f64 {
     (2..=m.round().max(1.0) as u64).map(|k| 1.0 / k as f64).sum()
 }
 
-/// Warp throughput `X` with `warps` resident: the root of `X = warps / R(X)`, which exists
-/// and is unique since `R` grows with `X` from `latency_bound` to infinity at `1 / max D`.
+/// Warp throughput `X` with `warps` resident: the root of `g(X) = X·R(X) − warps`, which
+/// exists and is unique since `R` grows with `X` from `latency_bound` to infinity at
+/// `1 / max D`. `g` is increasing and convex there, so Newton's method, kept inside the
+/// bracket of the root (bisection where a step would leave it), converges in a few steps
+/// where bisection alone takes some forty; calibrations evaluate the model millions of times.
 fn warp_throughput(warps: f64, latency_bound: f64, stations: &[Station]) -> f64 {
     let max_demand = stations.iter().map(|s| s.demand).fold(0.0, f64::max);
-    let mut hi = (warps / latency_bound).min(if max_demand > 0.0 {
+    let saturation = if max_demand > 0.0 {
         1.0 / max_demand
     } else {
         f64::INFINITY
-    });
-    let mut lo = 0.0;
+    };
+    let (mut lo, mut hi) = (0.0, (warps / latency_bound).min(saturation));
+    let mut x = if hi < saturation { hi } else { 0.5 * hi };
     for _ in 0..200 {
-        let x = 0.5 * (lo + hi);
         let lifetime = latency_bound + stations.iter().map(|s| s.wait(x)).sum::<f64>();
-        if warps / lifetime > x {
+        let slope: f64 = stations.iter().map(|s| s.wait_slope(x)).sum();
+        let g = x * lifetime - warps;
+        if g < 0.0 {
             lo = x;
         } else {
             hi = x;
         }
-        if hi - lo <= hi * 1e-13 {
-            break;
+        let newton = x - g / (lifetime + x * slope);
+        let next = if newton > lo && newton < hi {
+            newton
+        } else {
+            0.5 * (lo + hi)
+        };
+        if (next - x).abs() <= x * 1e-13 || hi - lo <= hi * 1e-13 {
+            return next;
         }
+        x = next;
     }
-    0.5 * (lo + hi)
+    x
 }
 
 fn resident_blocks(d: &Device, k: &Kernel, warps_per_block: f64) -> f64 {
@@ -456,7 +490,6 @@ pub fn evaluate(input: &Input) -> Output {
     let latency_bound = latency_bound(d, k);
     let skew = 1.0 + d.warp_skew * harmonic_excess(warps_per_block);
     let throughput = |blocks: f64| warp_throughput(blocks * warps_per_block / skew, latency_bound, &stations);
-    let lifetime = |blocks: f64| blocks * warps_per_block / throughput(blocks);
     let steady = if full_waves > 0.0 {
         active_blocks_per_sm
     } else {
@@ -464,11 +497,11 @@ pub fn evaluate(input: &Input) -> Output {
     };
     let warp_throughput = throughput(steady);
     let tail = if full_waves > 0.0 && tail_blocks > 0.0 {
-        lifetime(tail_blocks)
+        tail_blocks * warps_per_block / throughput(tail_blocks)
     } else {
         0.0
     };
-    let cycles = full_waves.max(1.0) * lifetime(steady) + tail;
+    let cycles = full_waves.max(1.0) * steady * warps_per_block / warp_throughput + tail;
     for s in &mut stations {
         s.utilisation = warp_throughput * s.demand;
     }

@@ -208,8 +208,9 @@ impl KernelLibrary {
         Ok(seconds)
     }
 
-    /// `kernel_params(name, call)`: the launch's model parameters.
-    fn params(&self, name: &str, call: &Map) -> Result<Map, String> {
+    /// `kernel_params(name, call)`: the launch's model parameters (also what a calibration
+    /// outside a run takes of each measured launch).
+    pub fn params(&self, name: &str, call: &Map) -> Result<Map, String> {
         let kernel = self.kernels.get(name).ok_or_else(|| {
             let known: Vec<&str> = self.kernels.keys().map(String::as_str).collect();
             format!(

@@ -2,6 +2,7 @@
 //! `gpu-queueing` entry, fitted by hetsim-lab from measurements, printed for a catalog.
 
 use anyhow::{Context, Result};
+use hetsim_lab::benchset::BenchSet;
 use hetsim_lab::calibrate::{kernel_from_csv, link_from_csv, KernelCalibration, LinkCalibration};
 use hetsim_lab::gpu::{attributes, calibrate_folder};
 use hetsim_lab::gpu_file::data_file;
@@ -60,7 +61,12 @@ fn kernel(args: CalibrateKernelArgs) -> Result<()> {
 
 fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     let m = Measurements::read(&args.dir)?;
-    let c = calibrate_folder(&m, args.name)?;
+    let sets = args
+        .sets
+        .iter()
+        .map(|p| BenchSet::read(p))
+        .collect::<Result<Vec<_>>>()?;
+    let c = calibrate_folder(&m, args.name, &sets)?;
     // The architecture's L2 figure (models/data/hopper.toml) where the folder has the kit's
     // L2-resident launches to fit it on.
     let l2 = if kit_descriptor(&m).is_file() {
@@ -109,8 +115,9 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         c.name
     );
     println!(
-        "source = \"hetsim calibrate gpu {}: props.csv (spec), launch.csv (overhead), sweep.csv and occupancy_block256.csv (fit), power.csv (power)\"",
-        args.dir.display()
+        "source = \"hetsim calibrate gpu {}: props.csv (spec), launch.csv (overhead), {} (fit), power.csv (power)\"",
+        args.dir.display(),
+        c.fitted_on
     );
     println!(
         "[component.attributes]\ncomputeCapability = {:?}",

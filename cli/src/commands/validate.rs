@@ -7,7 +7,13 @@ use hetsim_lab::validate::{coverage, table, validate, write_report};
 use crate::cli::ValidateArgs;
 
 pub fn run(args: ValidateArgs) -> Result<()> {
-    let v = validate(&args.data, &args.app, &args.system, args.held_out)?;
+    let v = validate(
+        &args.data,
+        &args.app,
+        &args.system,
+        args.gpu.as_deref(),
+        args.held_out,
+    )?;
     if let Some(path) = &args.report {
         write_report(&v, path)?;
     }
@@ -21,6 +27,10 @@ pub fn run(args: ValidateArgs) -> Result<()> {
         );
         println!("kernel families\n\n{}", table(&v.families));
         println!(
+            "gpu-queueing refitted without each kernel family\n\n{}",
+            table(&v.refit)
+        );
+        println!(
             "error bars (90 % intervals)\n\n{}",
             coverage::table(&v.error_bars)
         );
@@ -29,6 +39,7 @@ pub fn run(args: ValidateArgs) -> Result<()> {
         .checks
         .iter()
         .chain(&v.families)
+        .chain(&v.refit)
         .filter(|c| !c.pass)
         .map(|c| c.name.as_str())
         .chain(v.error_bars.iter().filter(|c| !c.pass).map(|c| c.name.as_str()))

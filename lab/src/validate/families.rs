@@ -33,11 +33,12 @@ pub struct FamilyPoints {
 /// One set's predictions by model and family.
 pub type Predictions = BTreeMap<String, BTreeMap<String, FamilyPoints>>;
 
-/// Simulates every launch of `set` on each of its systems.
-pub fn predict(set: &BenchSet) -> Result<Predictions> {
+/// Simulates every launch of `set` on each of its systems (their GPU the catalog's `gpu`
+/// where given).
+pub fn predict(set: &BenchSet, gpu: Option<&str>) -> Result<Predictions> {
     let mut out = Predictions::new();
     for (model, path) in &set.systems {
-        let sim = Simulator::load(&set.app, path)?;
+        let sim = Simulator::load(&set.app, path, gpu)?;
         let by_family = out.entry(model.clone()).or_default();
         for launch in &set.launches {
             let vars: Vec<(&str, Variable)> = launch

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
+use hetsim_models::catalog::{components, Component, ComponentKind};
 use hetsim_models::queueing::calibration::{error_bars, out_of_fold, relative_error, Residual};
 use hetsim_scripting::{default_labels, RunOptions, RunReport};
 use hetsim_system::{load as load_system, System, Variable};
@@ -20,6 +21,7 @@ use crate::saxpy2;
 pub mod coverage;
 mod families;
 mod power;
+mod refit;
 mod report;
 mod teg;
 use coverage::Coverage;
@@ -111,9 +113,15 @@ struct Simulator {
 }
 
 impl Simulator {
-    /// The application `app` on the system file `system`, each process label once.
-    fn load(app: &Path, system: &Path) -> Result<Simulator> {
-        let system = load_system(system).map_err(|e| anyhow!(e))?;
+    /// The application `app` on the system file `system`, each process label once; its GPU
+    /// node's component the catalog's `gpu` where given (`hetsim validate --gpu`).
+    fn load(app: &Path, system: &Path, gpu: Option<&str>) -> Result<Simulator> {
+        let mut system = load_system(system).map_err(|e| anyhow!(e))?;
+        if let Some(name) = gpu {
+            let at = Self::gpu_node(&system)?;
+            system.nodes[at].component = catalog_gpu(name)?;
+            system.nodes[at].spec.component = name.to_owned();
+        }
         Ok(Simulator {
             app: read_text(app)?,
             origin: app.display().to_string(),
@@ -187,6 +195,21 @@ impl Simulator {
     }
 }
 
+/// The catalog's GPU `name`, or an error listing the catalog's GPUs.
+fn catalog_gpu(name: &str) -> Result<Component> {
+    let gpus: Vec<Component> = components()
+        .into_iter()
+        .filter(|c| c.kind == ComponentKind::Gpu)
+        .collect();
+    let names: Vec<String> = gpus.iter().map(|c| format!("{:?}", c.name)).collect();
+    gpus.iter().find(|c| c.name == name).cloned().ok_or_else(|| {
+        anyhow!(
+            "--gpu {name:?}: no GPU of that name in the catalog (it has {})",
+            names.join(", ")
+        )
+    })
+}
+
 /// The `gpu-queueing` model's board-power coefficients: idle, compute, memory.
 const POWER_KEYS: [&str; 3] = {
     use hetsim_models::queueing::keys;
@@ -205,6 +228,8 @@ pub struct Validation {
     pub data: String,
     /// The system file the saxpy2 application ran on.
     pub system: String,
+    /// The catalog GPU that replaced the systems' own (`--gpu`), if any.
+    pub gpu: Option<String>,
     /// Whether nothing of the system's GPU was fitted on `data` (`validate`'s `held_out`).
     pub held_out: bool,
     pub checks: Vec<Check>,
@@ -216,6 +241,9 @@ pub struct Validation {
     pub error_bars: Vec<Coverage>,
     /// The benchmark sets' kernel families by GPU model.
     pub families: Vec<Check>,
+    /// The `gpu-queueing` model calibrated again without each kernel family (or block size
+    /// within one) and scored on it.
+    pub refit: Vec<Check>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -419,9 +447,15 @@ fn cross_validation(m: &Measurements, latency_table_fitted_here: bool) -> Result
 /// system's GPU was fitted on `data` (the H200 entry, carried over from the H100), so the
 /// rows a calibration on `data` would make in-sample are held-out, against the targets for
 /// a GPU never measured (power within 20 %).
-pub fn validate(data: &Path, app: &Path, system: &Path, held_out: bool) -> Result<Validation> {
+pub fn validate(
+    data: &Path,
+    app: &Path,
+    system: &Path,
+    gpu: Option<&str>,
+    held_out: bool,
+) -> Result<Validation> {
     let m = Measurements::read(data)?;
-    let sim = Simulator::load(app, system)?;
+    let sim = Simulator::load(app, system, gpu)?;
     let fitted = if held_out { Basis::HeldOut } else { Basis::InSample };
     let power_target = if held_out { 0.20 } else { 0.10 };
     let sweep = kernel_points(&sim, &m, "sweep")?;
@@ -446,9 +480,9 @@ pub fn validate(data: &Path, app: &Path, system: &Path, held_out: bool) -> Resul
             0.25,
         ),
     ];
-    let gpu = sim.gpu()?;
-    checks.extend(teg::saxpy2_checks(&m, gpu, fitted)?);
-    let heldout = teg::heldout_points(&m, gpu)?;
+    let teg_gpu = sim.gpu()?;
+    checks.extend(teg::saxpy2_checks(&m, teg_gpu, fitted)?);
+    let heldout = teg::heldout_points(&m, teg_gpu)?;
     if !heldout.is_empty() {
         checks.push(check(
             "heldout_times.csv (kernels, TEG)",
@@ -485,11 +519,13 @@ pub fn validate(data: &Path, app: &Path, system: &Path, held_out: bool) -> Resul
             power_target,
         ));
     }
+    let sets = BenchSet::in_folder(data)?;
     let mut family_checks = Vec::new();
-    for set in BenchSet::in_folder(data)? {
-        family_checks.extend(families::checks(&set, &families::predict(&set)?));
-        family_checks.extend(power::checks(&set)?);
+    for set in &sets {
+        family_checks.extend(families::checks(set, &families::predict(set, gpu)?));
+        family_checks.extend(power::checks(set, gpu)?);
     }
+    let refit = refit::checks(&m, &sets)?;
     let (cross_validation, held_out_coverage) = cross_validation(&m, !held_out)?;
     let all_copies = |memory: &'static str| {
         transfers
@@ -518,6 +554,7 @@ pub fn validate(data: &Path, app: &Path, system: &Path, held_out: bool) -> Resul
     Ok(Validation {
         data: data.display().to_string(),
         system: system.display().to_string(),
+        gpu: gpu.map(str::to_owned),
         held_out,
         checks,
         sweep,
@@ -527,6 +564,7 @@ pub fn validate(data: &Path, app: &Path, system: &Path, held_out: bool) -> Resul
         cross_validation,
         error_bars,
         families: family_checks,
+        refit,
     })
 }
 
@@ -562,6 +600,33 @@ fn in_natural_order(groups: &[String]) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    use super::Simulator;
+
+    #[test]
+    fn gpu_puts_a_catalog_gpu_in_the_system_or_lists_the_catalogs() {
+        let examples = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/validation/saxpy2"
+        ));
+        let (app, system) = (examples.join("app.rhai"), examples.join("h100.toml"));
+        let sim = Simulator::load(&app, &system, Some("H200 SXM 141GB")).expect("loads");
+        assert_eq!(sim.gpu().expect("a gpu node"), "H200 SXM 141GB");
+        let gpu = &sim.system.nodes[Simulator::gpu_node(&sim.system).expect("gpu")].component;
+        assert_eq!(gpu.name, "H200 SXM 141GB");
+        let own = Simulator::load(&app, &system, None).expect("loads");
+        assert_eq!(own.gpu().expect("a gpu node"), "H100 SXM5 80GB");
+        let e = Simulator::load(&app, &system, Some("H300"))
+            .err()
+            .expect("no such GPU");
+        let text = e.to_string();
+        assert!(
+            text.contains("--gpu \"H300\"") && text.contains("\"H200 SXM 141GB\""),
+            "{text}"
+        );
+    }
+
     #[test]
     fn groups_are_listed_as_a_reader_counts() {
         let groups = [

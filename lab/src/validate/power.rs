@@ -23,7 +23,7 @@ struct Phase {
 }
 
 /// The power rows of `set`, or none where it has no `power` file.
-pub fn checks(set: &BenchSet) -> Result<Vec<Check>> {
+pub fn checks(set: &BenchSet, gpu: Option<&str>) -> Result<Vec<Check>> {
     let Some(power) = &set.power else {
         return Ok(Vec::new());
     };
@@ -34,7 +34,7 @@ pub fn checks(set: &BenchSet) -> Result<Vec<Check>> {
             set.path.display()
         )
     })?;
-    let sim = Simulator::load(&set.app, system)?;
+    let sim = Simulator::load(&set.app, system, gpu)?;
     let [idle, c, m] = sim.gpu_power_coefficients()?.ok_or_else(|| {
         anyhow!(
             "{}: the GPU's power is not calibrated (powerIdle, powerCompute, powerMemory)",

@@ -226,15 +226,13 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
         &[
             ("data", v.data.clone()),
             ("system", v.system.clone()),
-            (
-                "held_out_flag",
-                if v.held_out { " --held-out" } else { "" }.to_owned(),
-            ),
+            ("flags", flags(v)),
             ("basis", basis_note(v.held_out).to_owned()),
             ("report", path.display().to_string()),
             ("targets", table(&v.checks)),
             ("cross_validation", table(&v.cross_validation)),
             ("families", table(&v.families)),
+            ("refit", table(&v.refit)),
             ("error_bars", coverage::table(&v.error_bars)),
             ("figures", figure_links),
             ("power", power),
@@ -248,6 +246,13 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
 fn figure_folder(path: &Path) -> String {
     path.file_stem()
         .map_or_else(|| "validation".to_owned(), |s| s.to_string_lossy().to_lowercase())
+}
+
+/// The command's options beyond --data and --system, as the report's first line quotes it.
+fn flags(v: &Validation) -> String {
+    let gpu = v.gpu.as_ref().map(|g| format!(" --gpu {g:?}"));
+    let held_out = v.held_out.then_some(" --held-out");
+    format!("{}{}", gpu.unwrap_or_default(), held_out.unwrap_or_default())
 }
 
 /// What the saxpy2 rows' basis means, for the report.
@@ -268,12 +273,13 @@ mod tests {
         let parts = [
             "data",
             "system",
-            "held_out_flag",
+            "flags",
             "basis",
             "report",
             "targets",
             "cross_validation",
             "families",
+            "refit",
             "error_bars",
             "figures",
             "power",
