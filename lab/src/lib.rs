@@ -16,6 +16,7 @@ pub mod files;
 pub mod gpu;
 pub mod gpu_file;
 pub mod l2_fit;
+pub mod latency_fit;
 pub mod launch;
 pub mod measurements;
 pub mod saxpy2;

@@ -1,13 +1,18 @@
 //! An architecture's issue-engine parameters, read from a data file (`teg/data/*.toml`).
+//!
+//! A latency the file omits (a pipe's execution latency, a memory level's) is the kernel
+//! analyser's latency table's for the architecture (kernel/data/latency/*.toml), so that
+//! measured latencies have one home: Hopper's file omits every latency the table holds.
 
 use crate::error::{Error, Result};
-use hetsim_kernel::arch::Pipe;
+use hetsim_kernel::arch::{Arch, Pipe};
+use hetsim_kernel::latency::LatencyTable;
+use hetsim_models::hierarchy::{architecture_value, keys};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// One pipe's timing, in cycles.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PipeTiming {
     /// Until the result can be read (execution latency); memory pipes take it from
     /// [`MemoryTiming`].
@@ -20,13 +25,37 @@ pub struct PipeTiming {
     pub same_warp: f64,
     /// One unit serves the whole SM (the load/store path behind the schedulers, sm_70+'s MIO
     /// and L1): `interval` then counts for the SM, not for each scheduler.
-    #[serde(default)]
     pub per_sm: bool,
 }
 
-/// Memory latencies by level, in cycles, and the memory pipeline's concurrency.
+/// A pipe as the file gives it: its latency may be left to the latency table.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct FilePipe {
+    latency: Option<f64>,
+    interval: f64,
+    same_warp: f64,
+    #[serde(default)]
+    per_sm: bool,
+}
+
+/// `[memory]` as the file gives it: the latencies may be left to the latency table.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileMemory {
+    global: Option<f64>,
+    l2: Option<f64>,
+    l1: f64,
+    l2_bytes: f64,
+    shared: Option<f64>,
+    local: Option<f64>,
+    constant: Option<f64>,
+    efficiency: f64,
+    queue_cycles: f64,
+}
+
+/// Memory latencies by level, in cycles, and the memory pipeline's concurrency.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MemoryTiming {
     pub global: f64,
     pub l2: f64,
@@ -44,9 +73,18 @@ pub struct MemoryTiming {
     pub queue_cycles: f64,
 }
 
-/// How blocks reach an SM.
+/// `[blocks]` as the file gives it: the barrier may be left to the architecture data file.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct FileBlocks {
+    launch_rate: f64,
+    replacement: f64,
+    launch_overhead: f64,
+    barrier: Option<f64>,
+}
+
+/// How blocks reach an SM.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BlockTiming {
     /// Blocks per second the whole GPU starts.
     pub launch_rate: f64,
@@ -66,9 +104,25 @@ struct File {
     majors: Vec<u8>,
     schedulers: u32,
     taken_branch: f64,
-    pipes: BTreeMap<String, PipeTiming>,
-    memory: MemoryTiming,
-    blocks: BlockTiming,
+    pipes: BTreeMap<String, FilePipe>,
+    memory: FileMemory,
+    blocks: FileBlocks,
+}
+
+/// The latency table's latency of the pipe `name`, where it has one.
+fn table_latency(table: &LatencyTable, name: &str) -> Option<f64> {
+    let i = &table.instruction;
+    Some(match name {
+        "fp32" => i.fp32,
+        "fp16" => i.fp16,
+        "int" => i.int,
+        "fp64" => i.fp64,
+        "sfu" => i.sfu,
+        "tensor" => i.tensor,
+        "uniform" => i.uniform,
+        "misc" => i.misc,
+        _ => return None,
+    })
 }
 
 /// One architecture family's parameters, with every pipe present.
@@ -99,17 +153,47 @@ impl ArchParams {
     /// Reads a data file; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<ArchParams> {
         let f: File = toml::from_str(text).map_err(|e| Error::new(format!("{file}: {e}")))?;
+        let newest = Arch {
+            major: f.majors.iter().copied().max().unwrap_or(0),
+            minor: 0,
+        };
+        let table = LatencyTable::for_arch(newest).map_err(|e| Error::new(format!("{file}: {e}")))?;
         let pipes = Pipe::ALL
             .iter()
             .map(|p| {
-                f.pipes.get(p.name()).copied().ok_or_else(|| {
+                let given = f.pipes.get(p.name()).copied().ok_or_else(|| {
                     Error::new(format!(
                         "{file}: [pipes] lacks `{}`; every pipe needs its timing",
                         p.name()
                     ))
+                })?;
+                let latency = given.latency.or_else(|| table_latency(&table, p.name())).ok_or_else(|| {
+                    Error::new(format!(
+                        "{file}: [pipes] `{}` has no latency, and the latency table ({}) has none for it: give `latency`",
+                        p.name(),
+                        table.name
+                    ))
+                })?;
+                Ok(PipeTiming {
+                    latency,
+                    interval: given.interval,
+                    same_warp: given.same_warp,
+                    per_sm: given.per_sm,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let (m, levels) = (f.memory, &table.memory);
+        let memory = MemoryTiming {
+            global: m.global.unwrap_or(levels.global),
+            l2: m.l2.unwrap_or(levels.l2),
+            l1: m.l1,
+            l2_bytes: m.l2_bytes,
+            shared: m.shared.unwrap_or(levels.shared),
+            local: m.local.unwrap_or(levels.local),
+            constant: m.constant.unwrap_or(levels.constant),
+            efficiency: m.efficiency,
+            queue_cycles: m.queue_cycles,
+        };
         if let Some(unknown) = f
             .pipes
             .keys()
@@ -121,10 +205,27 @@ impl ArchParams {
                 known.join(", ")
             )));
         }
+        // Hopper's barrier is the closed-form model's too (models/data/hopper.toml).
+        let architecture = format!("{}.0", newest.major);
+        let barrier = f
+            .blocks
+            .barrier
+            .or_else(|| architecture_value(&architecture, keys::BARRIER_CYCLES))
+            .ok_or_else(|| {
+                Error::new(format!(
+                    "{file}: [blocks] has no `barrier`, and no architecture data file (models/data) gives compute capability {architecture} one"
+                ))
+            })?;
+        let blocks = BlockTiming {
+            launch_rate: f.blocks.launch_rate,
+            replacement: f.blocks.replacement,
+            launch_overhead: f.blocks.launch_overhead,
+            barrier,
+        };
         let positive = [
             ("schedulers", f64::from(f.schedulers)),
-            ("memory.global", f.memory.global),
-            ("memory.efficiency", f.memory.efficiency),
+            ("memory.global", memory.global),
+            ("memory.efficiency", memory.efficiency),
             ("blocks.launch_rate", f.blocks.launch_rate),
         ];
         if let Some((key, v)) = positive.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
@@ -147,8 +248,8 @@ impl ArchParams {
             schedulers: f.schedulers,
             taken_branch: f.taken_branch,
             pipes,
-            memory: f.memory,
-            blocks: f.blocks,
+            memory,
+            blocks,
         })
     }
 
@@ -194,6 +295,25 @@ mod tests {
             .expect("nearest")
             .name
             .contains("Hopper"));
+    }
+
+    #[test]
+    fn hopper_takes_its_measured_latencies_from_the_latency_table() {
+        let hopper = ArchParams::for_major(9).expect("hopper");
+        let table = LatencyTable::for_arch(Arch::HOPPER).expect("table");
+        assert_eq!(hopper.pipe(Pipe::Fp32).latency, table.instruction.fp32);
+        assert_eq!(hopper.pipe(Pipe::Sfu).latency, 17.016);
+        assert_eq!(hopper.memory.global, table.memory.global);
+        assert_eq!(hopper.memory.shared, 28.714);
+        // A latency the table has no figure for must be given.
+        let text = SHIPPED[0].1.replace("control = { latency = 2,", "control = {");
+        let e = ArchParams::parse(&text, "x.toml").expect_err("no control latency");
+        assert!(e.to_string().contains("`control` has no latency"), "{e}");
+        // Its barrier is the architecture data file's, which the closed-form model reads.
+        assert_eq!(
+            Some(hopper.blocks.barrier),
+            hetsim_models::hierarchy::architecture_value("9.0", "barrierCycles")
+        );
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use anyhow::{anyhow, Result};
 use hetsim_system::Variable;
 
-use super::{check, Basis, Check, Point, Simulator};
+use super::simulator::Simulator;
+use super::{check, Basis, Check, Point};
 use crate::benchset::BenchSet;
 
 /// Targets per family and over all families (MAPE), by GPU model: the set's own overall

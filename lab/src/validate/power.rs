@@ -9,7 +9,8 @@
 
 use anyhow::{anyhow, Result};
 
-use super::{check, gpu_power, Basis, Check, Point, Simulator};
+use super::simulator::{gpu_power, Simulator};
+use super::{check, Basis, Check, Point};
 use crate::benchset::BenchSet;
 
 /// One phase as the model weighs it: `u = [u_compute, u_memory]`, the launch's mean

@@ -153,7 +153,7 @@ mod tests {
 
     use hetsim_system::Variable;
 
-    use super::super::Simulator;
+    use super::super::simulator::Simulator;
     use super::*;
     use crate::gpu::calibrate_folder;
 
