@@ -271,8 +271,8 @@ pub struct CalibrateGpuArgs {
     /// with what it is and from what), which the catalog reads.
     #[arg(long, value_name = "FILE.toml")]
     pub data_file: Option<PathBuf>,
-    /// Also fit on every launch of this benchmark set (a benchset.toml: docs/VALIDATION.md,
-    /// "Benchmark sets"), through its gpu-queueing system's kernels; repeatable. A folder
+    /// Also fit on the launches of this benchmark set (a benchset.toml: docs/BENCHMARK-SETS.md,
+    /// "Calibrating on a set"), through its gpu-queueing system's kernels; repeatable. A folder
     /// without saxpy2's sweep.csv and occupancy_block256.csv is then calibrated on the sets.
     #[arg(long = "set", value_name = "benchset.toml")]
     pub sets: Vec<PathBuf>,

@@ -152,6 +152,9 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
         .expect("fitted on the kit");
     let kept = hetsim_models::hierarchy::architecture_value("9.0", "L2BytesPerCyclePerSM");
     assert_eq!(Some(format!("{l2:.1}")), kept.map(|k| format!("{k:.1}")), "{out}");
+    // And the latency table's calibrated taken branch (kernel/data/latency/hopper.toml).
+    let branch = out["architecture"]["branch_taken"].as_f64().expect("fitted");
+    assert_eq!(format!("{branch:.2}"), "22.84", "{out}");
     // The catalog reads those numbers from the data file the calibration writes: run again,
     // it writes the shipped file, every fitted and measured field, byte for byte.
     let file = std::env::temp_dir().join(format!("hetsim-h100-{}.toml", std::process::id()));
@@ -199,7 +202,7 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
     let on_the_kit = std::fs::read_to_string(&file).expect("the data file is written");
     assert!(
         on_the_kit.contains(
-            "from = \"every launch of examples/validation/data/h100/kit/benchset.toml, least squares"
+            "from = \"every launch of examples/validation/data/h100/kit/benchset.toml in its family's range, least squares"
         ),
         "{on_the_kit}"
     );

@@ -23,12 +23,18 @@ pub struct GpuCalibration {
     pub power: Option<Power>,
     /// The launches the four attributes were fitted on.
     pub fitted_on: String,
+    /// What the error bars' folds held out.
+    pub bars_from: String,
     #[serde(skip)]
     pub device: Device,
 }
 
-/// Every measured launch of the folder as a calibration sample.
+/// Every measured saxpy2 launch of the folder as a calibration sample (none where it has no
+/// sweep.csv or occupancy_block256.csv).
 pub fn samples(m: &Measurements) -> Result<Vec<(&'static str, Sample)>> {
+    if m.kernel_runs().next().is_none() {
+        return Ok(Vec::new());
+    }
     let sass = m.sass.as_deref().ok_or_else(|| {
         anyhow!(
             "{}: no saxpy2_*.sass (cuobjdump -sass of the measured binary)",
@@ -61,11 +67,16 @@ pub fn groups(samples: &[(&'static str, Sample)]) -> Vec<String> {
         .collect()
 }
 
-/// Leave-one-group-out calibrations of `base` over the launches.
-pub fn folds<'a>(base: &Device, samples: &[(&'static str, Sample)], groups: &'a [String]) -> Vec<Fold<'a>> {
-    let plain: Vec<Sample> = samples.iter().map(|(_, s)| s.clone()).collect();
+/// The samples without the file each came from.
+pub fn plain(samples: &[(&'static str, Sample)]) -> Vec<Sample> {
+    samples.iter().map(|(_, s)| s.clone()).collect()
+}
+
+/// Leave-one-group-out calibrations of `base` over the launches, `groups[i]` the group of
+/// `samples[i]`.
+pub fn folds<'a>(base: &Device, samples: &[Sample], groups: &'a [String]) -> Vec<Fold<'a>> {
     let names: Vec<&str> = groups.iter().map(String::as_str).collect();
-    leave_group_out(base, &plain, &names)
+    leave_group_out(base, samples, &names)
 }
 
 /// The compute and memory utilisations of one launch.
@@ -121,49 +132,56 @@ pub fn base_device(m: &Measurements) -> Result<Device> {
 }
 
 /// What a calibration fits its four attributes on: saxpy2's launches of sweep.csv and
-/// occupancy_block256.csv, where the folder has them, then every launch of `sets`.
+/// occupancy_block256.csv, where the folder has them, then those of `sets`.
 fn fitted_on(m: &Measurements, sets: &[BenchSet]) -> String {
     let mut parts = Vec::new();
     if m.kernel_runs().next().is_some() {
-        parts.push(SAXPY2_LAUNCHES.to_owned());
+        parts.push("sweep.csv and occupancy_block256.csv: every saxpy2 launch".to_owned());
     }
     parts.extend(sets.iter().map(|s| {
         let at = s.path.strip_prefix(&m.dir).unwrap_or(&s.path);
-        format!("every launch of {}", at.display())
+        format!("every launch of {} in its family's range", at.display())
     }));
     format!("{}, least squares on the relative error", parts.join(" and "))
 }
 
-/// The saxpy2 launches of a measurement folder.
-const SAXPY2_LAUNCHES: &str = "sweep.csv and occupancy_block256.csv: every saxpy2 launch";
+/// What the error bars' residuals held out, fold by fold.
+fn bars_from(m: &Measurements, sets: &[BenchSet]) -> String {
+    let mut groups = Vec::new();
+    if m.kernel_runs().next().is_some() {
+        groups.extend(["a block size", "an occupancy level"]);
+    }
+    if !sets.is_empty() {
+        groups.push("a kernel family");
+    }
+    format!(
+        "the conformal 90 % quantile of this regime's residuals, each group of launches ({}) held out of the fit",
+        groups.join(", ")
+    )
+}
 
 /// Calibrates the `gpu-queueing` model on the folder `m`: on its saxpy2 launches and those of
 /// the benchmark sets `sets` (none for the catalog's entries, so that every kernel family
 /// stays a held-out prediction; a user's own kernel set where the model should fit it).
 pub fn calibrate_folder(m: &Measurements, name: Option<String>, sets: &[BenchSet]) -> Result<GpuCalibration> {
     let base = base_device(m)?;
-    let saxpy2 = if m.kernel_runs().next().is_some() {
-        samples(m)?
-    } else {
-        Vec::new()
-    };
-    let mut plain: Vec<Sample> = saxpy2.iter().map(|(_, s)| s.clone()).collect();
+    let saxpy2 = samples(m)?;
+    let mut launches = plain(&saxpy2);
     let mut groups = groups(&saxpy2);
     for set in sets {
         for s in set_samples(set)? {
-            plain.push(s.sample);
+            launches.push(s.sample);
             groups.push(s.family);
         }
     }
-    if plain.is_empty() {
+    if launches.is_empty() {
         bail!(
             "{}: no kernel timings (sweep.csv, occupancy_block256.csv, or a benchmark set's)",
             m.dir.display()
         );
     }
-    let fit = calibrate(&base, &plain).ok_or_else(|| anyhow!("no samples"))?;
-    let names: Vec<&str> = groups.iter().map(String::as_str).collect();
-    let folds = leave_group_out(&base, &plain, &names);
+    let fit = calibrate(&base, &launches).ok_or_else(|| anyhow!("no samples"))?;
+    let folds = folds(&base, &launches, &groups);
     let device = Device {
         error_bars: error_bars(&out_of_fold(&folds)),
         ..fit.apply(&base)
@@ -176,6 +194,7 @@ pub fn calibrate_folder(m: &Measurements, name: Option<String>, sets: &[BenchSet
         power: power(m, &device, &saxpy2),
         launch_overhead: device.launch_overhead,
         fitted_on: fitted_on(m, sets),
+        bars_from: bars_from(m, sets),
         fit,
         device,
     })

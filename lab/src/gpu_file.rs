@@ -8,41 +8,65 @@ use hetsim_models::queueing::keys;
 
 use crate::gpu::{attributes, GpuCalibration};
 
-/// The calibrated attributes, in the file's order: key, what it is, and from what (`None`:
-/// the launches the calibration fitted on, [`GpuCalibration::fitted_on`]).
-const FIELDS: &[(&str, &str, Option<&str>)] = &[
-    (keys::MEMORY_QUEUE_CYCLES, "fitted", None),
-    (keys::ISSUE_EFFICIENCY, "fitted", None),
-    (keys::BLOCK_LAUNCH_RATE, "fitted", None),
-    (keys::WARP_SKEW, "fitted", None),
+/// Where a number of the file comes from.
+enum From {
+    Text(&'static str),
+    /// The launches the calibration fitted on ([`GpuCalibration::fitted_on`]).
+    Fit,
+    /// The folds of the error bars ([`GpuCalibration::bars_from`]).
+    Bars,
+}
+
+/// The calibrated attributes, in the file's order: key, what it is, and from what.
+const FIELDS: &[(&str, &str, From)] = &[
+    (keys::MEMORY_QUEUE_CYCLES, "fitted", From::Fit),
+    (keys::ISSUE_EFFICIENCY, "fitted", From::Fit),
+    (keys::BLOCK_LAUNCH_RATE, "fitted", From::Fit),
+    (keys::WARP_SKEW, "fitted", From::Fit),
     (
         keys::LAUNCH_OVERHEAD,
         "measured",
-        Some("launch.csv: the intercept of back-to-back empty launches"),
+        From::Text("launch.csv: the intercept of back-to-back empty launches"),
     ),
-    (keys::POWER_IDLE, "measured", Some("power.csv: the idle phase")),
+    (
+        keys::POWER_IDLE,
+        "measured",
+        From::Text("power.csv: the idle phase"),
+    ),
     (
         keys::POWER_COMPUTE,
         "fitted",
-        Some("power.csv: the compute-bound saxpy2 phase, with its utilisations"),
+        From::Text("power.csv: the compute-bound saxpy2 phase, with its utilisations"),
     ),
     (
         keys::POWER_MEMORY,
         "fitted",
-        Some("power.csv: the memory-bound saxpy2 phase, with its utilisations"),
+        From::Text("power.csv: the memory-bound saxpy2 phase, with its utilisations"),
     ),
-    (keys::ERROR_COMPUTE, "fitted", Some(BARS)),
-    (keys::ERROR_MEMORY, "fitted", Some(BARS)),
-    (keys::ERROR_LATENCY, "fitted", Some(BARS)),
-    (keys::ERROR_LAUNCH, "fitted", Some(BARS)),
-    (keys::CALIBRATED_WARPS_MIN, "measured", Some(DOMAIN)),
-    (keys::CALIBRATED_WARPS_MAX, "measured", Some(DOMAIN)),
-    (keys::CALIBRATED_RESIDENT_WARPS_MIN, "measured", Some(DOMAIN)),
-    (keys::CALIBRATED_RESIDENT_WARPS_MAX, "measured", Some(DOMAIN)),
+    (keys::ERROR_COMPUTE, "fitted", From::Bars),
+    (keys::ERROR_MEMORY, "fitted", From::Bars),
+    (keys::ERROR_LATENCY, "fitted", From::Bars),
+    (keys::ERROR_LAUNCH, "fitted", From::Bars),
+    (keys::CALIBRATED_WARPS_MIN, "measured", From::Text(DOMAIN)),
+    (keys::CALIBRATED_WARPS_MAX, "measured", From::Text(DOMAIN)),
+    (
+        keys::CALIBRATED_RESIDENT_WARPS_MIN,
+        "measured",
+        From::Text(DOMAIN),
+    ),
+    (
+        keys::CALIBRATED_RESIDENT_WARPS_MAX,
+        "measured",
+        From::Text(DOMAIN),
+    ),
 ];
 
-const BARS: &str = "the conformal 90 % quantile of this regime's residuals, each group of launches (a block size, an occupancy level, a kernel family) held out of the fit";
 const DOMAIN: &str = "the calibration launches' extent (warps launched, resident warps per SM)";
+
+/// `text` as a TOML basic string, quotes included.
+pub fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
 
 /// The data file of calibration `c` of the folder `folder`, for the catalog entry `gpu`.
 pub fn data_file(c: &GpuCalibration, folder: &str, gpu: &str) -> String {
@@ -60,9 +84,13 @@ pub fn data_file(c: &GpuCalibration, folder: &str, gpu: &str) -> String {
             continue;
         };
         out.push_str(&format!(
-            "\n[{key}]\nvalue = {}\nbasis = \"{basis}\"\nfrom = \"{}\"\n",
+            "\n[{key}]\nvalue = {}\nbasis = \"{basis}\"\nfrom = {}\n",
             significant(*value, 5),
-            from.unwrap_or(&c.fitted_on)
+            toml_string(match from {
+                From::Text(text) => text,
+                From::Fit => &c.fitted_on,
+                From::Bars => &c.bars_from,
+            })
         ));
     }
     out
@@ -86,6 +114,13 @@ fn significant(x: f64, digits: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::significant;
+
+    #[test]
+    fn a_text_with_quotes_and_backslashes_reads_back_as_a_toml_string() {
+        let text = r#"C:\data "h100"\kit"#;
+        let v: toml::Value = toml::from_str(&format!("x = {}", super::toml_string(text))).expect("TOML");
+        assert_eq!(v["x"].as_str(), Some(text));
+    }
 
     #[test]
     fn five_significant_digits_read_back_as_toml_numbers() {

@@ -20,8 +20,9 @@ use crate::files::{csv_rows, number_field};
 use crate::measurements::{KernelRun, Measurements};
 use crate::saxpy2;
 
-/// Resident warps per SM at which the launches are latency-bound: one block of 256 threads.
-const LATENCY_BOUND_WARPS: u32 = 8;
+/// Resident warps per SM at which saxpy2's launches are latency-bound, and the table is
+/// fitted: one block of 256 threads per SM.
+pub const LATENCY_BOUND_WARPS: u32 = 8;
 
 /// The line the measured launches give and the two figures it fixes [cycles].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,6 +92,7 @@ fn latency_bound_runs(m: &Measurements) -> Result<Vec<KernelRun>> {
             let out = occupancy::evaluate(&occupancy::Input {
                 limits,
                 threads_per_block: r.block as u32,
+                // saxpy2's registers (its SASS); the shared memory limits these launches.
                 registers_per_thread: 8,
                 shared_memory_per_block: r.dynamic_shared as u32,
             });

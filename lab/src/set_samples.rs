@@ -1,7 +1,7 @@
 //! The launches of a benchmark set ([`crate::benchset`]) as calibration samples of the
 //! `gpu-queueing` model: each launch analysed as `kernel_params()` analyses it in a run (the
 //! set's `gpu-queueing` system names the SASS, the function and the parameter names), so that
-//! `hetsim calibrate gpu --sets` and the leave-one-family-out refit of `hetsim validate` fit
+//! `hetsim calibrate gpu --set` and the leave-one-family-out refit of `hetsim validate` fit
 //! on any kernels a descriptor lists, with no code per kernel.
 
 use anyhow::{anyhow, Result};
@@ -29,13 +29,20 @@ pub struct SetSample {
     pub sample: Sample,
 }
 
+/// Whether the set can calibrate the model: it has a `gpu-queueing` system.
+pub fn calibrates(set: &BenchSet) -> bool {
+    set.systems.contains_key(MODEL)
+}
+
 /// The set's launches that its family's target applies to (the others sit outside what any
-/// model here describes, as the descriptor's `outside` says), as samples. A set with no
-/// `gpu-queueing` system gives none.
+/// model here describes, as the descriptor's `outside` says), as samples.
 pub fn set_samples(set: &BenchSet) -> Result<Vec<SetSample>> {
-    let Some(path) = set.systems.get(MODEL) else {
-        return Ok(Vec::new());
-    };
+    let path = set.systems.get(MODEL).ok_or_else(|| {
+        anyhow!(
+            "{}: no `{MODEL}` system in `systems`: the set's kernels are analysed through it",
+            set.path.display()
+        )
+    })?;
     let system = load_system(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let library = KernelLibrary::new(&system.kernels).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let name = set.name();
@@ -47,7 +54,8 @@ pub fn set_samples(set: &BenchSet) -> Result<Vec<SetSample>> {
                 .is_none_or(|f| f.in_range(&l.variables))
         })
         .map(|launch| {
-            let kernel = kernel(&library, launch).map_err(|e| anyhow!("{}: {e}", launch.at))?;
+            let kernel = kernel(&library, launch)
+                .map_err(|e| anyhow!("{}: {}: {e}", set.path.display(), launch.at))?;
             Ok(SetSample {
                 family: format!("{name}: {}", launch.family),
                 what: format!("{}: {} {}", launch.at, launch.family, launch.params),
@@ -84,9 +92,13 @@ fn kernel(library: &KernelLibrary, launch: &TimedLaunch) -> Result<Kernel> {
     Kernel::from_params(params).map_err(|e| anyhow!("kernel `{name}`: {e}"))
 }
 
+/// The variables examples/validation/kernels/app.rhai passes on to `kernel_params()` as they
+/// are: a 1D launch's, and the kernels' parameters it knows.
+const APP_KEYS: [&str; 6] = ["n", "block", "stride", "intensity", "N", "M"];
+
 /// `kernel_params()`'s argument for a launch's variables, as examples/validation/kernels/app.rhai
-/// builds it: a 2D launch's `gx`, `gy`, `bx`, `by` as `grid` and `block`, every other number as
-/// it is (the kernel's parameters by name, or `n` and `block`). A test holds the two equal.
+/// builds it: a 2D launch's `gx`, `gy`, `bx`, `by` as `grid` and `block`, and [`APP_KEYS`] as
+/// they are. A test holds the two equal on the shipped sets.
 fn call(variables: &[(String, Variable)]) -> Map {
     let number = |key: &str| {
         variables.iter().find_map(|(k, v)| match v {
@@ -95,9 +107,9 @@ fn call(variables: &[(String, Variable)]) -> Map {
             _ => None,
         })
     };
-    let mut map: Map = variables
+    let mut map: Map = APP_KEYS
         .iter()
-        .filter_map(|(k, _)| number(k).map(|v| (k.as_str().into(), v)))
+        .filter_map(|&k| number(k).map(|v| (k.into(), v)))
         .collect();
     if let [Some(gx), Some(gy), Some(bx), Some(by)] = ["gx", "gy", "bx", "by"].map(number) {
         map.insert("grid".into(), Dynamic::from_array(Array::from([gx, gy])));

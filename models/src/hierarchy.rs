@@ -125,7 +125,8 @@ fn read_architecture(text: &str) -> Result<PerSm, String> {
     })
 }
 
-/// An architecture file's number `key`, for the calibration's check against a fit again.
+/// An architecture file's number `key` for compute capability `compute_capability`: what TEG
+/// reads of it, and what a calibration's fit is checked against.
 pub fn architecture_value(compute_capability: &str, key: &str) -> Option<f64> {
     let (_, text) = ARCHITECTURE_FILES.iter().find(|(_, text)| {
         data_file::text_field(text, "computeCapability").as_deref() == Ok(compute_capability)

@@ -406,21 +406,25 @@ fn warp_throughput(warps: f64, latency_bound: f64, stations: &[Station]) -> f64 
         let lifetime = latency_bound + stations.iter().map(|s| s.wait(x)).sum::<f64>();
         let slope: f64 = stations.iter().map(|s| s.wait_slope(x)).sum();
         let g = x * lifetime - warps;
+        let newton = x - g / (lifetime + x * slope);
+        // Converged before the bracket test: a step below the last bit lands on `x` itself,
+        // which the open bracket would reject and halve.
+        if g == 0.0 || (newton - x).abs() <= x * 1e-13 {
+            return newton;
+        }
         if g < 0.0 {
             lo = x;
         } else {
             hi = x;
         }
-        let newton = x - g / (lifetime + x * slope);
-        let next = if newton > lo && newton < hi {
+        if hi - lo <= hi * 1e-13 {
+            return 0.5 * (lo + hi);
+        }
+        x = if newton > lo && newton < hi {
             newton
         } else {
             0.5 * (lo + hi)
         };
-        if (next - x).abs() <= x * 1e-13 || hi - lo <= hi * 1e-13 {
-            return next;
-        }
-        x = next;
     }
     x
 }

@@ -125,6 +125,103 @@ fn table_latency(table: &LatencyTable, name: &str) -> Option<f64> {
     })
 }
 
+/// `given`, else the latency table's figure; `key` names it in the error where neither is.
+fn latency_or_table(
+    given: Option<f64>,
+    table: Option<&LatencyTable>,
+    figure: impl Fn(&LatencyTable) -> Option<f64>,
+    file: &str,
+    key: &str,
+) -> Result<f64> {
+    given.or_else(|| table.and_then(figure)).ok_or_else(|| {
+        Error::new(format!(
+            "{file}: `{key}` has no latency, and no latency table of this architecture (kernel/data/latency) has one: give it"
+        ))
+    })
+}
+
+/// Every pipe's timing, in [`Pipe::ALL`] order.
+fn pipes(
+    given: &BTreeMap<String, FilePipe>,
+    table: Option<&LatencyTable>,
+    file: &str,
+) -> Result<Vec<PipeTiming>> {
+    if let Some(unknown) = given
+        .keys()
+        .find(|k| Pipe::ALL.iter().all(|p| p.name() != k.as_str()))
+    {
+        let known: Vec<&str> = Pipe::ALL.iter().map(|p| p.name()).collect();
+        return Err(Error::new(format!(
+            "{file}: [pipes] `{unknown}` is no pipe; expected one of {}",
+            known.join(", ")
+        )));
+    }
+    let pipes = Pipe::ALL
+        .iter()
+        .map(|p| {
+            let name = p.name();
+            let pipe = given.get(name).copied().ok_or_else(|| {
+                Error::new(format!(
+                    "{file}: [pipes] lacks `{name}`; every pipe needs its timing"
+                ))
+            })?;
+            let key = format!("pipes.{name}");
+            Ok(PipeTiming {
+                latency: latency_or_table(pipe.latency, table, |t| table_latency(t, name), file, &key)?,
+                interval: pipe.interval,
+                same_warp: pipe.same_warp,
+                per_sm: pipe.per_sm,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if pipes
+        .iter()
+        .any(|p| p.interval <= 0.0 || p.same_warp < 0.0 || p.latency < 0.0)
+    {
+        return Err(Error::new(format!(
+            "{file}: [pipes]: every interval must be positive, latencies and same_warp not negative"
+        )));
+    }
+    Ok(pipes)
+}
+
+fn memory(m: FileMemory, table: Option<&LatencyTable>, file: &str) -> Result<MemoryTiming> {
+    let level = |given: Option<f64>, key: &str, figure: fn(&LatencyTable) -> f64| {
+        latency_or_table(given, table, |t| Some(figure(t)), file, key)
+    };
+    Ok(MemoryTiming {
+        global: level(m.global, "memory.global", |t| t.memory.global)?,
+        l2: level(m.l2, "memory.l2", |t| t.memory.l2)?,
+        l1: m.l1,
+        l2_bytes: m.l2_bytes,
+        shared: level(m.shared, "memory.shared", |t| t.memory.shared)?,
+        local: level(m.local, "memory.local", |t| t.memory.local)?,
+        constant: level(m.constant, "memory.constant", |t| t.memory.constant)?,
+        efficiency: m.efficiency,
+        queue_cycles: m.queue_cycles,
+    })
+}
+
+/// `[blocks]`, the barrier the architecture data file's where the file gives none (Hopper's,
+/// which the closed-form model reads too: models/data/hopper.toml).
+fn blocks(b: FileBlocks, newest_major: u8, file: &str) -> Result<BlockTiming> {
+    let architecture = format!("{newest_major}.0");
+    let barrier = b
+        .barrier
+        .or_else(|| architecture_value(&architecture, keys::BARRIER_CYCLES))
+        .ok_or_else(|| {
+            Error::new(format!(
+                "{file}: [blocks] has no `barrier`, and no architecture data file (models/data) gives compute capability {architecture} one"
+            ))
+        })?;
+    Ok(BlockTiming {
+        launch_rate: b.launch_rate,
+        replacement: b.replacement,
+        launch_overhead: b.launch_overhead,
+        barrier,
+    })
+}
+
 /// One architecture family's parameters, with every pipe present.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArchParams {
@@ -153,92 +250,26 @@ impl ArchParams {
     /// Reads a data file; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<ArchParams> {
         let f: File = toml::from_str(text).map_err(|e| Error::new(format!("{file}: {e}")))?;
-        let newest = Arch {
-            major: f.majors.iter().copied().max().unwrap_or(0),
+        let newest = f.majors.iter().copied().max().unwrap_or(0);
+        // Only a table of this very family lends its latencies, not the nearest older one.
+        let table = LatencyTable::for_arch(Arch {
+            major: newest,
             minor: 0,
-        };
-        let table = LatencyTable::for_arch(newest).map_err(|e| Error::new(format!("{file}: {e}")))?;
-        let pipes = Pipe::ALL
-            .iter()
-            .map(|p| {
-                let given = f.pipes.get(p.name()).copied().ok_or_else(|| {
-                    Error::new(format!(
-                        "{file}: [pipes] lacks `{}`; every pipe needs its timing",
-                        p.name()
-                    ))
-                })?;
-                let latency = given.latency.or_else(|| table_latency(&table, p.name())).ok_or_else(|| {
-                    Error::new(format!(
-                        "{file}: [pipes] `{}` has no latency, and the latency table ({}) has none for it: give `latency`",
-                        p.name(),
-                        table.name
-                    ))
-                })?;
-                Ok(PipeTiming {
-                    latency,
-                    interval: given.interval,
-                    same_warp: given.same_warp,
-                    per_sm: given.per_sm,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let (m, levels) = (f.memory, &table.memory);
-        let memory = MemoryTiming {
-            global: m.global.unwrap_or(levels.global),
-            l2: m.l2.unwrap_or(levels.l2),
-            l1: m.l1,
-            l2_bytes: m.l2_bytes,
-            shared: m.shared.unwrap_or(levels.shared),
-            local: m.local.unwrap_or(levels.local),
-            constant: m.constant.unwrap_or(levels.constant),
-            efficiency: m.efficiency,
-            queue_cycles: m.queue_cycles,
-        };
-        if let Some(unknown) = f
-            .pipes
-            .keys()
-            .find(|k| Pipe::ALL.iter().all(|p| p.name() != k.as_str()))
-        {
-            let known: Vec<&str> = Pipe::ALL.iter().map(|p| p.name()).collect();
-            return Err(Error::new(format!(
-                "{file}: [pipes] `{unknown}` is no pipe; expected one of {}",
-                known.join(", ")
-            )));
-        }
-        // Hopper's barrier is the closed-form model's too (models/data/hopper.toml).
-        let architecture = format!("{}.0", newest.major);
-        let barrier = f
-            .blocks
-            .barrier
-            .or_else(|| architecture_value(&architecture, keys::BARRIER_CYCLES))
-            .ok_or_else(|| {
-                Error::new(format!(
-                    "{file}: [blocks] has no `barrier`, and no architecture data file (models/data) gives compute capability {architecture} one"
-                ))
-            })?;
-        let blocks = BlockTiming {
-            launch_rate: f.blocks.launch_rate,
-            replacement: f.blocks.replacement,
-            launch_overhead: f.blocks.launch_overhead,
-            barrier,
-        };
+        })
+        .ok()
+        .filter(|t| t.majors.contains(&newest));
+        let pipes = pipes(&f.pipes, table.as_ref(), file)?;
+        let memory = memory(f.memory, table.as_ref(), file)?;
+        let blocks = blocks(f.blocks, newest, file)?;
         let positive = [
             ("schedulers", f64::from(f.schedulers)),
             ("memory.global", memory.global),
             ("memory.efficiency", memory.efficiency),
-            ("blocks.launch_rate", f.blocks.launch_rate),
+            ("blocks.launch_rate", blocks.launch_rate),
         ];
         if let Some((key, v)) = positive.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
             return Err(Error::new(format!(
                 "{file}: `{key}` = {v}: expected a positive number"
-            )));
-        }
-        if pipes
-            .iter()
-            .any(|p| p.interval <= 0.0 || p.same_warp < 0.0 || p.latency < 0.0)
-        {
-            return Err(Error::new(format!(
-                "{file}: [pipes]: every interval must be positive, latencies and same_warp not negative"
             )));
         }
         Ok(ArchParams {
@@ -308,7 +339,14 @@ mod tests {
         // A latency the table has no figure for must be given.
         let text = SHIPPED[0].1.replace("control = { latency = 2,", "control = {");
         let e = ArchParams::parse(&text, "x.toml").expect_err("no control latency");
-        assert!(e.to_string().contains("`control` has no latency"), "{e}");
+        assert!(e.to_string().contains("`pipes.control` has no latency"), "{e}");
+        // Only the table of the file's own family lends latencies: sm_3x has none.
+        let text = SHIPPED[1]
+            .1
+            .replace("majors = [5, 6]", "majors = [3]")
+            .replace("fp32 = { latency = 6,", "fp32 = {");
+        let e = ArchParams::parse(&text, "x.toml").expect_err("no sm_3x table");
+        assert!(e.to_string().contains("`pipes.fp32` has no latency"), "{e}");
         // Its barrier is the architecture data file's, which the closed-form model reads.
         assert_eq!(
             Some(hopper.blocks.barrier),
@@ -319,6 +357,9 @@ mod tests {
     #[test]
     fn a_misspelt_pipe_is_named() {
         let text = SHIPPED[0].1.replace("fp64 = {", "fp46 = {");
+        let e = ArchParams::parse(&text, "x.toml").expect_err("fp46 is no pipe");
+        assert!(e.to_string().contains("`fp46` is no pipe"), "{e}");
+        let text = SHIPPED[0].1.replace("fp64 = { interval = 2, same_warp = 2 }", "");
         let e = ArchParams::parse(&text, "x.toml").expect_err("fp64 missing");
         assert!(e.to_string().contains("lacks `fp64`"), "{e}");
         let text = SHIPPED[0].1.replace("efficiency = 0.68", "efficiency = 0");

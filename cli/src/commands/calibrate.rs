@@ -5,8 +5,9 @@ use anyhow::{Context, Result};
 use hetsim_lab::benchset::BenchSet;
 use hetsim_lab::calibrate::{kernel_from_csv, link_from_csv, KernelCalibration, LinkCalibration};
 use hetsim_lab::gpu::{attributes, calibrate_folder};
-use hetsim_lab::gpu_file::data_file;
+use hetsim_lab::gpu_file::{data_file, toml_string};
 use hetsim_lab::l2_fit::{kit_descriptor, l2_bytes_per_cycle_per_sm};
+use hetsim_lab::latency_fit::{self, LATENCY_BOUND_WARPS};
 use hetsim_lab::measurements::Measurements;
 use hetsim_models::hierarchy::L2_BYTES_PER_CYCLE_PER_SM;
 
@@ -74,6 +75,13 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     } else {
         None
     };
+    // The latency table's two calibrated figures (kernel/data/latency/*.toml) where the folder
+    // has the latency-bound occupancy level and the clock under load to fit them on.
+    let latency = if m.occupancy.is_empty() || !m.dir.join("clock.csv").is_file() {
+        None
+    } else {
+        Some(latency_fit::fit(&m)?)
+    };
     if let Some(path) = &args.data_file {
         let text = data_file(&c, &args.dir.display().to_string(), &c.name);
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
@@ -83,7 +91,11 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.into()))
             .collect();
-        let architecture = serde_json::json!({ L2_BYTES_PER_CYCLE_PER_SM: l2 });
+        let architecture = serde_json::json!({
+            L2_BYTES_PER_CYCLE_PER_SM: l2,
+            "branch_taken": latency.map(|f| f.branch_taken),
+            "block_replacement": latency.map(|f| f.block_replacement),
+        });
         return super::print_json(
             &serde_json::json!({ "calibration": c, "attributes": attrs, "architecture": architecture }),
         );
@@ -109,16 +121,23 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
             "architecture: {L2_BYTES_PER_CYCLE_PER_SM} = {l2:.2} (the kit's L2-resident saxpy2_l2 launches, kit/benchset.toml; the architecture data file, models/data/*.toml, keeps it)"
         );
     }
+    if let Some(f) = latency {
+        println!(
+            "latency table: branch_taken = {:.2}, block_replacement = {:.2} (occupancy_block256.csv at {LATENCY_BOUND_WARPS} warps per SM: {:.1} + {:.3}·a cycles per warp; kernel/data/latency/*.toml keeps them)",
+            f.branch_taken, f.block_replacement, f.intercept, f.slope
+        );
+    }
     println!("# a component for a system model's [[component]] table (model = \"gpu-queueing\")");
     println!(
         "[[component]]\nname = {:?}\nkind = \"GPU\"\nvendor = \"NVIDIA\"",
         c.name
     );
-    println!(
-        "source = \"hetsim calibrate gpu {}: props.csv (spec), launch.csv (overhead), {} (fit), power.csv (power)\"",
+    let source = format!(
+        "hetsim calibrate gpu {}: props.csv (spec), launch.csv (overhead), {} (fit), power.csv (power)",
         args.dir.display(),
         c.fitted_on
     );
+    println!("source = {}", toml_string(&source));
     println!(
         "[component.attributes]\ncomputeCapability = {:?}",
         c.compute_capability

@@ -16,7 +16,7 @@ use crate::benchset::BenchSet;
 /// Targets per family and over all families (MAPE), by GPU model: the set's own overall
 /// target where its descriptor gives one, else the closed-form model's and TEG's of the
 /// project's GPU-model issue.
-fn targets(set: &BenchSet, model: &str) -> (f64, f64) {
+pub(super) fn targets(set: &BenchSet, model: &str) -> (f64, f64) {
     let issue = match model {
         "gpu-teg" => 0.10,
         _ => 0.12,

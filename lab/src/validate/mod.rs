@@ -11,7 +11,8 @@ use hetsim_system::Variable;
 use serde::Serialize;
 
 use crate::benchset::BenchSet;
-use crate::gpu::{folds, groups, samples};
+use crate::gpu::{folds, groups, plain, samples};
+use crate::latency_fit::LATENCY_BOUND_WARPS;
 use crate::measurements::{KernelRun, Measurements};
 use crate::saxpy2;
 
@@ -248,25 +249,20 @@ fn power_points(sim: &Simulator, m: &Measurements) -> Result<Vec<Point>> {
     Ok(out)
 }
 
-/// Resident warps per SM of the occupancy level that the H100's latency table
-/// (kernel/data/latency/hopper.toml) took its branch and block-replacement latencies from:
-/// one block of 256 threads per SM.
-const LATENCY_TABLE_WARPS: f64 = 8.0;
-
 /// Leave-one-group-out cross-validation (each block size of sweep.csv, the occupancy file):
 /// the error of each group under a calibration that never saw it, and the coverage of each
 /// group's launches by error bars drawn from the other groups' out-of-fold residuals only.
 /// Groups are listed as a reader counts: `sweep block 16` before `sweep block 128`.
 /// `latency_table_fitted_here`: the kernel analyser's latency table may have been fitted on
-/// this folder's occupancy level of [`LATENCY_TABLE_WARPS`] (it was on the shipped H100
-/// data), so that level is in-sample however the calibration folds: it is left out of the
+/// this folder's occupancy level of [`LATENCY_BOUND_WARPS`] resident warps per SM (it was on
+/// the shipped H100 data: lab/src/latency_fit.rs fits it again there), so that level is in-sample however the calibration folds: it is left out of the
 /// occupancy summary and of the held-out coverage. `validate` passes `!held_out`, which labels
 /// any other folder validated as calibration data the same way, the conservative side.
 fn cross_validation(m: &Measurements, latency_table_fitted_here: bool) -> Result<(Vec<Check>, Coverage)> {
     let base = saxpy2::device(m)?;
     let all = samples(m)?;
     let groups = groups(&all);
-    let residuals = out_of_fold(&folds(&base, &all, &groups));
+    let residuals = out_of_fold(&folds(&base, &plain(&all), &groups));
     let mut checks = Vec::new();
     let mut intervals = Vec::new();
     let mut occupancy_points = Vec::new();
@@ -287,7 +283,10 @@ fn cross_validation(m: &Measurements, latency_table_fitted_here: bool) -> Result
         // levels together are held to it below.
         let occupancy = !group.starts_with("sweep");
         let target = if occupancy { f64::INFINITY } else { 0.10 };
-        let latency_level = !own.is_empty() && own.iter().all(|r| r.resident_warps == LATENCY_TABLE_WARPS);
+        let latency_level = !own.is_empty()
+            && own
+                .iter()
+                .all(|r| r.resident_warps == f64::from(LATENCY_BOUND_WARPS));
         let (name, basis) = if occupancy && latency_table_fitted_here && latency_level {
             let name = format!("{group} held out of the calibration (the latency table is fitted on it)");
             (name, Basis::InSample)

@@ -10,39 +10,41 @@
 //! kernel (a user's own set, `--set`) predict a kind it has not seen better than saxpy2 alone?
 
 use std::collections::BTreeSet;
+use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use hetsim_models::queueing::calibration::{calibrate, Sample};
 use hetsim_models::queueing::{evaluate, Device, Input};
 
+use super::families::targets;
 use super::{check, Basis, Check, Point};
 use crate::benchset::BenchSet;
-use crate::gpu::{base_device, samples};
+use crate::gpu::{base_device, plain, samples};
 use crate::measurements::Measurements;
-use crate::set_samples::{set_samples, SetSample};
-
-/// The targets: MAPE per family, and over the held-out families together.
-const PER_FAMILY: f64 = 0.20;
-const OVERALL: f64 = 0.12;
+use crate::set_samples::{calibrates, set_samples, SetSample};
 
 /// The refit's checks for the folder `m` and its benchmark sets: one row per family held out,
 /// the held-out families together, then one row per family with each of its block sizes held
-/// out in turn. None when no set has a `gpu-queueing` system.
+/// out in turn. The targets are the family table's for `gpu-queueing` (the loosest of the
+/// sets' own, where they differ). None when no set has a `gpu-queueing` system, or the folder
+/// has no launch.csv to start a calibration from.
 pub fn checks(m: &Measurements, sets: &[BenchSet]) -> Result<Vec<Check>> {
-    let mut launches = Vec::new();
-    for set in sets {
-        launches.extend(set_samples(set)?);
-    }
-    if launches.is_empty() {
+    let sets: Vec<&BenchSet> = sets.iter().filter(|s| calibrates(s)).collect();
+    if sets.is_empty() || m.launches.is_empty() {
         return Ok(Vec::new());
     }
+    let mut launches = Vec::new();
+    for set in &sets {
+        launches.extend(set_samples(set)?);
+    }
+    let (per_family, overall) = sets
+        .iter()
+        .map(|s| targets(s, "gpu-queueing"))
+        .fold((0.0, 0.0), |(f, o), (tf, to)| (f64::max(f, tf), f64::max(o, to)));
     let base = base_device(m)?;
-    let saxpy2: Vec<Sample> = if m.kernel_runs().next().is_some() {
-        samples(m)?.into_iter().map(|(_, s)| s).collect()
-    } else {
-        Vec::new()
-    };
+    let saxpy2 = plain(&samples(m)?);
     let fold = Fold {
+        dir: &m.dir,
         base: &base,
         saxpy2: &saxpy2,
         launches: &launches,
@@ -51,7 +53,7 @@ pub fn checks(m: &Measurements, sets: &[BenchSet]) -> Result<Vec<Check>> {
     let mut out = Vec::new();
     let mut held_out = Vec::new();
     for &family in &families {
-        let points = fold.predict(|l| l.family == family)?;
+        let points = fold.predict(family, |l| l.family == family)?;
         let basis = fold.basis(family);
         if basis == Basis::HeldOut {
             held_out.extend(points.iter().cloned());
@@ -60,7 +62,7 @@ pub fn checks(m: &Measurements, sets: &[BenchSet]) -> Result<Vec<Check>> {
             &format!("{family} held out of the fit"),
             basis,
             &points,
-            PER_FAMILY,
+            per_family,
             f64::INFINITY,
         ));
     }
@@ -68,7 +70,7 @@ pub fn checks(m: &Measurements, sets: &[BenchSet]) -> Result<Vec<Check>> {
         "every held-out family, each held out in turn",
         Basis::HeldOut,
         &held_out,
-        OVERALL,
+        overall,
         f64::INFINITY,
     ));
     for &family in &families {
@@ -82,15 +84,16 @@ pub fn checks(m: &Measurements, sets: &[BenchSet]) -> Result<Vec<Check>> {
         }
         let mut points = Vec::new();
         for &block in &blocks {
-            points.extend(
-                fold.predict(|l| l.family == family && l.sample.kernel.block_size.to_bits() == block)?,
-            );
+            let what = format!("{family}, block {}", f64::from_bits(block));
+            points.extend(fold.predict(&what, |l| {
+                l.family == family && l.sample.kernel.block_size.to_bits() == block
+            })?);
         }
         out.push(check(
             &format!("{family}, each block size held out of the fit in turn"),
             fold.basis(family),
             &points,
-            PER_FAMILY,
+            per_family,
             f64::INFINITY,
         ));
     }
@@ -99,15 +102,17 @@ pub fn checks(m: &Measurements, sets: &[BenchSet]) -> Result<Vec<Check>> {
 
 /// What every fold calibrates from.
 struct Fold<'a> {
+    /// The measurement folder, for errors.
+    dir: &'a Path,
     base: &'a Device,
     saxpy2: &'a [Sample],
     launches: &'a [SetSample],
 }
 
 impl Fold<'_> {
-    /// The launches `held_out` picks, predicted by a calibration on the saxpy2 launches and
-    /// every other launch of the sets.
-    fn predict(&self, held_out: impl Fn(&SetSample) -> bool) -> Result<Vec<Point>> {
+    /// The launches `held_out` picks (`what`, for errors), predicted by a calibration on the
+    /// saxpy2 launches and every other launch of the sets.
+    fn predict(&self, what: &str, held_out: impl Fn(&SetSample) -> bool) -> Result<Vec<Point>> {
         let (test, train): (Vec<&SetSample>, Vec<&SetSample>) =
             self.launches.iter().partition(|l| held_out(l));
         let samples: Vec<Sample> = self
@@ -117,7 +122,12 @@ impl Fold<'_> {
             .chain(train.into_iter().map(|l| l.sample.clone()))
             .collect();
         let device = calibrate(self.base, &samples)
-            .ok_or_else(|| anyhow!("no launch is left to calibrate on"))?
+            .ok_or_else(|| {
+                anyhow!(
+                    "{}: with {what} held out, no launch is left to calibrate on (no saxpy2 launch, no other family)",
+                    self.dir.display()
+                )
+            })?
             .apply(self.base);
         Ok(test
             .into_iter()
