@@ -271,6 +271,10 @@ pub struct CalibrateGpuArgs {
     /// with what it is and from what), which the catalog reads.
     #[arg(long, value_name = "FILE.toml")]
     pub data_file: Option<PathBuf>,
+    /// Also write the L2 figure fitted on DIR's kit into this architecture data file
+    /// (models/data/hopper.toml), every other line kept.
+    #[arg(long, value_name = "FILE.toml")]
+    pub architecture_file: Option<PathBuf>,
     /// Also fit on the launches of this benchmark set (a benchset.toml: docs/BENCHMARK-SETS.md,
     /// "Calibrating on a set"), through its gpu-queueing system's kernels; repeatable. A folder
     /// without saxpy2's sweep.csv and occupancy_block256.csv is then calibrated on the sets.

@@ -159,6 +159,11 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
     // it writes the shipped file, every fitted and measured field, byte for byte.
     let file = std::env::temp_dir().join(format!("hetsim-h100-{}.toml", std::process::id()));
     let file_arg = file.display().to_string();
+    // And the architecture file, its fitted L2 figure written in: the shipped file again.
+    let architecture = std::env::temp_dir().join(format!("hetsim-hopper-{}.toml", std::process::id()));
+    let hopper = std::fs::read_to_string(repo().join("models/data/hopper.toml")).expect("shipped");
+    std::fs::write(&architecture, hopper.replace("value = 15.3", "value = 1.0")).expect("writes");
+    let architecture_arg = architecture.display().to_string();
     ok_json(&[
         "calibrate",
         "gpu",
@@ -167,8 +172,16 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
         "H100 SXM5 80GB",
         "--data-file",
         &file_arg,
+        "--architecture-file",
+        &architecture_arg,
         "--json",
     ]);
+    let rewritten = std::fs::read_to_string(&architecture).expect("written");
+    assert_eq!(
+        rewritten, hopper,
+        "models/data/hopper.toml is stale: write it again with --architecture-file"
+    );
+    std::fs::remove_file(&architecture).ok();
     let written = std::fs::read_to_string(&file).expect("the data file is written");
     let shipped = std::fs::read_to_string(repo().join("models/data/h100-sxm5-80gb.toml")).expect("shipped");
     assert_eq!(

@@ -97,7 +97,7 @@ pub fn data_file(c: &GpuCalibration, folder: &str, gpu: &str) -> String {
 }
 
 /// `x` to `digits` significant digits (whole numbers whole), as TOML reads it back.
-fn significant(x: f64, digits: i32) -> String {
+pub fn significant(x: f64, digits: i32) -> String {
     if x == 0.0 || !x.is_finite() || (x.fract() == 0.0 && x.abs() < 1e15) {
         return format!("{x:?}");
     }

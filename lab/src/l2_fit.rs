@@ -8,7 +8,10 @@
 
 use anyhow::{anyhow, Result};
 
+use hetsim_models::hierarchy::L2_BYTES_PER_CYCLE_PER_SM;
+
 use crate::benchset::{BenchSet, TimedLaunch, DESCRIPTOR};
+use crate::gpu_file::significant;
 use crate::measurements::Measurements;
 
 /// Bytes a saxpy2 float moves: x and y read, y written.
@@ -50,6 +53,35 @@ pub fn l2_bytes_per_cycle_per_sm(m: &Measurements) -> Result<f64> {
     Ok((large_bytes - small_bytes) / (large_s - small_s) / (sms * clock_hz))
 }
 
+/// Digits the architecture file keeps of the fit: three, what a difference of two launches
+/// supports (15.27 is written 15.3).
+const DIGITS: i32 = 3;
+
+/// `text`, an architecture data file (models/data/hopper.toml), with its
+/// `L2BytesPerCyclePerSM` value replaced by `fit`: what `hetsim calibrate gpu
+/// --architecture-file` writes; every other line as it was.
+pub fn with_fitted_value(text: &str, fit: f64, origin: &str) -> Result<String> {
+    let header = format!("[{L2_BYTES_PER_CYCLE_PER_SM}]");
+    let mut in_table = false;
+    let mut replaced = false;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            if line.starts_with('[') {
+                in_table = line.trim() == header;
+            } else if in_table && !replaced && line.trim_start().starts_with("value") {
+                replaced = true;
+                return format!("value = {}", significant(fit, DIGITS));
+            }
+            line.to_owned()
+        })
+        .collect();
+    if !replaced {
+        return Err(anyhow!("{origin}: no `value` in a {header} table"));
+    }
+    Ok(lines.join("\n") + "\n")
+}
+
 /// The launch's numeric parameter `name`, or an error naming where the launch is.
 fn number(launch: &TimedLaunch, name: &str) -> Result<f64> {
     launch
@@ -74,5 +106,18 @@ mod tests {
         // 132 SMs × 1.98 GHz: 15.27 bytes a cycle per SM; the file keeps three digits.
         assert!((fit - 15.27).abs() < 0.01, "{fit}");
         assert_eq!(format!("{fit:.1}"), format!("{shipped:.1}"));
+        // Written into the shipped file, the fit leaves it as it is, byte for byte.
+        let path = dir.join("../../../../models/data/hopper.toml");
+        let text = std::fs::read_to_string(&path).expect("models/data/hopper.toml");
+        assert_eq!(
+            super::with_fitted_value(&text, fit, "hopper.toml").expect("a value"),
+            text
+        );
+        let moved = super::with_fitted_value(&text, 16.04, "hopper.toml").expect("a value");
+        assert!(
+            moved.contains("[L2BytesPerCyclePerSM]\nvalue = 16.0\n"),
+            "{moved}"
+        );
+        assert_eq!(moved.lines().count(), text.lines().count());
     }
 }

@@ -1,12 +1,12 @@
 //! `hetsim calibrate`: kernel λ (eq. 4.4), link startup/λ per direction (eq. 5.5) and a GPU's
 //! `gpu-queueing` entry, fitted by hetsim-lab from measurements, printed for a catalog.
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use hetsim_lab::benchset::BenchSet;
 use hetsim_lab::calibrate::{kernel_from_csv, link_from_csv, KernelCalibration, LinkCalibration};
 use hetsim_lab::gpu::{attributes, calibrate_folder};
 use hetsim_lab::gpu_file::{data_file, toml_string};
-use hetsim_lab::l2_fit::{kit_descriptor, l2_bytes_per_cycle_per_sm};
+use hetsim_lab::l2_fit::{kit_descriptor, l2_bytes_per_cycle_per_sm, with_fitted_value};
 use hetsim_lab::latency_fit::{self, LATENCY_BOUND_WARPS};
 use hetsim_lab::measurements::Measurements;
 use hetsim_models::hierarchy::L2_BYTES_PER_CYCLE_PER_SM;
@@ -85,6 +85,18 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     if let Some(path) = &args.data_file {
         let text = data_file(&c, &args.dir.display().to_string(), &c.name);
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.architecture_file {
+        let fit = l2.ok_or_else(|| {
+            anyhow!(
+                "--architecture-file: {} has no kit/benchset.toml to fit the L2 figure on",
+                args.dir.display()
+            )
+        })?;
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {origin}"))?;
+        std::fs::write(path, with_fitted_value(&text, fit, &origin)?)
+            .with_context(|| format!("writing {origin}"))?;
     }
     if args.json {
         let attrs: serde_json::Map<String, serde_json::Value> = attributes(&c)
