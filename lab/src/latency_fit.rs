@@ -14,7 +14,7 @@
 use anyhow::{anyhow, bail, Result};
 use hetsim_kernel::latency::LatencyTable;
 use hetsim_kernel::{analyze, parse, Options};
-use hetsim_models::occupancy;
+use hetsim_models::calibrate::{line, Line};
 
 use crate::files::{csv_rows, number_field};
 use crate::measurements::{KernelRun, Measurements};
@@ -48,7 +48,12 @@ pub fn fit(m: &Measurements) -> Result<LatencyFit> {
             (r.intensity, r.seconds * clock_hz / rounds)
         })
         .collect();
-    let (slope, intercept) = least_squares(&points);
+    let Line { slope, intercept, .. } = line(&points).ok_or_else(|| {
+        anyhow!(
+            "{}: occupancy_block256.csv: the latency-bound launches share one intensity: no line",
+            m.dir.display()
+        )
+    })?;
     let sass = m
         .sass
         .as_deref()
@@ -88,16 +93,7 @@ fn latency_bound_runs(m: &Measurements) -> Result<Vec<KernelRun>> {
     let runs: Vec<KernelRun> = m
         .occupancy
         .iter()
-        .filter(|r| {
-            let out = occupancy::evaluate(&occupancy::Input {
-                limits,
-                threads_per_block: r.block as u32,
-                // saxpy2's registers (its SASS); the shared memory limits these launches.
-                registers_per_thread: 8,
-                shared_memory_per_block: r.dynamic_shared as u32,
-            });
-            out.active_blocks_per_sm * (r.block as u32).div_ceil(32) == LATENCY_BOUND_WARPS
-        })
+        .filter(|r| saxpy2::resident_warps(limits, r) == f64::from(LATENCY_BOUND_WARPS))
         .cloned()
         .collect();
     if runs.len() < 2 {
@@ -123,18 +119,6 @@ fn mean_clock_mhz(m: &Measurements) -> Result<f64> {
         bail!("{origin}: no rows");
     }
     Ok(clocks.iter().sum::<f64>() / clocks.len() as f64)
-}
-
-/// The least-squares line `y = intercept + slope·x`: (slope, intercept).
-fn least_squares(points: &[(f64, f64)]) -> (f64, f64) {
-    let n = points.len() as f64;
-    let (mx, my) = points
-        .iter()
-        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
-    let sxx: f64 = points.iter().map(|(x, _)| (x - mx).powi(2)).sum();
-    let sxy: f64 = points.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
-    let slope = sxy / sxx;
-    (slope, my - slope * mx)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use anyhow::{anyhow, Result};
 use hetsim_kernel::{analyze, parse, Arg, Launch, Listing, Options};
 use hetsim_models::hierarchy::Hierarchy;
-use hetsim_models::occupancy::limits_of;
+use hetsim_models::occupancy::{self, limits_of, Limits};
 use hetsim_models::queueing::{lanes_of, Device, Kernel, Traffic};
 
 use crate::measurements::{KernelRun, Measurements};
@@ -41,6 +41,20 @@ pub fn device(m: &Measurements) -> Result<Device> {
         error_bars: None,
         hierarchy: Hierarchy::of(cc, sms, sm_clock_mhz, m.prop("l2_bytes")?),
     })
+}
+
+/// Resident warps per SM of a measured saxpy2 launch, by the occupancy calculator: its blocks
+/// of `run.block` threads, saxpy2's 8 registers a thread (its SASS) and the launch's dynamic
+/// shared memory, which limits occupancy_block256.csv's launches.
+pub fn resident_warps(limits: &'static Limits, run: &KernelRun) -> f64 {
+    let blocks = occupancy::evaluate(&occupancy::Input {
+        limits,
+        threads_per_block: run.block as u32,
+        registers_per_thread: 8,
+        shared_memory_per_block: run.dynamic_shared as u32,
+    })
+    .active_blocks_per_sm;
+    f64::from(blocks) * (run.block / 32.0).ceil()
 }
 
 /// Analyses saxpy2 launches, each distinct launch once.

@@ -97,34 +97,59 @@ pub fn fit_link_relative(samples: &[(f64, f64)], bandwidth: f64) -> Result<LinkF
     fit_weighted(&points, bandwidth, |t| 1.0 / (t * t))
 }
 
+/// A least-squares line `y = intercept + slope·x`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Line {
+    pub slope: f64,
+    pub intercept: f64,
+    /// The fraction of y's (weighted) variance the line explains.
+    pub r_squared: f64,
+}
+
+/// Weighted least squares of y on x through `points` (x, y), the weight a function of y.
+/// `None` with fewer than two points or no spread in x.
+pub fn weighted_line(points: &[(f64, f64)], weight: impl Fn(f64) -> f64) -> Option<Line> {
+    if points.len() < 2 {
+        return None;
+    }
+    let total = points.iter().map(|p| weight(p.1)).sum::<f64>();
+    let mean_x = points.iter().map(|p| weight(p.1) * p.0).sum::<f64>() / total;
+    let mean_y = points.iter().map(|p| weight(p.1) * p.1).sum::<f64>() / total;
+    let (sxx, sxy, syy) = points.iter().fold((0.0, 0.0, 0.0), |(sxx, sxy, syy), (x, y)| {
+        let (w, dx, dy) = (weight(*y), x - mean_x, y - mean_y);
+        (sxx + w * dx * dx, sxy + w * dx * dy, syy + w * dy * dy)
+    });
+    if sxx == 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    Some(Line {
+        slope,
+        intercept: mean_y - slope * mean_x,
+        r_squared: if syy == 0.0 { 1.0 } else { sxy * sxy / (sxx * syy) },
+    })
+}
+
+/// Ordinary least squares: [`weighted_line`] with every point weighing the same.
+pub fn line(points: &[(f64, f64)]) -> Option<Line> {
+    weighted_line(points, |_| 1.0)
+}
+
 /// Weighted least squares of T = t_s + slope × n, the weight a function of the measured time.
 fn fit_weighted(
     points: &[(f64, f64)],
     bandwidth: f64,
     weight: impl Fn(f64) -> f64,
 ) -> Result<LinkFit, FitError> {
-    if points.len() < 2 {
-        return Err(FitError::NotEnoughData);
-    }
-    let total = points.iter().map(|p| weight(p.1)).sum::<f64>();
-    let mean_n = points.iter().map(|p| weight(p.1) * p.0).sum::<f64>() / total;
-    let mean_t = points.iter().map(|p| weight(p.1) * p.1).sum::<f64>() / total;
-    let (snn, snt, stt) = points.iter().fold((0.0, 0.0, 0.0), |(snn, snt, stt), (n, t)| {
-        let (w, dn, dt) = (weight(*t), n - mean_n, t - mean_t);
-        (snn + w * dn * dn, snt + w * dn * dt, stt + w * dt * dt)
-    });
-    if snn == 0.0 {
-        return Err(FitError::NotEnoughData);
-    }
-    let slope = snt / snn;
-    if slope <= 0.0 {
-        return Err(FitError::NonPositiveSlope(slope));
+    let line = weighted_line(points, weight).ok_or(FitError::NotEnoughData)?;
+    if line.slope <= 0.0 {
+        return Err(FitError::NonPositiveSlope(line.slope));
     }
     Ok(LinkFit {
-        startup: mean_t - slope * mean_n,
-        lambda: 1.0 / (slope * bandwidth),
+        startup: line.intercept,
+        lambda: 1.0 / (line.slope * bandwidth),
         samples: points.len(),
-        r_squared: if stt == 0.0 { 1.0 } else { snt * snt / (snn * stt) },
+        r_squared: line.r_squared,
     })
 }
 

@@ -148,19 +148,11 @@ fn kernel_points(sim: &Simulator, m: &Measurements, file: &str) -> Result<Vec<(K
         .filter(|r| r.file == file)
         .map(|r| {
             let report = sim.kernel(r)?;
-            let warps_per_block = (r.block / 32.0).ceil();
-            let blocks = hetsim_models::occupancy::evaluate(&hetsim_models::occupancy::Input {
-                limits: device.limits,
-                threads_per_block: r.block as u32,
-                registers_per_thread: 8,
-                shared_memory_per_block: r.dynamic_shared as u32,
-            })
-            .active_blocks_per_sm;
             Ok((
                 KernelKey {
                     intensity: r.intensity,
                     block: r.block,
-                    warps_per_sm: f64::from(blocks) * warps_per_block,
+                    warps_per_sm: saxpy2::resident_warps(device.limits, r),
                 },
                 Point {
                     what: run_label(r),

@@ -14,6 +14,7 @@
 use serde::Serialize;
 
 use super::{evaluate, Device, ErrorBars, Input, Kernel, Regime, Scored};
+use crate::calibrate::line;
 use crate::nelder_mead::minimise;
 use crate::uncertainty::relative_residual;
 
@@ -195,14 +196,7 @@ pub fn calibrate(base: &Device, samples: &[Sample]) -> Option<Fit> {
 /// `t = overhead + blocks / rate` through (blocks, seconds per launch) of back-to-back empty
 /// launches. `None` with fewer than two distinct grid sizes or a non-positive slope.
 pub fn fit_launch(points: &[(f64, f64)]) -> Option<(f64, f64)> {
-    let n = points.len() as f64;
-    let (sx, sy) = points.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
-    let (mx, my) = (sx / n, sy / n);
-    let sxx: f64 = points.iter().map(|(x, _)| (x - mx).powi(2)).sum();
-    let sxy: f64 = points.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
-    if points.len() < 2 || sxx <= 0.0 || sxy <= 0.0 {
-        return None;
-    }
-    let slope = sxy / sxx;
-    Some((my - slope * mx, 1.0 / slope))
+    line(points)
+        .filter(|l| l.slope > 0.0)
+        .map(|l| (l.intercept, 1.0 / l.slope))
 }
