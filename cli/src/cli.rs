@@ -280,6 +280,13 @@ pub struct CalibrateGpuArgs {
     /// without saxpy2's sweep.csv and occupancy_block256.csv is then calibrated on the sets.
     #[arg(long = "set", value_name = "benchset.toml")]
     pub sets: Vec<PathBuf>,
+    /// Also fit TEG's efficiency, queue_cycles, replacement and taken_branch on DIR's saxpy2
+    /// launches and the sets' (through their gpu-teg systems), starting from the values of
+    /// this TEG data file (teg/data/hopper.toml), and write the fit into it, every other line
+    /// kept. TEG runs on the catalog's GPU named by --name (default: props.csv's `name`).
+    /// Takes minutes: the engine reruns every launch at each point the search tries.
+    #[arg(long, value_name = "FILE.toml")]
+    pub teg_file: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
 }

@@ -25,11 +25,6 @@ enum Instead {
 /// are not run as written, why, and what is done instead.
 const EXCEPTIONS: &[(&str, Instead, &str)] = &[
     (
-        "hetsim validate --report out/VALIDATION.md",
-        Instead::Run("hetsim validate --report out/VALIDATION.md; test $? -eq 1"),
-        "it exits 1 for the targets the H100 data misses today, which kernels.rs's KNOWN_MISSES lists and checks",
-    ),
-    (
         "cargo run --release -- run --app examples/gajger/app.rhai --system examples/gajger/gtx970.toml --var occupancy=64 --var computeIntensity=128 --var blockSize=256 --var numElements=400000000",
         Instead::Run("hetsim run --app examples/gajger/app.rhai --system examples/gajger/gtx970.toml --var occupancy=64 --var computeIntensity=128 --var blockSize=256 --var numElements=400000000"),
         "`cargo run --release --` is the binary under test; cargo inside a test would build a second copy",

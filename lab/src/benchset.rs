@@ -9,7 +9,8 @@
 //!   function and the parameter names;
 //! - `[families.NAME]`: the system's `kernel` the family's rows launch (the app's `kernel`
 //!   variable) and, where a number was fitted on the family's launches, `fitted`, what it
-//!   was: those rows are then in-sample.
+//!   was (one text, or a table by GPU model where only some models' numbers were): those rows
+//!   are then in-sample, for every model or for the models named.
 //!
 //! Paths are relative to the descriptor. A file it names that is missing, a row of an unknown
 //! family or a field that is no number fails the read, naming the file and the line.
@@ -18,6 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
+use hetsim_scripting::kernels::KernelLibrary;
 use hetsim_system::Variable;
 use serde::Deserialize;
 
@@ -74,7 +76,7 @@ pub struct Family {
     /// The `[[kernel]]` of the systems that the family's launches run.
     pub kernel: String,
     /// What was fitted on the family's launches, if anything.
-    pub fitted: Option<String>,
+    pub fitted: Option<Fitted>,
     /// The launches the family's target applies to, by parameter (`n = [1048576, 1e9]`,
     /// inclusive); the others are reported without a target, for the reason `outside` gives.
     #[serde(default)]
@@ -82,7 +84,25 @@ pub struct Family {
     pub outside: Option<String>,
 }
 
+/// What was fitted on a family's launches: one text for every GPU model, or a text for each
+/// model a number of which was fitted there (`{ gpu-teg = "…" }`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Fitted {
+    Every(String),
+    ByModel(BTreeMap<String, String>),
+}
+
 impl Family {
+    /// What was fitted on the family's launches that `model` (`gpu-queueing`, `gpu-teg`)
+    /// uses: its rows for that model are then in-sample.
+    pub fn fitted_for(&self, model: &str) -> Option<&str> {
+        match self.fitted.as_ref()? {
+            Fitted::Every(what) => Some(what),
+            Fitted::ByModel(by_model) => by_model.get(model).map(String::as_str),
+        }
+    }
+
     /// Whether the family's target applies to a launch with these variables.
     pub fn in_range(&self, variables: &[(String, Variable)]) -> bool {
         self.range.iter().all(|(key, [lo, hi])| {
@@ -170,6 +190,24 @@ impl BenchSet {
             power,
             launches,
         })
+    }
+
+    /// Whether the launch's family target applies to it (its `range` admits it).
+    pub fn scores(&self, launch: &TimedLaunch) -> bool {
+        self.families
+            .get(&launch.family)
+            .is_none_or(|f| f.in_range(&launch.variables))
+    }
+
+    /// The kernels of the set's system for GPU model `model`, loaded (`why` says what they
+    /// are for, should the set have no such system).
+    pub fn kernel_library(&self, model: &str, why: &str) -> Result<KernelLibrary> {
+        let path = self
+            .systems
+            .get(model)
+            .ok_or_else(|| anyhow!("{}: no `{model}` system in `systems`: {why}", self.path.display()))?;
+        let system = hetsim_system::load(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        KernelLibrary::new(&system.kernels).map_err(|e| anyhow!("{}: {e}", path.display()))
     }
 
     /// The set's name in reports: its folder's.
@@ -309,6 +347,19 @@ mod tests {
             ("kernel".to_owned(), Variable::Text("strided".into()))
         );
         assert!(first.variables.contains(&("stride".to_owned(), Variable::Int(1))));
+        // TEG's numbers are fitted on the kit, the catalog's gpu-queueing entry is not; the
+        // L2 figure, on saxpy2_l2, serves both.
+        let strided = &set.families["strided"];
+        assert!(strided
+            .fitted_for("gpu-teg")
+            .is_some_and(|w| w.contains("taken_branch")));
+        assert_eq!(strided.fitted_for("gpu-queueing"), None);
+        let l2 = &set.families["saxpy2_l2"];
+        assert!(["gpu-teg", "gpu-queueing"]
+            .iter()
+            .all(|m| l2.fitted_for(m).is_some_and(|w| w.contains("L2Bandwidth"))));
+        let every: Family = toml::from_str("kernel = \"k\"\nfitted = \"x\"").expect("one text");
+        assert_eq!(every.fitted_for("gpu-volkov"), Some("x"));
     }
 
     #[test]

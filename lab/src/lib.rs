@@ -5,10 +5,12 @@
 //! validation report that predicts every measurement and scores it ([`validate`]).
 //!
 //! Benchmark sets of any kernels ([`benchset`]) are validated per kernel family, and their launches
-//! calibrate the `gpu-queueing` model as saxpy2's do ([`set_samples`]).
+//! calibrate the `gpu-queueing` model as saxpy2's do ([`set_samples`]) and TEG's four fitted
+//! numbers ([`teg_fit`]).
 //!
 //! Modules, lowest first (each uses only those above it): [`files`], [`launch`],
-//! [`calibrate`], [`measurements`], [`benchset`], [`saxpy2`], [`set_samples`], [`gpu`], [`validate`].
+//! [`calibrate`], [`measurements`], [`benchset`], [`saxpy2`], [`set_samples`], [`teg_fit`],
+//! [`gpu`], [`validate`].
 
 pub mod benchset;
 pub mod calibrate;
@@ -21,4 +23,5 @@ pub mod launch;
 pub mod measurements;
 pub mod saxpy2;
 pub mod set_samples;
+pub mod teg_fit;
 pub mod validate;

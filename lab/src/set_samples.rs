@@ -9,7 +9,7 @@ use hetsim_models::queueing::calibration::Sample;
 use hetsim_models::queueing::Kernel;
 use hetsim_scripting::functions::params_from_map;
 use hetsim_scripting::kernels::KernelLibrary;
-use hetsim_system::{load as load_system, Variable};
+use hetsim_system::Variable;
 use rhai::{Array, Dynamic, Map};
 
 use crate::benchset::{BenchSet, TimedLaunch};
@@ -37,22 +37,11 @@ pub fn calibrates(set: &BenchSet) -> bool {
 /// The set's launches that its family's target applies to (the others sit outside what any
 /// model here describes, as the descriptor's `outside` says), as samples.
 pub fn set_samples(set: &BenchSet) -> Result<Vec<SetSample>> {
-    let path = set.systems.get(MODEL).ok_or_else(|| {
-        anyhow!(
-            "{}: no `{MODEL}` system in `systems`: the set's kernels are analysed through it",
-            set.path.display()
-        )
-    })?;
-    let system = load_system(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let library = KernelLibrary::new(&system.kernels).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let library = set.kernel_library(MODEL, "the set's kernels are analysed through it")?;
     let name = set.name();
     set.launches
         .iter()
-        .filter(|l| {
-            set.families
-                .get(&l.family)
-                .is_none_or(|f| f.in_range(&l.variables))
-        })
+        .filter(|l| set.scores(l))
         .map(|launch| {
             let kernel = kernel(&library, launch)
                 .map_err(|e| anyhow!("{}: {}: {e}", set.path.display(), launch.at))?;
@@ -62,7 +51,7 @@ pub fn set_samples(set: &BenchSet) -> Result<Vec<SetSample>> {
                 fitted: set
                     .families
                     .get(&launch.family)
-                    .is_some_and(|f| f.fitted.is_some()),
+                    .is_some_and(|f| f.fitted_for(MODEL).is_some()),
                 sample: Sample {
                     kernel,
                     seconds: launch.seconds,
@@ -74,6 +63,17 @@ pub fn set_samples(set: &BenchSet) -> Result<Vec<SetSample>> {
 
 /// The model's kernel input for one launch.
 fn kernel(library: &KernelLibrary, launch: &TimedLaunch) -> Result<Kernel> {
+    let (name, params) = kernel_params(library, launch)?;
+    let mut params = params_from_map(&params, "kernel_params").map_err(|e| anyhow!("{e}"))?;
+    // Volkov's CUDA-core count and TEG's launch key, which gpu-queueing.rhai drops as well.
+    params.remove("CUDACoreInstructions");
+    params.remove("launch");
+    Kernel::from_params(params).map_err(|e| anyhow!("kernel `{name}`: {e}"))
+}
+
+/// The kernel a launch runs (its `kernel` variable) and what `kernel_params()` returns for
+/// it in the set's application, analysed by `library`.
+pub fn kernel_params(library: &KernelLibrary, launch: &TimedLaunch) -> Result<(String, Map)> {
     let name = launch
         .variables
         .iter()
@@ -85,11 +85,7 @@ fn kernel(library: &KernelLibrary, launch: &TimedLaunch) -> Result<Kernel> {
     let params = library
         .params(&name, &call(&launch.variables))
         .map_err(|e| anyhow!("kernel_params(\"{name}\"): {e}"))?;
-    let mut params = params_from_map(&params, "kernel_params").map_err(|e| anyhow!("{e}"))?;
-    // Volkov's CUDA-core count and TEG's launch key, which gpu-queueing.rhai drops as well.
-    params.remove("CUDACoreInstructions");
-    params.remove("launch");
-    Kernel::from_params(params).map_err(|e| anyhow!("kernel `{name}`: {e}"))
+    Ok((name, params))
 }
 
 /// The variables examples/validation/kernels/app.rhai passes on to `kernel_params()` as they

@@ -180,6 +180,21 @@ impl KernelLibrary {
         if let Some(&seconds) = self.teg.borrow().get(&memo_key) {
             return Ok(seconds);
         }
+        let (prepared, plan) = self.teg_plan(key, gpu, warps_per_sm)?;
+        let seconds = hetsim_teg::run(&prepared, &plan, gpu, hetsim_teg::WhatIf::default()).seconds;
+        self.teg.borrow_mut().insert(memo_key, seconds);
+        Ok(seconds)
+    }
+
+    /// TEG's plan of launch `key` (from `kernel_params`) on `gpu`: the kernel prepared for
+    /// the engine, with the architecture's shipped parameters, and the streams of the blocks
+    /// it simulates. A fit of those parameters reruns the engine on the plan alone.
+    pub fn teg_plan(
+        &self,
+        key: &str,
+        gpu: &hetsim_teg::Gpu,
+        warps_per_sm: Option<u32>,
+    ) -> Result<(hetsim_teg::Prepared<'_>, hetsim_teg::Plan), ScriptError> {
         let launches = self.launches.borrow();
         let Emulated {
             kernel: name,
@@ -201,11 +216,9 @@ impl KernelLibrary {
                 .map(|(_, t)| t),
             ..hetsim_teg::Options::default()
         };
-        let seconds = hetsim_teg::simulate(&prepared, launch, gpu, &options)
-            .map_err(|e| format!("kernel `{name}`: {e}"))?
-            .seconds;
-        self.teg.borrow_mut().insert(memo_key, seconds);
-        Ok(seconds)
+        let plan = hetsim_teg::plan(&prepared, launch, gpu, &options)
+            .map_err(|e| format!("kernel `{name}`: {e}"))?;
+        Ok((prepared, plan))
     }
 
     /// `kernel_params(name, call)`: the launch's model parameters (also what a calibration

@@ -23,8 +23,9 @@ pub struct PipeTiming {
     /// Between two instructions of one warp (seed 002's issue latency within a warp), where
     /// the listing carries no stall counts.
     pub same_warp: f64,
-    /// One unit serves the whole SM (the load/store path behind the schedulers, sm_70+'s MIO
-    /// and L1): `interval` then counts for the SM, not for each scheduler.
+    /// The SM's one L1 data path serves this pipe (the load/store path behind the
+    /// schedulers, sm_70+'s MIO and L1): every such pipe shares it, and `interval` counts
+    /// for the SM, not for each scheduler.
     pub per_sm: bool,
 }
 
@@ -362,7 +363,13 @@ mod tests {
         let text = SHIPPED[0].1.replace("fp64 = { interval = 2, same_warp = 2 }", "");
         let e = ArchParams::parse(&text, "x.toml").expect_err("fp64 missing");
         assert!(e.to_string().contains("lacks `fp64`"), "{e}");
-        let text = SHIPPED[0].1.replace("efficiency = 0.68", "efficiency = 0");
+        let fitted = ArchParams::parse(SHIPPED[0].1, "x.toml")
+            .expect("parses")
+            .memory
+            .efficiency;
+        let text = SHIPPED[0]
+            .1
+            .replace(&format!("efficiency = {fitted}"), "efficiency = 0");
         let e = ArchParams::parse(&text, "x.toml").expect_err("zero");
         assert!(e.to_string().contains("memory.efficiency"), "{e}");
     }

@@ -155,7 +155,7 @@ struct Sm<'a> {
     queues: Vec<Vec<usize>>,
     /// The warp each scheduler issued last.
     last: Vec<Option<usize>>,
-    /// When each scheduler's unit of each pipe frees (scheduler 0's for a pipe the SM shares).
+    /// When each scheduler's unit of each pipe frees, and the SM's L1 data path ([`unit`]).
     pipe_free: Vec<Vec<u64>>,
     memory: Memory,
     /// Warps still running in each block slot, those of them waiting at a barrier, and the
@@ -172,7 +172,6 @@ struct Sm<'a> {
 
 impl<'a> Sm<'a> {
     fn new(ops: &'a [Op], config: &'a SmConfig) -> Sm<'a> {
-        let pipes = hetsim_kernel::arch::Pipe::ALL.len();
         Sm {
             ops,
             config,
@@ -180,7 +179,7 @@ impl<'a> Sm<'a> {
             warps: Vec::new(),
             queues: vec![Vec::new(); config.schedulers],
             last: vec![None; config.schedulers],
-            pipe_free: vec![vec![0; pipes]; config.schedulers],
+            pipe_free: vec![vec![0; L1_DATA_PATH + 1]; config.schedulers],
             memory: Memory::new(config.memory_slots, config.memory_queue_cycles),
             slot_warps: vec![0; config.resident_blocks],
             slot_arrived: vec![0; config.resident_blocks],
@@ -344,7 +343,8 @@ impl<'a> Sm<'a> {
             return u64::MAX;
         };
         let op = &self.ops[warp.stream[warp.pc].instruction as usize];
-        let mut t = warp.ready.max(self.pipe_free[unit(op, warp.scheduler)][op.pipe]);
+        let (scheduler, pipe) = unit(op, warp.scheduler);
+        let mut t = warp.ready.max(self.pipe_free[scheduler][pipe]);
         match op.control {
             Some(c) => {
                 for (b, &released) in warp.barriers.iter().enumerate() {
@@ -403,7 +403,8 @@ impl<'a> Sm<'a> {
                 (l1_wavefronts(entry, sectors, config.perfect_coalescing), result)
             }
         };
-        self.pipe_free[unit(op, warp.scheduler)][op.pipe] = now + op.interval * wavefronts;
+        let (scheduler, pipe) = unit(op, warp.scheduler);
+        self.pipe_free[scheduler][pipe] = now + op.interval * wavefronts;
         if op.source == Source::Dram && !op.writes.is_empty() {
             warp.outstanding = warp.outstanding.max(result);
         }
@@ -440,13 +441,19 @@ impl<'a> Sm<'a> {
     }
 }
 
-/// Whose unit of `op`'s pipe a warp on `scheduler` takes: its scheduler's, or the SM's one
-/// (kept as scheduler 0's).
-fn unit(op: &Op, scheduler: usize) -> usize {
+/// `pipe_free`'s column for the SM's one L1 data path, past the pipes'.
+const L1_DATA_PATH: usize = hetsim_kernel::arch::Pipe::ALL.len();
+
+/// The unit a warp on `scheduler` takes for `op`, as `[scheduler][pipe]` of `pipe_free`: its
+/// scheduler's unit of the pipe, or, for the SM's load/store pipes (`per_sm`), the one L1
+/// data path they all share, kept as scheduler 0's extra column: global and shared accesses
+/// pass through the same wavefront stage (Nsight Compute counts both in
+/// `l1tex__data_pipe_lsu_wavefronts`), so a conflicted shared access delays global ones too.
+fn unit(op: &Op, scheduler: usize) -> (usize, usize) {
     if op.per_sm {
-        0
+        (0, L1_DATA_PATH)
     } else {
-        scheduler
+        (scheduler, op.pipe)
     }
 }
 

@@ -9,6 +9,7 @@ use hetsim_lab::gpu_file::{data_file, toml_string};
 use hetsim_lab::l2_fit::{kit_descriptor, l2_bytes_per_cycle_per_sm, with_fitted_value};
 use hetsim_lab::latency_fit::{self, LATENCY_BOUND_WARPS};
 use hetsim_lab::measurements::Measurements;
+use hetsim_lab::teg_fit;
 use hetsim_models::hierarchy::L2_BYTES_PER_CYCLE_PER_SM;
 
 use crate::cli::{CalibrateCommand, CalibrateGpuArgs, CalibrateKernelArgs, CalibrateLinkArgs};
@@ -98,6 +99,16 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         std::fs::write(path, with_fitted_value(&text, fit, &origin)?)
             .with_context(|| format!("writing {origin}"))?;
     }
+    let teg = match &args.teg_file {
+        Some(path) => {
+            let origin = path.display().to_string();
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {origin}"))?;
+            let (fit, text) = teg_fit::fit_file(&m, &sets, &c.name, &text, &origin)?;
+            std::fs::write(path, text).with_context(|| format!("writing {origin}"))?;
+            Some(fit)
+        }
+        None => None,
+    };
     if args.json {
         let attrs: serde_json::Map<String, serde_json::Value> = attributes(&c)
             .into_iter()
@@ -109,7 +120,7 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
             "block_replacement": latency.map(|f| f.block_replacement),
         });
         return super::print_json(
-            &serde_json::json!({ "calibration": c, "attributes": attrs, "architecture": architecture }),
+            &serde_json::json!({ "calibration": c, "attributes": attrs, "architecture": architecture, "teg": teg }),
         );
     }
     println!(
@@ -131,6 +142,20 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     if let Some(l2) = l2 {
         println!(
             "architecture: {L2_BYTES_PER_CYCLE_PER_SM} = {l2:.2} (the kit's L2-resident saxpy2_l2 launches, kit/benchset.toml; the architecture data file, models/data/*.toml, keeps it)"
+        );
+    }
+    if let Some(f) = &teg {
+        let p = f.point;
+        println!(
+            "TEG: efficiency = {}, queue_cycles = {}, replacement = {}, taken_branch = {} (fitted on {} launches: MAPE {:.2} %, worst {:.1} %; {} points tried)",
+            p.efficiency,
+            p.queue_cycles,
+            p.replacement,
+            p.taken_branch,
+            f.launches,
+            f.mape * 100.0,
+            f.worst * 100.0,
+            f.evaluations
         );
     }
     if let Some(f) = latency {

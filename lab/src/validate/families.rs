@@ -57,11 +57,7 @@ pub fn predict(set: &BenchSet, gpu: Option<&str>) -> Result<Predictions> {
                 interval: report.results.overall_time_interval,
             };
             let family = by_family.entry(launch.family.clone()).or_default();
-            let scored = set
-                .families
-                .get(&launch.family)
-                .is_none_or(|f| f.in_range(&launch.variables));
-            if scored {
+            if set.scores(launch) {
                 family.scored.push(point);
             } else {
                 family.outside.push(point);
@@ -81,7 +77,7 @@ pub fn checks(set: &BenchSet, predictions: &Predictions) -> Vec<Check> {
         let mut held_out = Vec::new();
         for (family, points) in by_family {
             let descriptor = set.families.get(family);
-            let fitted = descriptor.and_then(|f| f.fitted.as_ref()).is_some();
+            let fitted = descriptor.and_then(|f| f.fitted_for(model)).is_some();
             let basis = if fitted { Basis::InSample } else { Basis::HeldOut };
             out.push(check(
                 &format!("{name}: {family} ({model})"),

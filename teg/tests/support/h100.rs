@@ -1,5 +1,5 @@
 //! The H100 measurements of saxpy2 (hetsim GPU measurements, H100 SXM 80GB, 2026-11-22:
-//! examples/validation/data/h100) as launches, shared by the validation test and the fit.
+//! examples/validation/data/h100) as launches, for the validation test.
 
 use hetsim_kernel::emulate::{Arg, Launch};
 use hetsim_kernel::sass::{parse, Listing};

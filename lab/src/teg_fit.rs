@@ -1,0 +1,505 @@
+//! The fit of TEG's four fitted parameters (teg/data/hopper.toml's `efficiency`,
+//! `queue_cycles`, `replacement` and `taken_branch`) on measured launches: each launch is
+//! emulated once into the engine's plan, then the engine reruns the plans at each point a
+//! pattern search visits, keeping the point of least MAPE. Nothing is per kernel: the
+//! launches are saxpy2's (sweep.csv, occupancy_block256.csv) and the in-range launches of
+//! benchmark sets, each analysed as `kernel_params()` analyses it in a run of the set's
+//! `gpu-teg` system.
+//!
+//! The search walks a lattice from the file's values: each parameter a step up or down while
+//! that lowers the MAPE, then the steps halved, down to [`FINEST`]. The engine is
+//! cycle-approximate, so the MAPE is not smooth in the parameters and the walk finds a local
+//! minimum near where it starts; [`fit`] says how many points it tried.
+
+use std::collections::HashMap;
+
+use anyhow::{anyhow, Result};
+use hetsim_kernel::sass::Kernel;
+use hetsim_scripting::kernels::KernelLibrary;
+use hetsim_teg::{Gpu, Plan, Prepared, WhatIf};
+use serde::Serialize;
+
+use crate::benchset::BenchSet;
+use crate::measurements::Measurements;
+use crate::saxpy2;
+use crate::set_samples::kernel_params;
+
+/// The system model whose kernels a set's launches are planned on.
+const MODEL: &str = "gpu-teg";
+
+/// One measured launch, planned.
+pub struct TegLaunch<'a> {
+    /// `saxpy2: sweep`, `kit: strided`.
+    pub family: String,
+    pub prepared: Prepared<'a>,
+    pub plan: Plan,
+    pub seconds: f64,
+}
+
+/// TEG's four fitted parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TegPoint {
+    /// `memory.efficiency`: the share of eq. 4.7's bandwidth in `C_mem`.
+    pub efficiency: f64,
+    /// `memory.queue_cycles`: DRAM's queueing delay scale.
+    pub queue_cycles: f64,
+    /// `blocks.replacement`: cycles from a block's end to its successor's first issue.
+    pub replacement: f64,
+    /// `taken_branch`: cycles a taken branch adds (fetch).
+    pub taken_branch: f64,
+}
+
+/// The finest lattice step of each parameter: a hundredth of the bandwidth, 5 cycles of
+/// queueing, 25 cycles of replacement, a cycle of fetch.
+pub const FINEST: TegPoint = TegPoint {
+    efficiency: 0.01,
+    queue_cycles: 5.0,
+    replacement: 25.0,
+    taken_branch: 1.0,
+};
+
+/// The first steps, halved twice down to [`FINEST`].
+const COARSEST_SCALE: f64 = 4.0;
+
+impl TegPoint {
+    /// The shipped parameters of an architecture (`ArchParams::for_major`).
+    pub fn of(params: &hetsim_teg::ArchParams) -> TegPoint {
+        TegPoint {
+            efficiency: params.memory.efficiency,
+            queue_cycles: params.memory.queue_cycles,
+            replacement: params.blocks.replacement,
+            taken_branch: params.taken_branch,
+        }
+    }
+
+    fn apply(&self, p: &mut Prepared) {
+        p.params.memory.efficiency = self.efficiency;
+        p.params.memory.queue_cycles = self.queue_cycles;
+        p.params.blocks.replacement = self.replacement;
+        p.params.taken_branch = self.taken_branch;
+    }
+
+    fn values(&self) -> [f64; 4] {
+        [
+            self.efficiency,
+            self.queue_cycles,
+            self.replacement,
+            self.taken_branch,
+        ]
+    }
+
+    fn from_values([efficiency, queue_cycles, replacement, taken_branch]: [f64; 4]) -> TegPoint {
+        TegPoint {
+            efficiency,
+            queue_cycles,
+            replacement,
+            taken_branch,
+        }
+    }
+
+    /// Whether the engine can run at this point: some bandwidth, no negative cycles.
+    fn valid(&self) -> bool {
+        (0.0..=1.0).contains(&self.efficiency)
+            && self.efficiency > 0.0
+            && self.queue_cycles >= 0.0
+            && self.replacement >= 0.0
+            && self.taken_branch >= 0.0
+    }
+
+    /// The point in whole finest steps, a memo key.
+    fn key(&self) -> [i64; 4] {
+        let steps = FINEST.values();
+        let mut key = [0; 4];
+        for (k, (v, s)) in key.iter_mut().zip(self.values().into_iter().zip(steps)) {
+            *k = (v / s).round() as i64;
+        }
+        key
+    }
+}
+
+/// saxpy2's launches of the folder's sweep.csv and occupancy_block256.csv, on `kernel` (the
+/// folder's saxpy2 SASS).
+pub fn saxpy2_launches<'a>(kernel: &'a Kernel, m: &Measurements, gpu: &Gpu) -> Result<Vec<TegLaunch<'a>>> {
+    let arch = kernel.arch.unwrap_or(hetsim_kernel::Arch::HOPPER);
+    m.kernel_runs()
+        .filter(|r| r.file == "sweep" || r.file == "occupancy")
+        .map(|r| {
+            let prepared = Prepared::new(kernel, arch).map_err(|e| anyhow!("saxpy2 SASS: {e}"))?;
+            let launch = saxpy2::launch(r)?;
+            let plan = hetsim_teg::plan(&prepared, &launch, gpu, &hetsim_teg::Options::default())
+                .map_err(|e| anyhow!("{} line {}: TEG: {e}", r.file, r.line))?;
+            Ok(TegLaunch {
+                family: format!("saxpy2: {}", r.file),
+                prepared,
+                plan,
+                seconds: r.seconds,
+            })
+        })
+        .collect()
+}
+
+/// The set's launches inside their family's range, planned through `library`.
+pub fn set_launches<'a>(set: &BenchSet, library: &'a KernelLibrary, gpu: &Gpu) -> Result<Vec<TegLaunch<'a>>> {
+    let name = set.name();
+    set.launches
+        .iter()
+        .filter(|l| set.scores(l))
+        .map(|launch| {
+            let at = |e: String| anyhow!("{}: {}: {e}", set.path.display(), launch.at);
+            let (_, params) = kernel_params(library, launch).map_err(|e| at(e.to_string()))?;
+            let key = params
+                .get("launch")
+                .and_then(|k| k.clone().into_string().ok())
+                .ok_or_else(|| at("kernel_params() gave no `launch`".into()))?;
+            let (prepared, plan) = library.teg_plan(&key, gpu, None).map_err(|e| at(e.to_string()))?;
+            Ok(TegLaunch {
+                family: format!("{name}: {}", launch.family),
+                prepared,
+                plan,
+                seconds: launch.seconds,
+            })
+        })
+        .collect()
+}
+
+/// Each launch's relative error (predicted − measured) / measured at `point`, the launches
+/// spread over the machine's cores.
+pub fn errors(launches: &mut [TegLaunch], gpu: &Gpu, point: TegPoint) -> Vec<f64> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = launches.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = launches
+            .chunks_mut(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter_mut()
+                        .map(|l| {
+                            point.apply(&mut l.prepared);
+                            let s = hetsim_teg::run(&l.prepared, &l.plan, gpu, WhatIf::default());
+                            (s.seconds - l.seconds) / l.seconds
+                        })
+                        .collect::<Vec<f64>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    })
+}
+
+/// Mean absolute error.
+pub fn mape(errors: &[f64]) -> f64 {
+    errors.iter().map(|e| e.abs()).sum::<f64>() / errors.len().max(1) as f64
+}
+
+/// Where the search stopped.
+#[derive(Clone, Debug, Serialize)]
+pub struct TegFit {
+    pub point: TegPoint,
+    pub mape: f64,
+    pub worst: f64,
+    pub launches: usize,
+    /// Points the engine was run at.
+    pub evaluations: usize,
+}
+
+/// The MAPE at each point tried, so that no point is run twice.
+struct Scores<'g> {
+    gpu: &'g Gpu,
+    memo: HashMap<[i64; 4], f64>,
+}
+
+impl Scores<'_> {
+    fn at(&mut self, launches: &mut [TegLaunch], p: TegPoint) -> f64 {
+        *self
+            .memo
+            .entry(p.key())
+            .or_insert_with(|| mape(&errors(launches, self.gpu, p)))
+    }
+
+    /// The pattern search from `start` (on the finest lattice), with first steps `scale` ×
+    /// [`FINEST`] halved down to it; the point it stops at.
+    fn search(&mut self, launches: &mut [TegLaunch], start: TegPoint, scale: f64) -> TegPoint {
+        let mut best = start;
+        let mut best_mape = self.at(launches, best);
+        let mut scale = scale.max(1.0);
+        loop {
+            let mut moved = true;
+            while moved {
+                moved = false;
+                for axis in 0..4 {
+                    for sign in [1.0, -1.0] {
+                        loop {
+                            let mut v = best.values();
+                            v[axis] += sign * scale * FINEST.values()[axis];
+                            let candidate = snapped(v);
+                            if !candidate.valid() {
+                                break;
+                            }
+                            let m = self.at(launches, candidate);
+                            if m >= best_mape {
+                                break;
+                            }
+                            (best, best_mape, moved) = (candidate, m, true);
+                        }
+                    }
+                }
+            }
+            if scale <= 1.0 {
+                return best;
+            }
+            scale = (scale / 2.0).max(1.0);
+        }
+    }
+
+    /// The fit's summary at `point`.
+    fn result(&mut self, launches: &mut [TegLaunch], point: TegPoint) -> TegFit {
+        let e = errors(launches, self.gpu, point);
+        TegFit {
+            point,
+            mape: self.at(launches, point),
+            worst: e.iter().map(|x| x.abs()).fold(0.0, f64::max),
+            launches: launches.len(),
+            evaluations: self.memo.len(),
+        }
+    }
+}
+
+/// The point on the finest lattice nearest to `values`. A step below 1 divides by its
+/// reciprocal, so that 86 hundredths is the double nearest 0.86 and the file reads `0.86`.
+fn snapped(values: [f64; 4]) -> TegPoint {
+    let mut v = values;
+    for (x, s) in v.iter_mut().zip(FINEST.values()) {
+        let steps = (*x / s).round();
+        *x = if s < 1.0 {
+            steps / (1.0 / s).round()
+        } else {
+            steps * s
+        };
+    }
+    TegPoint::from_values(v)
+}
+
+/// The fit: the best of `start` and [`GRID`]'s points, then the pattern search from there,
+/// steps from 4 × [`FINEST`] down to it. The grid keeps the walk from stopping in a dip next
+/// to `start` (from the file's former values, 0.68, 30, 600 and 5, the walk alone stopped at
+/// 4.97 % where the grid's best start reaches lower).
+pub fn fit(launches: &mut [TegLaunch], gpu: &Gpu, start: TegPoint) -> TegFit {
+    let mut scores = Scores {
+        gpu,
+        memo: HashMap::new(),
+    };
+    let start = snapped(start.values());
+    let mut best = (scores.at(launches, start), start);
+    for &efficiency in GRID[0] {
+        for &queue_cycles in GRID[1] {
+            for &replacement in GRID[2] {
+                let point = snapped([efficiency, queue_cycles, replacement, start.taken_branch]);
+                let m = scores.at(launches, point);
+                if m < best.0 {
+                    best = (m, point);
+                }
+            }
+        }
+    }
+    let point = scores.search(launches, best.1, COARSEST_SCALE);
+    scores.result(launches, point)
+}
+
+/// The coarse grid [`fit`] starts from: the share of the bandwidth from 60 to 90 %, the
+/// queueing scale and the block replacement over their plausible ranges (`taken_branch`
+/// stays at the start's: the walk moves it).
+const GRID: [&[f64]; 3] = [
+    &[0.60, 0.66, 0.72, 0.78, 0.84, 0.90],
+    &[0.0, 25.0, 50.0],
+    &[500.0, 700.0, 900.0],
+];
+
+/// The search's finest stage from `point` (on the finest lattice): where it stops. At the
+/// point a fit ended on, no neighbour one [`FINEST`] step away lowers the MAPE, and this
+/// returns it (what a test can afford of the whole fit).
+pub fn refit_at_finest(launches: &mut [TegLaunch], gpu: &Gpu, point: TegPoint) -> TegFit {
+    let mut scores = Scores {
+        gpu,
+        memo: HashMap::new(),
+    };
+    let point = scores.search(launches, snapped(point.values()), 1.0);
+    scores.result(launches, point)
+}
+
+/// `text`, a TEG data file (teg/data/hopper.toml), with the fitted `point` in place of its
+/// four values, every other line and each line's comment kept.
+pub fn with_fitted_point(text: &str, point: TegPoint, origin: &str) -> Result<String> {
+    let wanted: [(&str, &str, String); 4] = [
+        ("", "taken_branch", format!("{}", point.taken_branch)),
+        ("memory", "efficiency", format!("{}", point.efficiency)),
+        ("memory", "queue_cycles", format!("{}", point.queue_cycles)),
+        ("blocks", "replacement", format!("{}", point.replacement)),
+    ];
+    let mut found = [false; 4];
+    let mut table = String::new();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('[') {
+            table = trimmed.trim_end().trim_matches(['[', ']']).to_owned();
+        }
+        let key = trimmed.split('=').next().unwrap_or("").trim();
+        let hit = wanted
+            .iter()
+            .position(|(t, k, _)| *t == table && *k == key && trimmed.contains('='));
+        match hit {
+            Some(i) if !found[i] => {
+                found[i] = true;
+                let comment = line.find('#').map(|at| &line[at..]);
+                let assignment = format!("{key} = {}", wanted[i].2);
+                out.push(match comment {
+                    Some(c) => format!("{assignment:<26} {c}"),
+                    None => assignment,
+                });
+            }
+            _ => out.push(line.to_owned()),
+        }
+    }
+    if let Some(i) = found.iter().position(|f| !f) {
+        let (t, k, _) = &wanted[i];
+        let table = if t.is_empty() { "the top level" } else { t };
+        return Err(anyhow!("{origin}: no `{k} = …` in {table}"));
+    }
+    Ok(out.join("\n") + "\n")
+}
+
+/// What TEG's fit plans its launches with: the folder's saxpy2 SASS, the sets' `gpu-teg`
+/// kernels, the catalog's GPU and the TEG data file's parameters.
+pub struct FitInputs {
+    listing: Option<hetsim_kernel::sass::Listing>,
+    libraries: Vec<KernelLibrary>,
+    pub gpu: Gpu,
+    pub params: hetsim_teg::ArchParams,
+}
+
+impl FitInputs {
+    /// `text` is the TEG data file (`origin` names it); `gpu` the catalog's GPU TEG runs on,
+    /// as in an application.
+    pub fn new(
+        m: &Measurements,
+        sets: &[BenchSet],
+        gpu: &str,
+        text: &str,
+        origin: &str,
+    ) -> Result<FitInputs> {
+        Ok(FitInputs {
+            listing: m
+                .sass
+                .as_deref()
+                .map(hetsim_kernel::parse)
+                .transpose()
+                .map_err(|e| anyhow!("saxpy2 SASS: {e}"))?,
+            libraries: sets
+                .iter()
+                .map(|s| s.kernel_library(MODEL, "TEG is fitted through its kernels"))
+                .collect::<Result<_>>()?,
+            gpu: Gpu::from_catalog(gpu).map_err(|e| anyhow!("{gpu}: {e}"))?,
+            params: hetsim_teg::ArchParams::parse(text, origin).map_err(|e| anyhow!("{e}"))?,
+        })
+    }
+
+    /// The folder's saxpy2 launches and the sets' (`sets` as given to [`FitInputs::new`]),
+    /// planned, with the data file's parameters.
+    pub fn launches(&self, m: &Measurements, sets: &[BenchSet]) -> Result<Vec<TegLaunch<'_>>> {
+        let mut launches = Vec::new();
+        if let Some(kernel) = self.listing.as_ref().and_then(|l| l.kernels.first()) {
+            launches.extend(saxpy2_launches(kernel, m, &self.gpu)?);
+        }
+        for (set, library) in sets.iter().zip(&self.libraries) {
+            launches.extend(set_launches(set, library, &self.gpu)?);
+        }
+        if launches.is_empty() {
+            return Err(anyhow!(
+                "{}: no saxpy2 launches and no set launches to fit TEG on",
+                m.dir.display()
+            ));
+        }
+        for l in &mut launches {
+            l.prepared.params = self.params.clone();
+        }
+        Ok(launches)
+    }
+}
+
+/// TEG fitted on the folder's saxpy2 launches and the sets' from the values of `text`, a TEG
+/// data file (`origin` names it), on the catalog's GPU `gpu`: the fit, and the file with the
+/// fitted values.
+pub fn fit_file(
+    m: &Measurements,
+    sets: &[BenchSet],
+    gpu: &str,
+    text: &str,
+    origin: &str,
+) -> Result<(TegFit, String)> {
+    let inputs = FitInputs::new(m, sets, gpu, text, origin)?;
+    let mut launches = inputs.launches(m, sets)?;
+    let fit = fit(&mut launches, &inputs.gpu, TegPoint::of(&inputs.params));
+    let text = with_fitted_point(text, fit.point, origin)?;
+    Ok((fit, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const SHIPPED: &str = "teg/data/hopper.toml";
+
+    fn shipped_text() -> String {
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(SHIPPED))
+            .expect("the shipped TEG data file")
+    }
+
+    #[test]
+    fn a_fitted_point_replaces_the_four_values_and_keeps_every_other_line() {
+        let text = "taken_branch = 5\n[memory]\nl1 = 39.598        # a comment\nefficiency = 0.68\nqueue_cycles = 30\n[blocks]\nreplacement = 600          # fitted\n";
+        let point = TegPoint {
+            efficiency: 0.84,
+            queue_cycles: 45.0,
+            replacement: 700.0,
+            taken_branch: 4.0,
+        };
+        let out = with_fitted_point(text, point, "t.toml").expect("all four present");
+        assert_eq!(
+            out,
+            "taken_branch = 4\n[memory]\nl1 = 39.598        # a comment\nefficiency = 0.84\nqueue_cycles = 45\n[blocks]\nreplacement = 700          # fitted\n"
+        );
+        let e = with_fitted_point("[memory]\nefficiency = 1\n", point, "t.toml").expect_err("three missing");
+        assert!(
+            e.to_string()
+                .contains("t.toml: no `taken_branch = …` in the top level"),
+            "{e}"
+        );
+    }
+
+    /// The calibration run again on the shipped H100 data (saxpy2's sweep and occupancy
+    /// launches and the kit's, as `hetsim calibrate gpu … --set kit/benchset.toml --teg-file`
+    /// fits them), from the shipped values at the finest steps: no neighbour is better, so the
+    /// search that wrote the file stops where it stands, and writing its point gives the file
+    /// back byte for byte.
+    #[test]
+    fn the_shipped_hopper_teg_parameters_are_where_the_fit_on_the_shipped_h100_data_stops() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/validation/data/h100");
+        let m = Measurements::read(&dir).expect("the H100 folder");
+        let sets = [BenchSet::read(&dir.join("kit/benchset.toml")).expect("the kit")];
+        let text = shipped_text();
+        let inputs = FitInputs::new(&m, &sets, "H100 SXM5 80GB", &text, SHIPPED).expect("inputs");
+        let mut launches = inputs.launches(&m, &sets).expect("planned");
+        let shipped = TegPoint::of(&inputs.params);
+        let fit = refit_at_finest(&mut launches, &inputs.gpu, shipped);
+        assert_eq!(fit.point, shipped, "{fit:?}");
+        assert!(fit.mape < 0.05, "in-sample MAPE {:.2} %", fit.mape * 100.0);
+        assert_eq!(
+            with_fitted_point(&text, fit.point, SHIPPED).expect("writes"),
+            text
+        );
+    }
+}
