@@ -14,7 +14,7 @@ fn main() -> anyhow::Result<()> {
     let sets = [BenchSet::read(&dir.join("kit/benchset.toml"))?];
     let text = std::fs::read_to_string("teg/data/hopper.toml")?;
     let inputs = FitInputs::new(&m, &sets, "H100 SXM5 80GB", &text, "hopper.toml")?;
-    let all = inputs.launches(&m, &sets)?;
+    let all = inputs.launches(&m)?;
     let families: std::collections::BTreeSet<String> = all
         .iter()
         .filter(|l| l.family.starts_with("kit"))
@@ -29,10 +29,8 @@ fn main() -> anyhow::Result<()> {
         taken_branch: 5.0,
     };
     for family in families {
-        let (mut held, mut train): (Vec<_>, Vec<_>) = inputs
-            .launches(&m, &sets)?
-            .into_iter()
-            .partition(|l| l.family == family);
+        let (mut held, mut train): (Vec<_>, Vec<_>) =
+            inputs.launches(&m)?.into_iter().partition(|l| l.family == family);
         let f = fit(&mut train, &inputs.gpu, start);
         let e = errors(&mut held, &inputs.gpu, f.point);
         println!(

@@ -177,6 +177,21 @@ impl BenchSet {
             bail!("{origin}: [families.{name}] has a `range` but no `outside`: say why the launches outside it have no target");
         }
         let launches = timed_launches(&times, &d)?;
+        for (name, family) in &d.families {
+            if let Some(Fitted::ByModel(by_model)) = &family.fitted {
+                if let Some(model) = by_model.keys().find(|m| !d.systems.contains_key(*m)) {
+                    let known: Vec<&str> = d.systems.keys().map(String::as_str).collect();
+                    let known = if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    };
+                    bail!(
+                        "{origin}: [families.{name}] `fitted` names the model `{model}`, which `systems` does not: expected one of {known}"
+                    );
+                }
+            }
+        }
         let power = match &d.power {
             Some(file) => Some(power_phases(&existing("power", file)?, &d)?),
             None => None,
@@ -360,6 +375,27 @@ mod tests {
             .all(|m| l2.fitted_for(m).is_some_and(|w| w.contains("L2Bandwidth"))));
         let every: Family = toml::from_str("kernel = \"k\"\nfitted = \"x\"").expect("one text");
         assert_eq!(every.fitted_for("gpu-volkov"), Some("x"));
+    }
+
+    #[test]
+    fn fitted_naming_a_model_without_a_system_is_refused() {
+        let dir = std::env::temp_dir().join(format!("hetsim-benchset-fitted-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let text = std::fs::read_to_string(kit().join(DESCRIPTOR)).expect("the kit's");
+        let kit_dir = kit().display().to_string();
+        let typo = text
+            .replace("fitted = { gpu-teg =", "fitted = { gpu_teg =")
+            .replace("\"kernels.csv\"", &format!("\"{kit_dir}/kernels.csv\""))
+            .replace("\"../../../kernels/", &format!("\"{kit_dir}/../../../kernels/"));
+        let path = dir.join(DESCRIPTOR);
+        std::fs::write(&path, typo).expect("writes");
+        let e = BenchSet::read(&path).expect_err("gpu_teg has no system");
+        let e = e.to_string();
+        assert!(
+            e.contains("[families.") && e.contains("`gpu_teg`") && e.contains("gpu-queueing, gpu-teg"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

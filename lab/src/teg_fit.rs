@@ -205,18 +205,21 @@ pub struct TegFit {
     pub evaluations: usize,
 }
 
-/// The MAPE at each point tried, so that no point is run twice.
+/// The MAPE and the worst error at each point tried, so that no point is run twice.
 struct Scores<'g> {
     gpu: &'g Gpu,
-    memo: HashMap<[i64; 4], f64>,
+    memo: HashMap<[i64; 4], (f64, f64)>,
 }
 
 impl Scores<'_> {
     fn at(&mut self, launches: &mut [TegLaunch], p: TegPoint) -> f64 {
-        *self
-            .memo
+        self.memo
             .entry(p.key())
-            .or_insert_with(|| mape(&errors(launches, self.gpu, p)))
+            .or_insert_with(|| {
+                let e = errors(launches, self.gpu, p);
+                (mape(&e), e.iter().map(|x| x.abs()).fold(0.0, f64::max))
+            })
+            .0
     }
 
     /// The pattern search from `start` (on the finest lattice), with first steps `scale` ×
@@ -254,13 +257,14 @@ impl Scores<'_> {
         }
     }
 
-    /// The fit's summary at `point`.
+    /// The fit's summary at `point`, a point tried.
     fn result(&mut self, launches: &mut [TegLaunch], point: TegPoint) -> TegFit {
-        let e = errors(launches, self.gpu, point);
+        self.at(launches, point);
+        let (mape, worst) = self.memo[&point.key()];
         TegFit {
             point,
-            mape: self.at(launches, point),
-            worst: e.iter().map(|x| x.abs()).fold(0.0, f64::max),
+            mape,
+            worst,
             launches: launches.len(),
             evaluations: self.memo.len(),
         }
@@ -342,47 +346,77 @@ pub fn with_fitted_point(text: &str, point: TegPoint, origin: &str) -> Result<St
     let mut table = String::new();
     let mut out = Vec::new();
     for line in text.lines() {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with('[') {
-            table = trimmed.trim_end().trim_matches(['[', ']']).to_owned();
+        let comment_at = line.find('#');
+        let code = line[..comment_at.unwrap_or(line.len())].trim();
+        if let Some(header) = table_header(code) {
+            table = header.to_owned();
         }
-        let key = trimmed.split('=').next().unwrap_or("").trim();
-        let hit = wanted
-            .iter()
-            .position(|(t, k, _)| *t == table && *k == key && trimmed.contains('='));
+        let hit = code.split_once('=').and_then(|(key, _)| {
+            wanted
+                .iter()
+                .position(|(t, k, _)| *t == table && *k == key.trim())
+        });
         match hit {
             Some(i) if !found[i] => {
                 found[i] = true;
-                let comment = line.find('#').map(|at| &line[at..]);
-                let assignment = format!("{key} = {}", wanted[i].2);
-                out.push(match comment {
-                    Some(c) => format!("{assignment:<26} {c}"),
-                    None => assignment,
-                });
+                out.push(with_value(line, &wanted[i].2, comment_at));
             }
             _ => out.push(line.to_owned()),
         }
     }
     if let Some(i) = found.iter().position(|f| !f) {
         let (t, k, _) = &wanted[i];
-        let table = if t.is_empty() { "the top level" } else { t };
+        let table = if t.is_empty() {
+            "the top level".to_owned()
+        } else {
+            format!("[{t}]")
+        };
         return Err(anyhow!("{origin}: no `{k} = …` in {table}"));
     }
     Ok(out.join("\n") + "\n")
 }
 
-/// What TEG's fit plans its launches with: the folder's saxpy2 SASS, the sets' `gpu-teg`
-/// kernels, the catalog's GPU and the TEG data file's parameters.
+/// The table a line (its comment cut) opens, `[memory]` or `[ memory ]`; not an array of
+/// tables, nor a line of an array's values.
+fn table_header(code: &str) -> Option<&str> {
+    let inner = code.strip_prefix('[')?.strip_suffix(']')?.trim();
+    let bare = !inner.is_empty()
+        && inner
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    bare.then_some(inner)
+}
+
+/// `line` (`key = value  # comment`) with `value` in place of its value: its indentation and
+/// key as they were, the comment where it was if the new value leaves room.
+fn with_value(line: &str, value: &str, comment_at: Option<usize>) -> String {
+    let eq = line.find('=').unwrap_or(line.len());
+    let assignment = format!("{}= {value}", &line[..eq]);
+    match comment_at {
+        Some(at) => {
+            let pad = at.saturating_sub(assignment.len()).max(1);
+            format!("{assignment}{}{}", " ".repeat(pad), &line[at..])
+        }
+        None => assignment,
+    }
+}
+
+/// What TEG's fit plans its launches with: the folder's saxpy2 SASS, the sets and their
+/// `gpu-teg` kernels, the catalog's GPU and the TEG data file.
 pub struct FitInputs {
-    listing: Option<hetsim_kernel::sass::Listing>,
+    saxpy2: Option<Kernel>,
+    sets: Vec<BenchSet>,
     libraries: Vec<KernelLibrary>,
     pub gpu: Gpu,
     pub params: hetsim_teg::ArchParams,
+    /// The data file as read, and its name.
+    text: String,
+    origin: String,
 }
 
 impl FitInputs {
     /// `text` is the TEG data file (`origin` names it); `gpu` the catalog's GPU TEG runs on,
-    /// as in an application.
+    /// as in an application. Everything is checked here, before any launch is planned.
     pub fn new(
         m: &Measurements,
         sets: &[BenchSet],
@@ -390,30 +424,37 @@ impl FitInputs {
         text: &str,
         origin: &str,
     ) -> Result<FitInputs> {
+        let saxpy2 = match m.sass.as_deref() {
+            Some(sass) => {
+                let listing = hetsim_kernel::parse(sass)
+                    .map_err(|e| anyhow!("{}: saxpy2 SASS: {e}", m.dir.display()))?;
+                let kernel = listing.kernels.into_iter().next();
+                Some(kernel.ok_or_else(|| anyhow!("{}: saxpy2 SASS: no kernel", m.dir.display()))?)
+            }
+            None => None,
+        };
         Ok(FitInputs {
-            listing: m
-                .sass
-                .as_deref()
-                .map(hetsim_kernel::parse)
-                .transpose()
-                .map_err(|e| anyhow!("saxpy2 SASS: {e}"))?,
+            saxpy2,
+            sets: sets.to_vec(),
             libraries: sets
                 .iter()
                 .map(|s| s.kernel_library(MODEL, "TEG is fitted through its kernels"))
                 .collect::<Result<_>>()?,
             gpu: Gpu::from_catalog(gpu).map_err(|e| anyhow!("{gpu}: {e}"))?,
             params: hetsim_teg::ArchParams::parse(text, origin).map_err(|e| anyhow!("{e}"))?,
+            text: text.to_owned(),
+            origin: origin.to_owned(),
         })
     }
 
-    /// The folder's saxpy2 launches and the sets' (`sets` as given to [`FitInputs::new`]),
-    /// planned, with the data file's parameters.
-    pub fn launches(&self, m: &Measurements, sets: &[BenchSet]) -> Result<Vec<TegLaunch<'_>>> {
+    /// The folder's saxpy2 launches and the sets', planned, with the data file's parameters;
+    /// an error where a kernel's architecture is not one the file serves.
+    pub fn launches(&self, m: &Measurements) -> Result<Vec<TegLaunch<'_>>> {
         let mut launches = Vec::new();
-        if let Some(kernel) = self.listing.as_ref().and_then(|l| l.kernels.first()) {
+        if let Some(kernel) = &self.saxpy2 {
             launches.extend(saxpy2_launches(kernel, m, &self.gpu)?);
         }
-        for (set, library) in sets.iter().zip(&self.libraries) {
+        for (set, library) in self.sets.iter().zip(&self.libraries) {
             launches.extend(set_launches(set, library, &self.gpu)?);
         }
         if launches.is_empty() {
@@ -422,28 +463,29 @@ impl FitInputs {
                 m.dir.display()
             ));
         }
+        let majors = &self.params.majors;
+        if let Some(l) = launches.iter().find(|l| !majors.contains(&l.prepared.arch.major)) {
+            return Err(anyhow!(
+                "{}: serves compute capability majors {majors:?}, but {} runs on sm_{}{}",
+                self.origin,
+                l.family,
+                l.prepared.arch.major,
+                l.prepared.arch.minor
+            ));
+        }
         for l in &mut launches {
             l.prepared.params = self.params.clone();
         }
         Ok(launches)
     }
-}
 
-/// TEG fitted on the folder's saxpy2 launches and the sets' from the values of `text`, a TEG
-/// data file (`origin` names it), on the catalog's GPU `gpu`: the fit, and the file with the
-/// fitted values.
-pub fn fit_file(
-    m: &Measurements,
-    sets: &[BenchSet],
-    gpu: &str,
-    text: &str,
-    origin: &str,
-) -> Result<(TegFit, String)> {
-    let inputs = FitInputs::new(m, sets, gpu, text, origin)?;
-    let mut launches = inputs.launches(m, sets)?;
-    let fit = fit(&mut launches, &inputs.gpu, TegPoint::of(&inputs.params));
-    let text = with_fitted_point(text, fit.point, origin)?;
-    Ok((fit, text))
+    /// The fit from the data file's values, and the file with the fitted values.
+    pub fn fit_file(&self, m: &Measurements) -> Result<(TegFit, String)> {
+        let mut launches = self.launches(m)?;
+        let fit = fit(&mut launches, &self.gpu, TegPoint::of(&self.params));
+        let text = with_fitted_point(&self.text, fit.point, &self.origin)?;
+        Ok((fit, text))
+    }
 }
 
 #[cfg(test)]
@@ -460,7 +502,7 @@ mod tests {
 
     #[test]
     fn a_fitted_point_replaces_the_four_values_and_keeps_every_other_line() {
-        let text = "taken_branch = 5\n[memory]\nl1 = 39.598        # a comment\nefficiency = 0.68\nqueue_cycles = 30\n[blocks]\nreplacement = 600          # fitted\n";
+        let text = "taken_branch = 5\n[memory]  # the DRAM side\nl1 = 39.598        # a comment\n  efficiency = 0.68\nqueue_cycles = 30\n[ blocks ]\nreplacement = 600          # fitted\n";
         let point = TegPoint {
             efficiency: 0.84,
             queue_cycles: 45.0,
@@ -470,7 +512,7 @@ mod tests {
         let out = with_fitted_point(text, point, "t.toml").expect("all four present");
         assert_eq!(
             out,
-            "taken_branch = 4\n[memory]\nl1 = 39.598        # a comment\nefficiency = 0.84\nqueue_cycles = 45\n[blocks]\nreplacement = 700          # fitted\n"
+            "taken_branch = 4\n[memory]  # the DRAM side\nl1 = 39.598        # a comment\n  efficiency = 0.84\nqueue_cycles = 45\n[ blocks ]\nreplacement = 700          # fitted\n"
         );
         let e = with_fitted_point("[memory]\nefficiency = 1\n", point, "t.toml").expect_err("three missing");
         assert!(
@@ -492,7 +534,7 @@ mod tests {
         let sets = [BenchSet::read(&dir.join("kit/benchset.toml")).expect("the kit")];
         let text = shipped_text();
         let inputs = FitInputs::new(&m, &sets, "H100 SXM5 80GB", &text, SHIPPED).expect("inputs");
-        let mut launches = inputs.launches(&m, &sets).expect("planned");
+        let mut launches = inputs.launches(&m).expect("planned");
         let shipped = TegPoint::of(&inputs.params);
         let fit = refit_at_finest(&mut launches, &inputs.gpu, shipped);
         assert_eq!(fit.point, shipped, "{fit:?}");

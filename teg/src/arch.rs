@@ -23,9 +23,9 @@ pub struct PipeTiming {
     /// Between two instructions of one warp (seed 002's issue latency within a warp), where
     /// the listing carries no stall counts.
     pub same_warp: f64,
-    /// The SM's one L1 data path serves this pipe (the load/store path behind the
-    /// schedulers, sm_70+'s MIO and L1): every such pipe shares it, and `interval` counts
-    /// for the SM, not for each scheduler.
+    /// One unit serves the whole SM (the load/store path behind the schedulers, sm_70+'s MIO
+    /// and L1): `interval` then counts for the SM, not for each scheduler. With
+    /// [`ArchParams::one_l1_data_path`], every such pipe shares that one unit.
     pub per_sm: bool,
 }
 
@@ -105,6 +105,8 @@ struct File {
     majors: Vec<u8>,
     schedulers: u32,
     taken_branch: f64,
+    #[serde(default)]
+    one_l1_data_path: bool,
     pipes: BTreeMap<String, FilePipe>,
     memory: FileMemory,
     blocks: FileBlocks,
@@ -234,6 +236,10 @@ pub struct ArchParams {
     pub schedulers: u32,
     /// Cycles before a warp issues the target of a taken branch, beyond the branch's own gap.
     pub taken_branch: f64,
+    /// Whether the `per_sm` pipes share one unit, the SM's L1 data path (sm_70+, whose global,
+    /// shared and texture accesses pass one wavefront stage), rather than one unit each
+    /// (sm_5x–6x, whose shared memory is a unit apart from L1/texture).
+    pub one_l1_data_path: bool,
     /// By pipe, in [`Pipe::ALL`] order.
     pub pipes: Vec<PipeTiming>,
     pub memory: MemoryTiming,
@@ -279,6 +285,7 @@ impl ArchParams {
             majors: f.majors,
             schedulers: f.schedulers,
             taken_branch: f.taken_branch,
+            one_l1_data_path: f.one_l1_data_path,
             pipes,
             memory,
             blocks,

@@ -63,6 +63,8 @@ pub struct SmConfig {
     pub dram_fraction: Option<f64>,
     /// Cycles from the last arrival at a block barrier to the release.
     pub barrier: u64,
+    /// The `per_sm` pipes share one unit, the L1 data path ([`unit`]).
+    pub one_l1_data_path: bool,
 }
 
 /// What one SM did.
@@ -343,7 +345,7 @@ impl<'a> Sm<'a> {
             return u64::MAX;
         };
         let op = &self.ops[warp.stream[warp.pc].instruction as usize];
-        let (scheduler, pipe) = unit(op, warp.scheduler);
+        let (scheduler, pipe) = unit(op, warp.scheduler, self.config.one_l1_data_path);
         let mut t = warp.ready.max(self.pipe_free[scheduler][pipe]);
         match op.control {
             Some(c) => {
@@ -403,7 +405,7 @@ impl<'a> Sm<'a> {
                 (l1_wavefronts(entry, sectors, config.perfect_coalescing), result)
             }
         };
-        let (scheduler, pipe) = unit(op, warp.scheduler);
+        let (scheduler, pipe) = unit(op, warp.scheduler, self.config.one_l1_data_path);
         self.pipe_free[scheduler][pipe] = now + op.interval * wavefronts;
         if op.source == Source::Dram && !op.writes.is_empty() {
             warp.outstanding = warp.outstanding.max(result);
@@ -445,15 +447,16 @@ impl<'a> Sm<'a> {
 const L1_DATA_PATH: usize = hetsim_kernel::arch::Pipe::ALL.len();
 
 /// The unit a warp on `scheduler` takes for `op`, as `[scheduler][pipe]` of `pipe_free`: its
-/// scheduler's unit of the pipe, or, for the SM's load/store pipes (`per_sm`), the one L1
-/// data path they all share, kept as scheduler 0's extra column: global and shared accesses
-/// pass through the same wavefront stage (Nsight Compute counts both in
-/// `l1tex__data_pipe_lsu_wavefronts`), so a conflicted shared access delays global ones too.
-fn unit(op: &Op, scheduler: usize) -> (usize, usize) {
-    if op.per_sm {
-        (0, L1_DATA_PATH)
-    } else {
-        (scheduler, op.pipe)
+/// scheduler's unit of the pipe, or for a pipe the SM shares (`per_sm`) the SM's unit, kept as
+/// scheduler 0's. Where the architecture has `one_l1_data_path`, every such pipe takes the
+/// same unit, the extra column: on sm_70+ global and shared accesses pass one wavefront stage
+/// (Nsight Compute counts both in `l1tex__data_pipe_lsu_wavefronts`), so a conflicted shared
+/// access delays the global ones behind it.
+fn unit(op: &Op, scheduler: usize, one_l1_data_path: bool) -> (usize, usize) {
+    match (op.per_sm, one_l1_data_path) {
+        (true, true) => (0, L1_DATA_PATH),
+        (true, false) => (0, op.pipe),
+        (false, _) => (scheduler, op.pipe),
     }
 }
 

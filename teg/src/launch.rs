@@ -415,6 +415,7 @@ fn sm_config(params: &ArchParams, gpu: &Gpu, plan: &Plan, what_if: WhatIf) -> Sm
         l2_latency: cycles(params.memory.l2).max(1),
         dram_fraction: plan.dram_fraction,
         barrier: cycles(b.barrier),
+        one_l1_data_path: params.one_l1_data_path,
     }
 }
 

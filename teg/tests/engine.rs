@@ -50,6 +50,7 @@ fn config(schedulers: usize, resident_blocks: usize, memory_slots: Option<usize>
         l2_latency: 200,
         dram_fraction: None,
         barrier: 20,
+        one_l1_data_path: false,
     }
 }
 
@@ -273,4 +274,52 @@ proptest! {
         prop_assert!(sm.cycles > u64::from(length - 1) * 24, "each warp's dependent chain");
         prop_assert!(sm.block_ends.iter().all(|&e| e <= sm.cycles));
     }
+}
+
+#[test]
+fn one_l1_data_path_makes_a_conflicted_shared_access_hold_up_a_global_load() {
+    // Warp 0 reads shared memory 32-way conflicted, warp 1 then loads from global memory.
+    // Apart (sm_5x–6x), the load issues the next cycle; on one L1 data path (sm_70+) it
+    // waits for the shared access's 32 wavefronts.
+    let p = gt200();
+    let shared = Op {
+        source: Source::Shared,
+        latency: 38,
+        per_sm: true,
+        ..op(&p, Pipe::Shared, &[], &[1])
+    };
+    let load = Op {
+        per_sm: true,
+        ..op(&p, Pipe::GlobalLoad, &[], &[2])
+    };
+    let block = vec![
+        warp([Issued {
+            wavefronts: 32,
+            conflict_free_wavefronts: 1,
+            ..issued(0)
+        }]),
+        warp([Issued {
+            sectors: 4,
+            coalesced_sectors: 4,
+            missed_sectors: 4,
+            ..issued(1)
+        }]),
+    ];
+    let apart = run(
+        &[shared.clone(), load.clone()],
+        &config(1, 1, None),
+        std::slice::from_ref(&block),
+    );
+    let one_path = SmConfig {
+        one_l1_data_path: true,
+        ..config(1, 1, None)
+    };
+    let together = run(&[shared, load], &one_path, &[block]);
+    let global = p.memory.global as u64;
+    assert_eq!(apart.cycles, 1 + global, "the load issues at cycle 1");
+    assert_eq!(together.cycles, 32 * shared_interval(&p) + global);
+}
+
+fn shared_interval(p: &ArchParams) -> u64 {
+    p.pipe(Pipe::Shared).interval as u64
 }

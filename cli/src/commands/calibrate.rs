@@ -83,6 +83,22 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     } else {
         Some(latency_fit::fit(&m)?)
     };
+    // Checked before any file is written: TEG's data file and the catalog GPU it runs on.
+    let teg_inputs = match &args.teg_file {
+        Some(path) => {
+            let origin = path.display().to_string();
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("--teg-file: reading {origin}"))?;
+            let inputs = teg_fit::FitInputs::new(&m, &sets, &c.name, &text, &origin).with_context(|| {
+                format!(
+                    "--teg-file: TEG runs on the catalog's GPU named by --name (here `{}`) with {origin}'s parameters",
+                    c.name
+                )
+            })?;
+            Some(inputs)
+        }
+        None => None,
+    };
     if let Some(path) = &args.data_file {
         let text = data_file(&c, &args.dir.display().to_string(), &c.name);
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
@@ -99,15 +115,13 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         std::fs::write(path, with_fitted_value(&text, fit, &origin)?)
             .with_context(|| format!("writing {origin}"))?;
     }
-    let teg = match &args.teg_file {
-        Some(path) => {
-            let origin = path.display().to_string();
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {origin}"))?;
-            let (fit, text) = teg_fit::fit_file(&m, &sets, &c.name, &text, &origin)?;
-            std::fs::write(path, text).with_context(|| format!("writing {origin}"))?;
+    let teg = match (&args.teg_file, &teg_inputs) {
+        (Some(path), Some(inputs)) => {
+            let (fit, text) = inputs.fit_file(&m)?;
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
             Some(fit)
         }
-        None => None,
+        _ => None,
     };
     if args.json {
         let attrs: serde_json::Map<String, serde_json::Value> = attributes(&c)

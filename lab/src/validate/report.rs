@@ -260,7 +260,7 @@ fn basis_note(held_out: bool) -> &'static str {
     if held_out {
         "Nothing of either model was fitted on this GPU: its catalog entry carries another GPU's calibration over (`--held-out`), so every row is held-out."
     } else {
-        "Both fit four numbers to these launches (`gpu-queueing`: memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew; TEG: efficiency, queue_cycles, replacement, taken_branch, with the kit's launches), so both are in-sample."
+        "Both fit four numbers to these launches (`gpu-queueing`: memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew; TEG: efficiency, queue_cycles, replacement, taken_branch, fitted on the H100 folder's saxpy2 and kit launches), so both are in-sample."
     }
 }
 
