@@ -26,6 +26,16 @@ pub struct KernelRun {
     pub seconds: f64,
 }
 
+impl KernelRun {
+    /// `sweep line 12: a=1 block=256 smem=0`, how reports name the launch.
+    pub fn label(&self) -> String {
+        format!(
+            "{} line {}: a={} block={} smem={}",
+            self.file, self.line, self.intensity, self.block, self.dynamic_shared
+        )
+    }
+}
+
 /// One copy measurement (the mean of `reps` copies).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TransferRun {

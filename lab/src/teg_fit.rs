@@ -31,6 +31,8 @@ const MODEL: &str = "gpu-teg";
 pub struct TegLaunch<'a> {
     /// `saxpy2: sweep`, `kit: strided`.
     pub family: String,
+    /// Where it was measured and how: `sweep line 12: a=1 block=256 smem=0`.
+    pub what: String,
     pub prepared: Prepared<'a>,
     pub plan: Plan,
     pub seconds: f64,
@@ -62,7 +64,7 @@ pub const FINEST: TegPoint = TegPoint {
 const COARSEST_SCALE: f64 = 4.0;
 
 impl TegPoint {
-    /// The shipped parameters of an architecture (`ArchParams::for_major`).
+    /// The four values of an architecture's parameters (a TEG data file, read).
     pub fn of(params: &hetsim_teg::ArchParams) -> TegPoint {
         TegPoint {
             efficiency: params.memory.efficiency,
@@ -117,20 +119,26 @@ impl TegPoint {
     }
 }
 
-/// saxpy2's launches of the folder's sweep.csv and occupancy_block256.csv, on `kernel` (the
-/// folder's saxpy2 SASS).
-pub fn saxpy2_launches<'a>(kernel: &'a Kernel, m: &Measurements, gpu: &Gpu) -> Result<Vec<TegLaunch<'a>>> {
+/// saxpy2's launches of the folder's `file` (`sweep` or `occupancy`), on `kernel` (the
+/// folder's saxpy2 SASS), with the shipped parameters of its architecture.
+pub fn saxpy2_launches<'a>(
+    kernel: &'a Kernel,
+    m: &Measurements,
+    gpu: &Gpu,
+    file: &str,
+) -> Result<Vec<TegLaunch<'a>>> {
     let arch = kernel.arch.unwrap_or(hetsim_kernel::Arch::HOPPER);
+    let prepared = Prepared::new(kernel, arch).map_err(|e| anyhow!("saxpy2 SASS: {e}"))?;
     m.kernel_runs()
-        .filter(|r| r.file == "sweep" || r.file == "occupancy")
+        .filter(|r| r.file == file)
         .map(|r| {
-            let prepared = Prepared::new(kernel, arch).map_err(|e| anyhow!("saxpy2 SASS: {e}"))?;
             let launch = saxpy2::launch(r)?;
             let plan = hetsim_teg::plan(&prepared, &launch, gpu, &hetsim_teg::Options::default())
                 .map_err(|e| anyhow!("{} line {}: TEG: {e}", r.file, r.line))?;
             Ok(TegLaunch {
                 family: format!("saxpy2: {}", r.file),
-                prepared,
+                what: r.label(),
+                prepared: prepared.clone(),
                 plan,
                 seconds: r.seconds,
             })
@@ -154,6 +162,7 @@ pub fn set_launches<'a>(set: &BenchSet, library: &'a KernelLibrary, gpu: &Gpu) -
             let (prepared, plan) = library.teg_plan(&key, gpu, None).map_err(|e| at(e.to_string()))?;
             Ok(TegLaunch {
                 family: format!("{name}: {}", launch.family),
+                what: format!("{}: {} {}", launch.at, launch.family, launch.params),
                 prepared,
                 plan,
                 seconds: launch.seconds,
@@ -452,7 +461,9 @@ impl FitInputs {
     pub fn launches(&self, m: &Measurements) -> Result<Vec<TegLaunch<'_>>> {
         let mut launches = Vec::new();
         if let Some(kernel) = &self.saxpy2 {
-            launches.extend(saxpy2_launches(kernel, m, &self.gpu)?);
+            for file in ["sweep", "occupancy"] {
+                launches.extend(saxpy2_launches(kernel, m, &self.gpu, file)?);
+            }
         }
         for (set, library) in self.sets.iter().zip(&self.libraries) {
             launches.extend(set_launches(set, library, &self.gpu)?);

@@ -158,7 +158,9 @@ pub struct Simulation {
     pub what_if: WhatIf,
 }
 
-/// Everything TEG needs about one kernel, prepared once.
+/// Everything TEG needs about one kernel, prepared once (and cloned where launches of one
+/// kernel run with parameters of their own, as a fit's do).
+#[derive(Clone)]
 pub struct Prepared<'a> {
     pub kernel: &'a Kernel,
     pub cfg: Cfg,

@@ -95,7 +95,7 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
                     c.name
                 )
             })?;
-            Some(inputs)
+            Some((path, inputs))
         }
         None => None,
     };
@@ -115,13 +115,13 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         std::fs::write(path, with_fitted_value(&text, fit, &origin)?)
             .with_context(|| format!("writing {origin}"))?;
     }
-    let teg = match (&args.teg_file, &teg_inputs) {
-        (Some(path), Some(inputs)) => {
+    let teg = match &teg_inputs {
+        Some((path, inputs)) => {
             let (fit, text) = inputs.fit_file(&m)?;
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
             Some(fit)
         }
-        _ => None,
+        None => None,
     };
     if args.json {
         let attrs: serde_json::Map<String, serde_json::Value> = attributes(&c)

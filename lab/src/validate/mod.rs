@@ -155,7 +155,7 @@ fn kernel_points(sim: &Simulator, m: &Measurements, file: &str) -> Result<Vec<(K
                     warps_per_sm: saxpy2::resident_warps(device.limits, r),
                 },
                 Point {
-                    what: run_label(r),
+                    what: r.label(),
                     measured: r.seconds,
                     predicted: report.results.overall_time,
                     interval: report.results.overall_time_interval,
@@ -163,14 +163,6 @@ fn kernel_points(sim: &Simulator, m: &Measurements, file: &str) -> Result<Vec<(K
             ))
         })
         .collect()
-}
-
-/// Where a kernel run is in its file, and its configuration.
-fn run_label(r: &KernelRun) -> String {
-    format!(
-        "{} line {}: a={} block={} smem={}",
-        r.file, r.line, r.intensity, r.block, r.dynamic_shared
-    )
 }
 
 /// Transfers by (direction, memory, size), the trials averaged; sizes of 1 MiB and more (the

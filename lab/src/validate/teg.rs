@@ -4,9 +4,9 @@
 
 use anyhow::{anyhow, Result};
 
-use super::{check, run_label, Basis, Check, Point};
+use super::{check, Basis, Check, Point};
 use crate::measurements::Measurements;
-use crate::saxpy2;
+use crate::teg_fit::saxpy2_launches;
 
 /// The saxpy2 launches of sweep.csv and occupancy_block256.csv predicted by TEG
 /// (`hetsim-teg`, the `gpu-teg` model) from the folder's saxpy2 SASS and the catalog's `gpu`,
@@ -21,32 +21,25 @@ pub(super) fn saxpy2_checks(m: &Measurements, gpu: &str, basis: Basis) -> Result
         .kernels
         .first()
         .ok_or_else(|| anyhow!("saxpy2 SASS: no kernel"))?;
-    let arch = kernel.arch.unwrap_or(hetsim_kernel::Arch::HOPPER);
-    let prepared = hetsim_teg::Prepared::new(kernel, arch).map_err(|e| anyhow!("saxpy2 SASS: {e}"))?;
     let gpu = hetsim_teg::Gpu::from_catalog(gpu).map_err(|e| anyhow!("{gpu}: {e}"))?;
-    let points = |file: &str| -> Result<Vec<Point>> {
-        m.kernel_runs()
-            .filter(|r| r.file == file)
-            .map(|r| {
-                let launch = saxpy2::launch(r)?;
-                let simulation =
-                    hetsim_teg::simulate(&prepared, &launch, &gpu, &hetsim_teg::Options::default())
-                        .map_err(|e| anyhow!("{} line {}: TEG: {e}", r.file, r.line))?;
-                Ok(Point {
-                    what: run_label(r),
-                    measured: r.seconds,
-                    predicted: simulation.seconds,
-                    interval: [simulation.seconds; 2],
-                })
-            })
-            .collect()
-    };
     let mut checks = Vec::new();
     for (file, name) in [
         ("sweep", "sweep.csv (kernel, TEG)"),
         ("occupancy", "occupancy_block256.csv (kernel, TEG)"),
     ] {
-        let teg = points(file)?;
+        let teg: Vec<Point> = saxpy2_launches(kernel, m, &gpu, file)?
+            .iter()
+            .map(|l| {
+                let seconds =
+                    hetsim_teg::run(&l.prepared, &l.plan, &gpu, hetsim_teg::WhatIf::default()).seconds;
+                Point {
+                    what: l.what.clone(),
+                    measured: l.seconds,
+                    predicted: seconds,
+                    interval: [seconds; 2],
+                }
+            })
+            .collect();
         if !teg.is_empty() {
             checks.push(check(name, basis, &teg, 0.08, 0.25));
         }
