@@ -41,6 +41,10 @@
 //!   (or is unknown) are computed (register or pair base, uniform term, offset) and the distinct 32-byte
 //!   sectors they touch counted; when an address is unknown the access counts as fully
 //!   coalesced and `unknown_address_accesses` grows.
+//! - **Long loops** (`simt::skip`): the middle trips of a loop whose trips repeat with a
+//!   fixed step in every register and address are replayed (their accesses counted at the
+//!   predicted addresses, their other counts added) instead of interpreted; probes find where
+//!   the loop leaves. The counts and streams are those of running every trip.
 //! - **Grouping** (`group`): warps are points of (warp within block) × (block x, y, z), and
 //!   that box is covered by sub-boxes whose corners, centre and one pseudo-random warp behave
 //!   alike (equal counts, bytes, latency and block path — not equal addresses); others are

@@ -2,8 +2,10 @@
 //! wavefronts a shared access takes through the banks.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasher, Hasher};
 
 use super::lanes::WARP;
+use crate::arch::Space;
 
 /// Bytes of an L2 sector, the unit global memory moves.
 pub const SECTOR: u64 = 32;
@@ -15,26 +17,102 @@ pub const SECTORS_PER_LINE: u64 = 4;
 /// Shared memory's banks, each 4 bytes wide; one wavefront reads one word from each.
 pub const BANKS: u64 = 32;
 
-/// The distinct sectors (address / 32) that lanes accessing `bytes` each at `addresses` touch,
-/// in increasing order: each moves once (a coalesced float access moves 4 sectors; a stride of
-/// 2 floats, 8).
-pub fn sectors(addresses: &[u64], bytes: u32) -> Vec<u64> {
-    let mut sectors: Vec<u64> = addresses
-        .iter()
-        .flat_map(|&a| {
-            let last = a.saturating_add(u64::from(bytes.max(1)) - 1);
-            a / SECTOR..=last / SECTOR
-        })
-        .collect();
-    // Coalesced lanes come in order already.
-    if !sectors.is_sorted() {
-        sectors.sort_unstable();
+/// A set of sector numbers. The keys are the emulator's own addresses, so SipHash's guard
+/// against chosen keys buys nothing, and hashing was a fifth of a long kernel's emulation.
+pub type SectorSet = HashSet<u64, SectorHash>;
+
+/// Builds [`SectorHasher`]s.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SectorHash;
+
+/// A multiplicative hash of a `u64`, its high half folded into the low bits that pick a
+/// bucket (strided sectors differ only in their high bits).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SectorHasher(u64);
+
+impl BuildHasher for SectorHash {
+    type Hasher = SectorHasher;
+
+    fn build_hasher(&self) -> SectorHasher {
+        SectorHasher::default()
     }
-    sectors.dedup();
-    sectors
 }
 
-/// The distinct 128-byte lines of `sectors` (in increasing order, as [`sectors`] gives them):
+impl Hasher for SectorHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        let h = (self.0.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
+}
+
+/// Room for the distinct sectors (address / 32) of one access, on the stack: this runs for
+/// every access emulated. An access of up to 16 bytes a lane touches at most two sectors a
+/// lane.
+struct Sectors {
+    inline: [u64; 2 * WARP],
+    spilled: Vec<u64>,
+}
+
+impl Default for Sectors {
+    fn default() -> Sectors {
+        Sectors {
+            inline: [0; 2 * WARP],
+            spilled: Vec::new(),
+        }
+    }
+}
+
+impl Sectors {
+    /// The distinct sectors that lanes accessing `bytes` each at `addresses` touch, in
+    /// increasing order: each moves once (a coalesced float access moves 4 sectors; a stride
+    /// of 2 floats, 8).
+    fn fill(&mut self, addresses: &[u64], bytes: u32) -> &[u64] {
+        let all = addresses.iter().flat_map(|&a| {
+            let last = a.saturating_add(u64::from(bytes.max(1)) - 1);
+            a / SECTOR..=last / SECTOR
+        });
+        // Neighbouring lanes mostly share a sector: each run of one sector is kept once.
+        let runs = changes(all);
+        let mut len = 0;
+        for s in runs.clone() {
+            if len == self.inline.len() {
+                break;
+            }
+            self.inline[len] = s;
+            len += 1;
+        }
+        let list: &mut [u64] = if len == self.inline.len() && runs.clone().count() > len {
+            self.spilled = runs.collect();
+            &mut self.spilled
+        } else {
+            &mut self.inline[..len]
+        };
+        // Coalesced lanes come in order already.
+        if !list.is_sorted() {
+            list.sort_unstable();
+        }
+        let mut distinct = 0;
+        for k in 0..list.len() {
+            if k == 0 || list[k] != list[distinct - 1] {
+                list[distinct] = list[k];
+                distinct += 1;
+            }
+        }
+        &list[..distinct]
+    }
+}
+
+/// The distinct 128-byte lines of `sectors` (in increasing order, as `Sectors::fill` gives them):
 /// the L1 wavefronts of the access, but for wide loads, which take at least one per register
 /// returned. A coalesced float access takes 1; lanes 128 bytes apart, 32.
 pub fn lines(sectors: &[u64]) -> u64 {
@@ -42,7 +120,7 @@ pub fn lines(sectors: &[u64]) -> u64 {
 }
 
 /// The items that differ from the one before them: a sorted sequence's distinct items.
-fn changes(items: impl Iterator<Item = u64>) -> impl Iterator<Item = u64> {
+fn changes(items: impl Iterator<Item = u64> + Clone) -> impl Iterator<Item = u64> + Clone {
     let mut previous = None;
     items.filter(move |&x| previous.replace(x) != Some(x))
 }
@@ -128,12 +206,96 @@ pub fn conflict_free_wavefronts(lanes: u32, bytes: u32, actual: u64) -> u64 {
     ideal.min(actual).max(1)
 }
 
+/// What one warp-wide access moves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Moved {
+    /// 32-byte sectors a global access touches; 0 for a shared one.
+    pub sectors: u64,
+    /// Sectors the same lanes would touch if perfectly coalesced.
+    pub coalesced_sectors: u64,
+    /// Of `sectors`, those that leave the SM (see [`moved`]).
+    pub missed_sectors: u64,
+    /// L1 wavefronts of a global access.
+    pub l1_wavefronts: u64,
+    /// Wavefronts of a shared access, and the same without bank conflicts.
+    pub wavefronts: u64,
+    pub conflict_free_wavefronts: u64,
+    /// A global access whose addresses are unknown: counted coalesced, conflict-free and
+    /// missing.
+    pub unknown: bool,
+}
+
+/// Where [`moved`] records the sectors an access touches, when asked to.
+#[derive(Default)]
+pub struct Seen<'a> {
+    /// Sectors the block has loaded: a global load's sectors found here are L1 hits.
+    pub block_loads: Option<&'a mut SectorSet>,
+    /// Every sector touched so far, when counted.
+    pub touched: Option<&'a mut Touched>,
+}
+
+/// What an access of `bytes` per lane in `space` by `lanes` at `addresses` (unknown if
+/// `None`) moves. A global load's sectors are split into hits and misses against
+/// `seen.block_loads` where given (a store's all leave the SM).
+pub fn moved(
+    addresses: Option<&[u64]>,
+    space: Space,
+    bytes: u32,
+    lanes: u32,
+    load: bool,
+    seen: Seen,
+) -> Moved {
+    let count = lanes.count_ones();
+    if space == Space::Shared {
+        let ideal = conflict_free_wavefronts(count, bytes, u64::MAX);
+        let wavefronts = addresses.map_or(ideal, |a| bank_wavefronts(a, bytes, lanes));
+        return Moved {
+            wavefronts,
+            conflict_free_wavefronts: conflict_free_wavefronts(count, bytes, wavefronts),
+            ..Moved::default()
+        };
+    }
+    let coalesced = coalesced_bytes(count, bytes) / SECTOR;
+    let Some(addresses) = addresses else {
+        if let Some(all) = seen.touched {
+            all.add_unknown(coalesced);
+        }
+        return Moved {
+            sectors: coalesced,
+            coalesced_sectors: coalesced,
+            missed_sectors: coalesced,
+            l1_wavefronts: coalesced.div_ceil(SECTORS_PER_LINE),
+            unknown: true,
+            ..Moved::default()
+        };
+    };
+    let mut buffer = Sectors::default();
+    let list = buffer.fill(addresses, bytes);
+    let n = list.len() as u64;
+    // One wavefront per line, and one per register the data path returns (as for shared).
+    let l1_wavefronts = lines(list).max(u64::from(bytes.max(4) / 4));
+    if let Some(all) = seen.touched {
+        all.add(list, load);
+    }
+    let missed = match seen.block_loads.filter(|_| load) {
+        Some(loads) => list.iter().filter(|&&s| loads.insert(s)).count() as u64,
+        None => n,
+    };
+    Moved {
+        sectors: n,
+        coalesced_sectors: coalesced,
+        missed_sectors: missed,
+        l1_wavefronts,
+        ..Moved::default()
+    }
+}
+
 /// The distinct sectors a run of warps touched: loaded ones as themselves, stored ones with
 /// [`STORED`] set (a sector both loaded and stored moves both ways); and the sectors of
 /// accesses whose addresses are unknown.
 #[derive(Debug, Default)]
 pub struct Touched {
-    sectors: HashSet<u64>,
+    sectors: SectorSet,
     unknown: u64,
 }
 
@@ -162,7 +324,7 @@ impl Touched {
     /// on the H100: 64 bytes per float read at a 128-byte stride), a stored one alone (L2
     /// writes back the sectors it holds dirty).
     pub fn dram_sectors(&self) -> u64 {
-        let pairs: HashSet<u64> = self
+        let pairs: SectorSet = self
             .sectors
             .iter()
             .filter(|&&s| s & STORED == 0)
@@ -182,6 +344,10 @@ pub fn coalesced_bytes(lanes: u32, bytes: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sectors(addresses: &[u64], bytes: u32) -> Vec<u64> {
+        Sectors::default().fill(addresses, bytes).to_vec()
+    }
     use proptest::prelude::*;
 
     fn sector_bytes(addresses: &[u64], bytes: u32) -> u64 {

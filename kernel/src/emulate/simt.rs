@@ -1,21 +1,19 @@
 //! Runs one warp through the control-flow graph: a reconvergence stack at immediate
 //! post-dominators, per-lane guards, exits; counts what the warp executes.
 
-use super::decode::Access;
 use super::decode::{Decoded, Decoder, Kind, Reg};
 use super::launch::{ConstBank, WarpPlace};
-use super::memory::{
-    bank_wavefronts, coalesced_bytes, conflict_free_wavefronts, lines, sectors, Touched, SECTOR,
-    SECTORS_PER_LINE,
-};
+use super::memory::{moved, Moved, SectorSet, Seen, Touched, SECTOR};
 use super::warp::{Step, Warp, NEVER_WRITTEN};
+
+mod skip;
 use super::Unresolved;
 use crate::arch::{memory_space, pipe, Arch, Pipe, Space};
 use crate::cfg::{immediate_post_dominators, Cfg, Exit};
 use crate::error::{Error, Result};
 use crate::latency::{CriticalPath, LatencyTable};
 use crate::sass::Kernel;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 /// The most instructions one warp may execute before the emulator calls its loop endless.
 pub const MAX_WARP_INSTRUCTIONS: u64 = 100_000_000;
@@ -66,15 +64,22 @@ pub struct Issued {
     pub conflict_free_wavefronts: u8,
 }
 
-/// What one access moves: the fields of [`Issued`] beyond the instruction and its lanes.
-#[derive(Debug, Clone, Copy, Default)]
-struct Traffic {
-    sectors: u64,
-    coalesced_sectors: u64,
-    missed_sectors: u64,
-    l1_wavefronts: u64,
-    wavefronts: u64,
-    conflict_free_wavefronts: u64,
+impl Issued {
+    /// Instruction `i` run by `lanes`, moving `m`.
+    fn new(i: usize, lanes: u32, m: &Moved) -> Issued {
+        let narrow = |x: u64| u16::try_from(x).unwrap_or(u16::MAX);
+        let byte = |x: u64| u8::try_from(x).unwrap_or(u8::MAX);
+        Issued {
+            instruction: i as u32,
+            lanes: lanes.count_ones() as u8,
+            sectors: narrow(m.sectors),
+            coalesced_sectors: narrow(m.coalesced_sectors),
+            missed_sectors: narrow(m.missed_sectors),
+            l1_wavefronts: byte(m.l1_wavefronts),
+            wavefronts: byte(m.wavefronts),
+            conflict_free_wavefronts: byte(m.conflict_free_wavefronts),
+        }
+    }
 }
 
 /// What each instruction adds to the counts.
@@ -123,7 +128,12 @@ pub struct Program<'a> {
     last_trace_len: usize,
     /// Sectors the running warp's block has loaded, when its loads are to be told apart into
     /// hits and misses.
-    block_loads: Option<HashSet<u64>>,
+    block_loads: Option<SectorSet>,
+    /// The registers each loop's instructions write.
+    loop_writes: Vec<Vec<Reg>>,
+    /// Whether affine loops' middle trips are skipped (`skip`).
+    skip_loops: bool,
+    watch: skip::Watch,
     /// Every sector global accesses have touched, when asked for (see [`Program::touched`]).
     touched: Option<Touched>,
 }
@@ -142,7 +152,7 @@ impl<'a> Program<'a> {
             bank,
             instructions: &kernel.instructions,
         };
-        let decoded = (0..kernel.instructions.len())
+        let decoded: Vec<Decoded> = (0..kernel.instructions.len())
             .map(|i| decoder.decode(i))
             .collect();
         let costs = kernel
@@ -166,6 +176,7 @@ impl<'a> Program<'a> {
         for (b, slot) in innermost.iter_mut().enumerate() {
             *slot = cfg.loops_of(b).first().copied();
         }
+        let loop_writes = loop_writes(cfg, &decoded);
         Program {
             kernel,
             cfg,
@@ -183,8 +194,18 @@ impl<'a> Program<'a> {
             trace: None,
             last_trace_len: 0,
             block_loads: None,
+            loop_writes,
+            skip_loops: true,
+            watch: skip::Watch::default(),
             touched: None,
         }
+    }
+
+    /// Runs every trip of every loop (for comparing with the skipping that is the default).
+    #[cfg(test)]
+    pub fn without_skipping(mut self) -> Self {
+        self.skip_loops = false;
+        self
     }
 
     /// Runs warp `index` as [`Program::run`] does, and returns the instructions it executed.
@@ -220,6 +241,7 @@ impl<'a> Program<'a> {
             path: 0,
         };
         let mut path: Vec<u32> = Vec::new();
+        self.watch.reset(self.skip_loops, self.cfg.loops.len());
         while let Some(&top) = stack.last() {
             let mask = top.mask & active;
             if Some(top.block) == top.join || mask == 0 {
@@ -230,6 +252,7 @@ impl<'a> Program<'a> {
             path.push(b as u32);
             if let Some(l) = self.header_of[b] {
                 tally.loop_runs[l] += 1;
+                self.at_header(l, &mut warp, &stack, active, &mut tally, &mut path);
             }
             let block = &self.cfg.blocks[b];
             let mut last = Step::default();
@@ -242,6 +265,9 @@ impl<'a> Program<'a> {
             let exits = match block.exit {
                 Exit::End => mask,
                 Exit::ConditionalEnd => {
+                    if last.exec | last.unsure != 0 {
+                        self.watch.split();
+                    }
                     if last.unsure != 0 {
                         self.record(&warp, block.end - 1, "not taken: those threads go on".to_string());
                     }
@@ -257,6 +283,9 @@ impl<'a> Program<'a> {
                 Exit::Branch { target } => {
                     let fall = block.fall_through();
                     let taken = self.taken_lanes(&warp, b, target, fall, last);
+                    if last.unsure != 0 || (taken != 0 && taken != mask) {
+                        self.watch.split();
+                    }
                     self.diverge(&mut stack, b, (target, taken), fall.map(|f| (f, mask & !taken)));
                     continue;
                 }
@@ -305,29 +334,40 @@ impl<'a> Program<'a> {
         tally.active_thread_executed += u64::from(mask.count_ones());
         tally.thread_executed += u64::from((step.exec | step.unsure).count_ones());
         let lanes = step.exec | step.unsure;
-        let traffic = match &d.kind {
-            Kind::Memory(access) => {
-                let loads = self.block_loads.as_mut().filter(|_| cost.global_load);
-                let touched = self.touched.as_mut().map(|t| (t, cost.global_load));
-                traffic(warp, access, lanes, loads, touched, tally)
+        // Addresses are taken before the access writes: a load may overwrite its own.
+        let addresses = match &d.kind {
+            Kind::Memory(access) => Some(warp.addresses(access, lanes)),
+            _ => None,
+        };
+        let traffic = match addresses {
+            Some(addresses) => {
+                self.watch.log(i, lanes, addresses);
+                self.account(i, lanes, addresses.as_deref(), tally)
             }
-            _ => Traffic::default(),
+            None => Moved::default(),
         };
         if let Some(trace) = &mut self.trace {
-            let narrow = |x: u64| u16::try_from(x).unwrap_or(u16::MAX);
-            trace.push(Issued {
-                instruction: i as u32,
-                lanes: lanes.count_ones() as u8,
-                sectors: narrow(traffic.sectors),
-                coalesced_sectors: narrow(traffic.coalesced_sectors),
-                missed_sectors: narrow(traffic.missed_sectors),
-                l1_wavefronts: u8::try_from(traffic.l1_wavefronts).unwrap_or(u8::MAX),
-                wavefronts: u8::try_from(traffic.wavefronts).unwrap_or(u8::MAX),
-                conflict_free_wavefronts: u8::try_from(traffic.conflict_free_wavefronts).unwrap_or(u8::MAX),
-            });
+            trace.push(Issued::new(i, lanes, &traffic));
         }
-        warp.execute(d, i as u32, step);
+        warp.execute(&self.decoded[i], i as u32, step);
         Ok(step)
+    }
+
+    /// What access `i` by `lanes` at `addresses` moves, counted in `tally` and in the sectors
+    /// seen so far.
+    fn account(&mut self, i: usize, lanes: u32, addresses: Option<&[u64]>, tally: &mut Profile) -> Moved {
+        let Kind::Memory(access) = &self.decoded[i].kind else {
+            return Moved::default();
+        };
+        let seen = Seen {
+            block_loads: self.block_loads.as_mut(),
+            touched: self.touched.as_mut(),
+        };
+        let load = self.costs[i].global_load;
+        let m = moved(addresses, access.space, access.bytes, lanes, load, seen);
+        tally.gmem_bytes += m.sectors * SECTOR;
+        tally.unknown_address_accesses += u64::from(m.unknown);
+        m
     }
 
     /// Starts counting the distinct sectors global accesses touch from now on.
@@ -355,7 +395,7 @@ impl<'a> Program<'a> {
     pub fn start_block(&mut self) {
         match &mut self.block_loads {
             Some(loads) => loads.clear(),
-            None => self.block_loads = Some(HashSet::new()),
+            None => self.block_loads = Some(SectorSet::default()),
         }
     }
 
@@ -521,63 +561,31 @@ impl<'a> Program<'a> {
     }
 }
 
-/// What the access at `access` moves for `lanes`, addresses taken before it writes (a load
-/// may overwrite its own address), split into hits and misses against `block_loads` where
-/// given. Unknown addresses count as coalesced, conflict-free and
-/// missing.
-fn traffic(
-    warp: &Warp,
-    access: &Access,
-    lanes: u32,
-    block_loads: Option<&mut HashSet<u64>>,
-    touched: Option<(&mut Touched, bool)>,
-    tally: &mut Profile,
-) -> Traffic {
-    let addresses = warp.addresses(access, lanes);
-    let count = lanes.count_ones();
-    if access.space == Space::Shared {
-        let ideal = conflict_free_wavefronts(count, access.bytes, u64::MAX);
-        let wavefronts = addresses.map_or(ideal, |a| bank_wavefronts(&a, access.bytes, lanes));
-        return Traffic {
-            wavefronts,
-            conflict_free_wavefronts: conflict_free_wavefronts(count, access.bytes, wavefronts),
-            ..Traffic::default()
-        };
-    }
-    let coalesced = coalesced_bytes(count, access.bytes) / SECTOR;
-    let Some(addresses) = addresses else {
-        tally.unknown_address_accesses += 1;
-        if let Some((all, _)) = touched {
-            all.add_unknown(coalesced);
-        }
-        tally.gmem_bytes += coalesced * SECTOR;
-        return Traffic {
-            sectors: coalesced,
-            coalesced_sectors: coalesced,
-            missed_sectors: coalesced,
-            l1_wavefronts: coalesced.div_ceil(SECTORS_PER_LINE),
-            ..Traffic::default()
-        };
-    };
-    let list = sectors(&addresses, access.bytes);
-    let n = list.len() as u64;
-    // One wavefront per line, and one per register the data path returns (as for shared).
-    let l1_wavefronts = lines(&list).max(u64::from(access.bytes.max(4) / 4));
-    tally.gmem_bytes += n * SECTOR;
-    if let Some((all, load)) = touched {
-        all.add(&list, load);
-    }
-    let missed = match block_loads {
-        Some(loads) => list.into_iter().filter(|&s| loads.insert(s)).count() as u64,
-        None => n,
-    };
-    Traffic {
-        sectors: n,
-        coalesced_sectors: coalesced,
-        missed_sectors: missed,
-        l1_wavefronts,
-        ..Traffic::default()
-    }
+/// The registers each loop's instructions write (results, flags and what they make unknown;
+/// `R2P` writes every predicate), for [`skip`] to follow from trip to trip.
+fn loop_writes(cfg: &Cfg, decoded: &[Decoded]) -> Vec<Vec<Reg>> {
+    cfg.loops
+        .iter()
+        .map(|lp| {
+            let mut regs: Vec<Reg> = Vec::new();
+            for &b in &lp.blocks {
+                let block = &cfg.blocks[b];
+                for d in &decoded[block.start..block.end] {
+                    let predicates = match d.kind {
+                        Kind::R2p { .. } => (0..7).map(Reg::P).collect(),
+                        _ => Vec::new(),
+                    };
+                    let written = d.words.iter().chain(&d.flags).flatten();
+                    for &r in written.chain(&d.clobbers).chain(&predicates) {
+                        if !regs.contains(&r) {
+                            regs.push(r);
+                        }
+                    }
+                }
+            }
+            regs
+        })
+        .collect()
 }
 
 fn fnv1a(path: &[u32]) -> u64 {

@@ -16,8 +16,17 @@ pub struct Step {
     pub unsure: u32,
 }
 
+/// A register's contents, whatever its file: a word per lane for `R` (the same word in every
+/// lane for `UR`), a bit per lane for predicates and the condition code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held {
+    Words(Lanes),
+    Bits(Bits),
+}
+
 /// A warp's register files. Each register also remembers which instruction last made it
 /// unknown, so that an unresolved branch can name what it depends on.
+#[derive(Clone)]
 pub struct Warp<'a> {
     place: WarpPlace,
     bank: &'a ConstBank,
@@ -52,6 +61,35 @@ impl<'a> Warp<'a> {
     /// The instruction that last made `reg` unknown ([`NEVER_WRITTEN`] if none did).
     pub fn origin(&self, reg: Reg) -> u32 {
         self.origin[reg.slot()]
+    }
+
+    /// What `reg` holds now.
+    pub fn held(&self, reg: Reg) -> Held {
+        match reg {
+            Reg::R(_) | Reg::Ur(_) => Held::Words(self.read_reg(reg)),
+            Reg::P(n) => Held::Bits(self.p[n as usize]),
+            Reg::Up(n) => Held::Bits(Bits::from_option(self.up[n as usize])),
+            Reg::Cc => Held::Bits(self.cc),
+        }
+    }
+
+    /// Adds `times` × `step` (lane by lane, wrapping) to the known lanes of word register `reg`:
+    /// a loop's skipped trips.
+    pub fn advance(&mut self, reg: Reg, step: &Lanes, times: u32) {
+        match reg {
+            Reg::R(n) => {
+                let r = &mut self.r[n as usize];
+                for lane in lanes_of(r.known) {
+                    r.v[lane] = r.v[lane].wrapping_add(step.v[lane].wrapping_mul(times));
+                }
+            }
+            Reg::Ur(n) => {
+                if let Some(x) = &mut self.ur[n as usize] {
+                    *x = x.wrapping_add(step.v[0].wrapping_mul(times));
+                }
+            }
+            Reg::P(_) | Reg::Up(_) | Reg::Cc => {}
+        }
     }
 
     fn read_reg(&self, reg: Reg) -> Lanes {
@@ -436,6 +474,33 @@ impl Addresses {
     fn push(&mut self, address: u64) {
         self.lanes[self.len] = address;
         self.len += 1;
+    }
+
+    /// Lane by lane, what was added to `earlier` to give these (wrapping); `None` where the
+    /// lanes differ in number.
+    pub fn step_from(&self, earlier: &Addresses) -> Option<Addresses> {
+        (self.len == earlier.len).then(|| {
+            let mut step = *self;
+            for (s, e) in step.lanes.iter_mut().zip(&earlier.lanes) {
+                *s = s.wrapping_sub(*e);
+            }
+            step
+        })
+    }
+
+    /// These addresses advanced `times` steps of `step` (wrapping).
+    pub fn advanced(&self, step: &Addresses, times: u64) -> Addresses {
+        let mut out = *self;
+        for (a, s) in out.lanes.iter_mut().zip(&step.lanes) {
+            *a = a.wrapping_add(s.wrapping_mul(times));
+        }
+        out
+    }
+}
+
+impl PartialEq for Addresses {
+    fn eq(&self, other: &Addresses) -> bool {
+        **self == **other
     }
 }
 

@@ -1,0 +1,106 @@
+//! Skipping against running every trip, on every shipped kernel and architecture.
+
+use super::super::{Issued, Profile, Program};
+use crate::cfg::Cfg;
+use crate::emulate::launch::{ConstBank, Geometry};
+use crate::emulate::{Arg, Launch};
+use crate::latency::LatencyTable;
+use crate::sass::parse;
+
+/// What a run of blocks gives: every warp's profile and stream, the sectors touched.
+type Outcome = (Vec<(Profile, Vec<Issued>)>, u64, u64);
+
+fn run_blocks(program: &mut Program, geometry: &Geometry, blocks: &[u64]) -> Outcome {
+    program.count_touched();
+    let per_block = u64::from(geometry.warps_per_block);
+    let mut warps = Vec::new();
+    for &b in blocks {
+        program.start_block();
+        for w in b * per_block..(b + 1) * per_block {
+            warps.push(program.run_traced(w, geometry.warp(w)).expect("runs"));
+        }
+    }
+    (warps, program.touched(), program.touched_dram_sectors())
+}
+
+/// The seven kernels of tests/sass/all_kernels_*.sass and a launch of each (the naive
+/// SGEMM twice: N = 131 leaves a remainder to its unrolled loop).
+fn launches() -> Vec<(&'static str, Launch)> {
+    let p = || Arg::Pointer;
+    let launch = |grid: [u32; 2], block: [u32; 2], args: Vec<Arg>| Launch {
+        grid: [grid[0], grid[1], 1],
+        block: [block[0], block[1], 1],
+        args,
+        dynamic_shared: 0,
+    };
+    vec![
+        (
+            "stencil5",
+            launch([4, 4], [16, 16], vec![Arg::Int(64), Arg::Int(64), p(), p()]),
+        ),
+        (
+            "sgemm_tiled",
+            launch([8, 8], [16, 16], vec![Arg::Int(128), p(), p(), p()]),
+        ),
+        (
+            "sgemm_naive",
+            launch([8, 8], [16, 16], vec![Arg::Int(128), p(), p(), p()]),
+        ),
+        (
+            "sgemm_naive",
+            launch([9, 9], [16, 16], vec![Arg::Int(131), p(), p(), p()]),
+        ),
+        (
+            "sfu_loop",
+            launch([16, 1], [256, 1], vec![Arg::Int(4096), Arg::Int(100), p(), p()]),
+        ),
+        (
+            "daxpy_loop",
+            launch([16, 1], [256, 1], vec![Arg::Int(4000), Arg::Int(300), p(), p()]),
+        ),
+        (
+            "strided_copy",
+            launch([16, 1], [256, 1], vec![Arg::Int(4096), Arg::Int(3), p(), p()]),
+        ),
+        (
+            "saxpy2",
+            launch([16, 1], [256, 1], vec![Arg::Int(4000), Arg::Int(333), p(), p()]),
+        ),
+    ]
+}
+
+#[test]
+fn skipping_a_loops_middle_trips_gives_what_running_them_gives() {
+    for arch in ["sm52", "sm61", "sm70", "sm75", "sm80", "sm86", "sm89", "sm90"] {
+        let path = format!(
+            "{}/tests/sass/all_kernels_{arch}.sass",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let listing = parse(&std::fs::read_to_string(&path).expect("reads")).expect("parses");
+        for (name, launch) in launches() {
+            let kernel = listing
+                .kernels
+                .iter()
+                .find(|k| k.name.contains(name))
+                .expect("the kernel is in the listing");
+            let arch = kernel.arch.expect("the listing names its architecture");
+            let cfg = Cfg::build(kernel).expect("builds");
+            let table = LatencyTable::for_arch(arch).expect("a table");
+            let bank = ConstBank::new(arch, &launch).expect("a bank");
+            let geometry = Geometry::new(&launch).expect("a geometry");
+            let last = geometry.warps / u64::from(geometry.warps_per_block) - 1;
+            let blocks = [0, 1, last];
+            let new = || Program::new(kernel, &cfg, arch, &table, &bank, 1 << 30);
+            let mut skipping = new();
+            let skipped = run_blocks(&mut skipping, &geometry, &blocks);
+            let running = run_blocks(&mut new().without_skipping(), &geometry, &blocks);
+            assert!(
+                skipped == running,
+                "{name} on {arch:?}: skipping changes the outcome"
+            );
+            // The others loop for dozens to hundreds of trips: this test must see them skipped.
+            let looping = !matches!(name, "stencil5" | "strided_copy");
+            assert_eq!(skipping.watch.skipped > 0, looping, "{name} on {arch:?}");
+        }
+    }
+}
