@@ -267,6 +267,9 @@ impl Program<'_> {
         };
         let mask = stack.last().map_or(0, |f| f.mask) & active;
         let trips = self.trips(warp, &plan, mask, tally.executed);
+        // The plan holds what it needs; only loops around this one still log (the trips
+        // replayed below are part of theirs).
+        self.watch.forget(|x| x == l);
         if trips > 0 {
             self.repeat(warp, &plan, trips, tally, path);
             #[cfg(test)]
@@ -274,7 +277,6 @@ impl Program<'_> {
                 self.watch.skipped += u64::from(trips);
             }
         }
-        self.watch.forget(|x| x == l);
     }
 
     /// The template trip, if loop `l`'s last three visits show an affine loop.
