@@ -12,7 +12,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$here"
 
 # 1. every kernel on its own, sm_90
-for f in saxpy2 saxpy2_unroll1 strided daxpy_loop sfu_loop sgemm_naive sgemm_tiled stencil5 all_kernels; do
+for f in saxpy2 saxpy2_unroll1 strided daxpy_loop sfu_loop sgemm_naive sgemm_tiled stencil5 nested_loop all_kernels; do
     "$CU13/nvcc" -O3 -arch=sm_90 -cubin -o "$tmp/$f.cubin" "$f.cu"
     "$CU13/cuobjdump" -sass "$tmp/$f.cubin" > "$out/${f}_sm90.sass"
 done

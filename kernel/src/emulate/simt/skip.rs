@@ -11,7 +11,9 @@
 //! - **Detecting.** At each visit of a loop's header the registers the loop writes, the counts
 //!   and the stream positions are kept, for the last three visits. The loop is taken to be
 //!   affine when the three visits have the same reconvergence stack and active lanes, the two
-//!   trips between them took the same blocks without diverging or meeting an unresolved
+//!   trips between them stayed in the loop's body (an inner loop visited once per trip of an
+//!   outer one is not skipped: the outer loop's registers are not followed), took the same
+//!   blocks without diverging or meeting an unresolved
 //!   branch and counted the same, every register advanced by the same step lane by lane
 //!   (unknown where unknown, predicates unchanged), and every access's addresses likewise.
 //! - **How far.** Where the loop leaves is found by probing: a copy of the warp, advanced `j`
@@ -285,7 +287,14 @@ impl Program<'_> {
             return None;
         };
         let per_trip = c.tally.since(&b.tally);
-        let alike = a.stack == b.stack
+        // A trip that leaves the loop's body (an inner loop visited once per trip of an outer
+        // one) runs instructions whose registers `loop_writes` does not follow.
+        let body = &self.cfg.loops[l].blocks;
+        let inside = path[a.path..c.path]
+            .iter()
+            .all(|&x| body.binary_search(&(x as usize)).is_ok());
+        let alike = inside
+            && a.stack == b.stack
             && b.stack == c.stack
             && a.active == c.active
             && b.active == c.active

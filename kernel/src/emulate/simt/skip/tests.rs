@@ -5,7 +5,7 @@ use crate::cfg::Cfg;
 use crate::emulate::launch::{ConstBank, Geometry};
 use crate::emulate::{Arg, Launch};
 use crate::latency::LatencyTable;
-use crate::sass::parse;
+use crate::sass::{parse, Listing};
 
 /// What a run of blocks gives: every warp's profile and stream, the sectors touched.
 type Outcome = (Vec<(Profile, Vec<Issued>)>, u64, u64);
@@ -69,38 +69,66 @@ fn launches() -> Vec<(&'static str, Launch)> {
     ]
 }
 
+/// Runs blocks 0, 1 and the last of `launch` with and without skipping, asserts that both
+/// give the same outcome, and returns the trips skipped.
+fn trips_skipped_alike(listing: &Listing, name: &str, launch: &Launch) -> u64 {
+    let kernel = listing
+        .kernels
+        .iter()
+        .find(|k| k.name.contains(name))
+        .expect("the kernel is in the listing");
+    let arch = kernel.arch.expect("the listing names its architecture");
+    let cfg = Cfg::build(kernel).expect("builds");
+    let table = LatencyTable::for_arch(arch).expect("a table");
+    let bank = ConstBank::new(arch, launch).expect("a bank");
+    let geometry = Geometry::new(launch).expect("a geometry");
+    let last = geometry.warps / u64::from(geometry.warps_per_block) - 1;
+    let blocks = [0, 1, last];
+    let new = || Program::new(kernel, &cfg, arch, &table, &bank, 1 << 30);
+    let mut skipping = new();
+    let skipped = run_blocks(&mut skipping, &geometry, &blocks);
+    let running = run_blocks(&mut new().without_skipping(), &geometry, &blocks);
+    assert!(
+        skipped == running,
+        "{name} on {arch:?}: skipping changes the outcome"
+    );
+    skipping.watch.skipped
+}
+
+fn listing(file: &str) -> Listing {
+    let path = format!("{}/tests/sass/{file}", env!("CARGO_MANIFEST_DIR"));
+    parse(&std::fs::read_to_string(&path).expect("reads")).expect("parses")
+}
+
 #[test]
 fn skipping_a_loops_middle_trips_gives_what_running_them_gives() {
     for arch in ["sm52", "sm61", "sm70", "sm75", "sm80", "sm86", "sm89", "sm90"] {
-        let path = format!(
-            "{}/tests/sass/all_kernels_{arch}.sass",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let listing = parse(&std::fs::read_to_string(&path).expect("reads")).expect("parses");
+        let listing = listing(&format!("all_kernels_{arch}.sass"));
         for (name, launch) in launches() {
-            let kernel = listing
-                .kernels
-                .iter()
-                .find(|k| k.name.contains(name))
-                .expect("the kernel is in the listing");
-            let arch = kernel.arch.expect("the listing names its architecture");
-            let cfg = Cfg::build(kernel).expect("builds");
-            let table = LatencyTable::for_arch(arch).expect("a table");
-            let bank = ConstBank::new(arch, &launch).expect("a bank");
-            let geometry = Geometry::new(&launch).expect("a geometry");
-            let last = geometry.warps / u64::from(geometry.warps_per_block) - 1;
-            let blocks = [0, 1, last];
-            let new = || Program::new(kernel, &cfg, arch, &table, &bank, 1 << 30);
-            let mut skipping = new();
-            let skipped = run_blocks(&mut skipping, &geometry, &blocks);
-            let running = run_blocks(&mut new().without_skipping(), &geometry, &blocks);
-            assert!(
-                skipped == running,
-                "{name} on {arch:?}: skipping changes the outcome"
-            );
+            let skipped = trips_skipped_alike(&listing, name, &launch);
             // The others loop for dozens to hundreds of trips: this test must see them skipped.
             let looping = !matches!(name, "stencil5" | "strided_copy");
-            assert_eq!(skipping.watch.skipped > 0, looping, "{name} on {arch:?}");
+            assert_eq!(skipped > 0, looping, "{name} on {arch}");
         }
+    }
+}
+
+/// With m = 1 the inner loop's header is visited once per outer trip, and each stretch between
+/// visits leaves the inner loop's body: the outer counter (which doubles, so the outer loop is
+/// never skipped) ends the outer loop and is not among the registers the inner loop writes.
+/// Skipping there would run the outer loop past its end; it must not happen. With m = 40 the
+/// inner loop's own trips are skipped.
+#[test]
+fn an_inner_loop_of_one_trip_does_not_carry_its_outer_loop_along() {
+    let listing = listing("nested_loop_sm90.sass");
+    for (m, skips) in [(1, false), (40, true)] {
+        let launch = Launch {
+            grid: [4, 1, 1],
+            block: [64, 1, 1],
+            args: vec![Arg::Int(1 << 20), Arg::Int(m), Arg::Pointer, Arg::Pointer],
+            dynamic_shared: 0,
+        };
+        let skipped = trips_skipped_alike(&listing, "nested_loop", &launch);
+        assert_eq!(skipped > 0, skips, "m = {m}: {skipped} trips skipped");
     }
 }
