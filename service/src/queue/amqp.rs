@@ -220,7 +220,8 @@ async fn publish_until_error(
                 continue;
             }
             if !declared.contains(&run.queue) {
-                if let Err(e) = declare_apart(&connection, &run.queue, attempts).await {
+                let declaring = declare_apart(&connection, &run.queue, attempts);
+                if let Err(e) = within(BROKER_ANSWER, "declaring a queue", declaring).await? {
                     tracing::warn!(
                         queue = run.queue,
                         "{e:#}; its runs wait, the other queues' are published; retrying in {} s",
@@ -231,15 +232,15 @@ async fn publish_until_error(
                 }
                 declared.insert(run.queue.clone());
             }
-            let confirm = channel
-                .basic_publish(
-                    "",
-                    &queue_name(&run.queue),
-                    BasicPublishOptions::default(),
-                    run.id.as_bytes(),
-                    message_properties(&run),
-                )
-                .await?;
+            let routing = queue_name(&run.queue);
+            let publishing = channel.basic_publish(
+                "",
+                &routing,
+                BasicPublishOptions::default(),
+                run.id.as_bytes(),
+                message_properties(&run),
+            );
+            let confirm = within(BROKER_ANSWER, "publishing", publishing).await??;
             confirms.push((run, confirm));
         }
         let mut published = Vec::with_capacity(confirms.len());
@@ -256,9 +257,13 @@ async fn publish_until_error(
     Ok(())
 }
 
-/// How long the publisher waits for the broker to answer one step (connect, confirm) before
-/// it reconnects: a connection closed under it (an operator's `close_all_connections`) must
-/// not leave the outbox unpublished for good.
+/// How long the publisher waits for the broker to answer one step (connect, declare, publish,
+/// confirm) before it reconnects, and the reaper one pass: a connection closed under it (an
+/// operator's `close_all_connections`) can leave lapin's answer pending for ever, and that must
+/// not leave the outbox unpublished for good. (A run once sat unpublished for minutes in
+/// cli/tests/broker.rs's 200-run sweep, its server holding no broker connection and its
+/// publisher polling nothing, most likely after the concurrent test that closes every
+/// connection; declaring and publishing were then the steps without a limit.)
 const BROKER_ANSWER: Duration = Duration::from_secs(30);
 
 /// `step`, or an error naming `what` once it has taken longer than `limit`.
@@ -303,7 +308,10 @@ async fn reaper(
             _ = tokio::time::sleep(every) => {}
             _ = stop.changed() => continue,
         }
-        match reap(&store, &url, after).await {
+        match within(BROKER_ANSWER, "reaping", reap(&store, &url, after))
+            .await
+            .and_then(|reaped| reaped)
+        {
             Ok(0) => {}
             Ok(n) => {
                 tracing::warn!("re-publishing {n} queued runs whose broker messages were lost");
