@@ -344,11 +344,11 @@ pub fn coalesced_bytes(lanes: u32, bytes: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn sectors(addresses: &[u64], bytes: u32) -> Vec<u64> {
         Sectors::default().fill(addresses, bytes).to_vec()
     }
-    use proptest::prelude::*;
 
     fn sector_bytes(addresses: &[u64], bytes: u32) -> u64 {
         sectors(addresses, bytes).len() as u64 * SECTOR

@@ -5,8 +5,6 @@ use super::decode::{Decoded, Decoder, Kind, Reg};
 use super::launch::{ConstBank, WarpPlace};
 use super::memory::{moved, Moved, SectorSet, Seen, Touched, SECTOR};
 use super::warp::{Step, Warp, NEVER_WRITTEN};
-
-mod skip;
 use super::Unresolved;
 use crate::arch::{memory_space, pipe, Arch, Pipe, Space};
 use crate::cfg::{immediate_post_dominators, Cfg, Exit};
@@ -14,6 +12,8 @@ use crate::error::{Error, Result};
 use crate::latency::{CriticalPath, LatencyTable};
 use crate::sass::Kernel;
 use std::collections::{BTreeMap, HashMap};
+
+mod skip;
 
 /// The most instructions one warp may execute before the emulator calls its loop endless.
 pub const MAX_WARP_INSTRUCTIONS: u64 = 100_000_000;

@@ -13,13 +13,13 @@
 //!   affine when the three visits have the same reconvergence stack and active lanes, the two
 //!   trips between them stayed in the loop's body (an inner loop visited once per trip of an
 //!   outer one is not skipped: the outer loop's registers are not followed), took the same
-//!   blocks without diverging or meeting an unresolved
-//!   branch and counted the same, every register advanced by the same step lane by lane
-//!   (unknown where unknown, predicates unchanged), and every access's addresses likewise.
+//!   blocks without diverging or meeting an unresolved branch and counted the same, every
+//!   register advanced by the same step lane by lane (unknown where unknown, predicates
+//!   unchanged), and every access's addresses likewise.
 //! - **How far.** Where the loop leaves is found by probing: a copy of the warp, advanced `j`
 //!   trips, runs one trip without counting anything; it passes if it takes the template's
 //!   blocks with its lanes, its branches all resolved, and its accesses at the predicted
-//!   addresses. `j` doubles from 0 until a probe fails, then bisects. The trips up to the last
+//!   addresses. `j` runs 0, 1, 3, 7, … until a probe fails, then bisects. The trips up to the last
 //!   that passed are skipped; the next one, and the exit with it, run as usual.
 //! - **What is assumed.** Trips between two that passed are taken to behave like them, so a
 //!   change confined to the middle of a stretch whose probes pass on both sides is missed,
@@ -460,10 +460,19 @@ impl Program<'_> {
     /// (counted, seen and streamed as if run), adds their other counts and advances the
     /// registers. `path` ends with the header of the next trip, as it will after them.
     fn repeat(&mut self, warp: &mut Warp, plan: &Plan, trips: u32, tally: &mut Profile, path: &mut Vec<u32>) {
-        let template: Vec<Issued> = self
-            .trace
-            .as_ref()
-            .map_or_else(Vec::new, |t| t[plan.trace.clone()].to_vec());
+        // The template's stream entries, each with whether it is an access (whose entry each
+        // trip replaces), told once rather than every trip.
+        let template: Vec<(Issued, bool)> = self.trace.as_ref().map_or_else(Vec::new, |t| {
+            t[plan.trace.clone()]
+                .iter()
+                .map(|e| {
+                    (
+                        *e,
+                        matches!(self.decoded[e.instruction as usize].kind, Kind::Memory(_)),
+                    )
+                })
+                .collect()
+        });
         // A shared access shifted by whole rows of banks takes the template's wavefronts
         // every trip: the tiled SGEMM's reads of its tiles, most of its accesses.
         let fixed: Vec<Option<Issued>> = plan
@@ -497,13 +506,8 @@ impl Program<'_> {
             }
             if let Some(trace) = &mut self.trace {
                 let mut m = moved.iter();
-                for e in &template {
-                    let memory = matches!(self.decoded[e.instruction as usize].kind, Kind::Memory(_));
-                    trace.push(if memory {
-                        m.next().copied().unwrap_or(*e)
-                    } else {
-                        *e
-                    });
+                for &(e, access) in &template {
+                    trace.push(if access { m.next().copied().unwrap_or(e) } else { e });
                 }
             }
         }
