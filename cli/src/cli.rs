@@ -275,6 +275,12 @@ pub struct CalibrateGpuArgs {
     /// (models/data/hopper.toml), every other line kept.
     #[arg(long, value_name = "FILE.toml")]
     pub architecture_file: Option<PathBuf>,
+    /// Also write the latency table's two calibrated figures, branch_taken and
+    /// block_replacement, fitted on DIR's occupancy_block256.csv and clock.csv, into this
+    /// latency table (kernel/data/latency/hopper.toml), every other line kept. The tables are
+    /// built into the binary: rebuild for the new figures to take effect.
+    #[arg(long, value_name = "FILE.toml")]
+    pub latency_file: Option<PathBuf>,
     /// Also fit on the launches of this benchmark set (a benchset.toml: docs/BENCHMARK-SETS.md,
     /// "Calibrating on a set"), through its gpu-queueing system's kernels; repeatable. A folder
     /// without saxpy2's sweep.csv and occupancy_block256.csv is then calibrated on the sets.

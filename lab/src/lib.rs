@@ -8,7 +8,7 @@
 //! calibrate the `gpu-queueing` model as saxpy2's do ([`set_samples`]) and TEG's four fitted
 //! numbers ([`teg_fit`]).
 //!
-//! Modules, lowest first (each uses only those above it): [`files`], [`launch`],
+//! Modules, lowest first (each uses only those above it): [`files`], [`toml_lines`], [`launch`],
 //! [`calibrate`], [`measurements`], [`benchset`], [`saxpy2`], [`set_samples`], [`teg_fit`],
 //! [`gpu`], [`validate`].
 
@@ -24,4 +24,5 @@ pub mod measurements;
 pub mod saxpy2;
 pub mod set_samples;
 pub mod teg_fit;
+pub mod toml_lines;
 pub mod validate;

@@ -23,6 +23,7 @@ use crate::benchset::BenchSet;
 use crate::measurements::Measurements;
 use crate::saxpy2;
 use crate::set_samples::kernel_params;
+use crate::toml_lines::{with_values, Assignment};
 
 /// The system model whose kernels a set's launches are planned on.
 const MODEL: &str = "gpu-teg";
@@ -345,69 +346,18 @@ pub fn refit_at_finest(launches: &mut [TegLaunch], gpu: &Gpu, point: TegPoint) -
 /// `text`, a TEG data file (teg/data/hopper.toml), with the fitted `point` in place of its
 /// four values, every other line and each line's comment kept.
 pub fn with_fitted_point(text: &str, point: TegPoint, origin: &str) -> Result<String> {
-    let wanted: [(&str, &str, String); 4] = [
-        ("", "taken_branch", format!("{}", point.taken_branch)),
-        ("memory", "efficiency", format!("{}", point.efficiency)),
-        ("memory", "queue_cycles", format!("{}", point.queue_cycles)),
-        ("blocks", "replacement", format!("{}", point.replacement)),
+    let at = |table, key, value: f64| Assignment {
+        table,
+        key,
+        value: format!("{value}"),
+    };
+    let wanted = [
+        at("", "taken_branch", point.taken_branch),
+        at("memory", "efficiency", point.efficiency),
+        at("memory", "queue_cycles", point.queue_cycles),
+        at("blocks", "replacement", point.replacement),
     ];
-    let mut found = [false; 4];
-    let mut table = String::new();
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let comment_at = line.find('#');
-        let code = line[..comment_at.unwrap_or(line.len())].trim();
-        if let Some(header) = table_header(code) {
-            table = header.to_owned();
-        }
-        let hit = code.split_once('=').and_then(|(key, _)| {
-            wanted
-                .iter()
-                .position(|(t, k, _)| *t == table && *k == key.trim())
-        });
-        match hit {
-            Some(i) if !found[i] => {
-                found[i] = true;
-                out.push(with_value(line, &wanted[i].2, comment_at));
-            }
-            _ => out.push(line.to_owned()),
-        }
-    }
-    if let Some(i) = found.iter().position(|f| !f) {
-        let (t, k, _) = &wanted[i];
-        let table = if t.is_empty() {
-            "the top level".to_owned()
-        } else {
-            format!("[{t}]")
-        };
-        return Err(anyhow!("{origin}: no `{k} = …` in {table}"));
-    }
-    Ok(out.join("\n") + "\n")
-}
-
-/// The table a line (its comment cut) opens, `[memory]` or `[ memory ]`; not an array of
-/// tables, nor a line of an array's values.
-fn table_header(code: &str) -> Option<&str> {
-    let inner = code.strip_prefix('[')?.strip_suffix(']')?.trim();
-    let bare = !inner.is_empty()
-        && inner
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
-    bare.then_some(inner)
-}
-
-/// `line` (`key = value  # comment`) with `value` in place of its value: its indentation and
-/// key as they were, the comment where it was if the new value leaves room.
-fn with_value(line: &str, value: &str, comment_at: Option<usize>) -> String {
-    let eq = line.find('=').unwrap_or(line.len());
-    let assignment = format!("{}= {value}", &line[..eq]);
-    match comment_at {
-        Some(at) => {
-            let pad = at.saturating_sub(assignment.len()).max(1);
-            format!("{assignment}{}{}", " ".repeat(pad), &line[at..])
-        }
-        None => assignment,
-    }
+    with_values(text, &wanted, origin)
 }
 
 /// What TEG's fit plans its launches with: the folder's saxpy2 SASS, the sets and their

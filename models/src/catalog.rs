@@ -326,7 +326,7 @@ pub fn components() -> Vec<Component> {
         Gpu {
             name: "H200 SXM 141GB",
             comment: "Hopper GH100 with 141 GB HBM3e; the H100's calibration carried over, not measured",
-            source: "NVIDIA H200 datasheet (2024): 132 SMs, 1980 MHz boost, 6016-bit HBM3e at 3201 MHz (4.8 TB/s), 700 W limit. From the H100 (same SMs and clocks): issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power; memoryQueueCycles scaled by the memory clocks (285.7 x 2619/3201); L2Size 60 MiB (the CUDA runtime's l2CacheSize on an H200, data/h200/props.csv: a device property, not a timing); the rest of the memory hierarchy (L2Bandwidth, L1WavefrontsPerCycle, sharedWavefrontsPerCycle, barrierCycles) the H100's, the same GH100, since the queue drains at the memory's pace; error bars the H100's, doubled (errorExtrapolation) since no calibrated domain is given. No H200 timing was used",
+            source: "NVIDIA H200 datasheet (2024): 132 SMs, 1980 MHz boost, 6016-bit HBM3e at 3201 MHz (4.8 TB/s), 700 W limit. From the H100 (same SMs and clocks): issueEfficiency, blockLaunchRate, warpSkew, kernelLaunchOverhead and power; memoryQueueCycles scaled by the memory clocks (285.88 x 2619/3201); L2Size 60 MiB (the CUDA runtime's l2CacheSize on an H200, data/h200/props.csv: a device property, not a timing); the rest of the memory hierarchy (L2Bandwidth, L1WavefrontsPerCycle, sharedWavefrontsPerCycle, barrierCycles) the H100's, the same GH100, since the queue drains at the memory's pace; error bars the H100's, doubled (errorExtrapolation) since no calibrated domain is given. No H200 timing was used",
             compute_capability: "9.0",
             sms: 132.0,
             sm_clock_mhz: 1980.0,

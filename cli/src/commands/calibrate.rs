@@ -1,6 +1,8 @@
 //! `hetsim calibrate`: kernel λ (eq. 4.4), link startup/λ per direction (eq. 5.5) and a GPU's
 //! `gpu-queueing` entry, fitted by hetsim-lab from measurements, printed for a catalog.
 
+use std::path::Path;
+
 use anyhow::{anyhow, Context, Result};
 use hetsim_lab::benchset::BenchSet;
 use hetsim_lab::calibrate::{kernel_from_csv, link_from_csv, KernelCalibration, LinkCalibration};
@@ -83,12 +85,12 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     } else {
         Some(latency_fit::fit(&m)?)
     };
-    // Checked before any file is written: TEG's data file and the catalog GPU it runs on.
+    // Everything is checked before any file is written: TEG's data file and the catalog GPU
+    // it runs on, then each file a fitted figure goes into.
     let teg_inputs = match &args.teg_file {
         Some(path) => {
             let origin = path.display().to_string();
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("--teg-file: reading {origin}"))?;
+            let text = read(path).context("--teg-file")?;
             let inputs = teg_fit::FitInputs::new(&m, &sets, &c.name, &text, &origin).with_context(|| {
                 format!(
                     "--teg-file: TEG runs on the catalog's GPU named by --name (here `{}`) with {origin}'s parameters",
@@ -99,26 +101,47 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         }
         None => None,
     };
+    let architecture_text = match &args.architecture_file {
+        Some(path) => {
+            let fit = l2.ok_or_else(|| {
+                anyhow!(
+                    "--architecture-file: {} has no kit/benchset.toml to fit the L2 figure on",
+                    args.dir.display()
+                )
+            })?;
+            Some((
+                path,
+                with_fitted_value(&read(path)?, fit, &path.display().to_string())?,
+            ))
+        }
+        None => None,
+    };
+    let latency_text = match &args.latency_file {
+        Some(path) => {
+            let fit = latency.as_ref().ok_or_else(|| {
+                anyhow!(
+                    "--latency-file: {} has no occupancy_block256.csv and clock.csv to fit the latency table on",
+                    args.dir.display()
+                )
+            })?;
+            let origin = path.display().to_string();
+            Some((
+                path,
+                latency_fit::with_fitted_figures(&read(path)?, fit, &origin)?,
+            ))
+        }
+        None => None,
+    };
     if let Some(path) = &args.data_file {
-        let text = data_file(&c, &args.dir.display().to_string(), &c.name);
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        write(path, &data_file(&c, &args.dir.display().to_string(), &c.name))?;
     }
-    if let Some(path) = &args.architecture_file {
-        let fit = l2.ok_or_else(|| {
-            anyhow!(
-                "--architecture-file: {} has no kit/benchset.toml to fit the L2 figure on",
-                args.dir.display()
-            )
-        })?;
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {origin}"))?;
-        std::fs::write(path, with_fitted_value(&text, fit, &origin)?)
-            .with_context(|| format!("writing {origin}"))?;
+    for (path, text) in architecture_text.iter().chain(&latency_text) {
+        write(path, text)?;
     }
     let teg = match &teg_inputs {
         Some((path, inputs)) => {
             let (fit, text) = inputs.fit_file(&m)?;
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+            write(path, &text)?;
             Some(fit)
         }
         None => None,
@@ -197,6 +220,14 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         println!("{k} = {}", toml_number(v));
     }
     Ok(())
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 /// A number as a person writes it in TOML, every digit kept: `132`, `285.7035598032425`,
