@@ -21,6 +21,9 @@ pub const BANKS: u64 = 32;
 /// against chosen keys buys nothing, and hashing was a fifth of a long kernel's emulation.
 pub type SectorSet = HashSet<u64, SectorHash>;
 
+/// No sector: an address / 32 never has every bit set.
+const NO_SECTOR: u64 = u64::MAX;
+
 /// Builds [`SectorHasher`]s.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SectorHash;
@@ -77,22 +80,33 @@ impl Sectors {
     /// increasing order: each moves once (a coalesced float access moves 4 sectors; a stride
     /// of 2 floats, 8).
     fn fill(&mut self, addresses: &[u64], bytes: u32) -> &[u64] {
-        let all = addresses.iter().flat_map(|&a| {
-            let last = a.saturating_add(u64::from(bytes.max(1)) - 1);
-            a / SECTOR..=last / SECTOR
-        });
-        // Neighbouring lanes mostly share a sector: each run of one sector is kept once.
-        let runs = changes(all);
+        let span = u64::from(bytes.max(1)) - 1;
         let mut len = 0;
-        for s in runs.clone() {
-            if len == self.inline.len() {
-                break;
+        let mut last = NO_SECTOR;
+        // Neighbouring lanes mostly share a sector: each run of one sector is kept once.
+        let mut keep = |s: u64| {
+            if s != last {
+                last = s;
+                if len < self.inline.len() {
+                    self.inline[len] = s;
+                } else {
+                    if len == self.inline.len() {
+                        self.spilled.extend_from_slice(&self.inline);
+                    }
+                    self.spilled.push(s);
+                }
+                len += 1;
             }
-            self.inline[len] = s;
-            len += 1;
+        };
+        for &a in addresses {
+            let (first, end) = (a / SECTOR, a.saturating_add(span) / SECTOR);
+            keep(first);
+            // At most one more sector a lane for up to 32 bytes, the common case.
+            if end != first {
+                (first + 1..=end).for_each(&mut keep);
+            }
         }
-        let list: &mut [u64] = if len == self.inline.len() && runs.clone().count() > len {
-            self.spilled = runs.collect();
+        let list: &mut [u64] = if len > self.inline.len() {
             &mut self.spilled
         } else {
             &mut self.inline[..len]

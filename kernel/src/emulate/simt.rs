@@ -341,7 +341,7 @@ impl<'a> Program<'a> {
         };
         let traffic = match addresses {
             Some(addresses) => {
-                self.watch.log(i, lanes, addresses);
+                self.watch.log(i, lanes, addresses.as_ref());
                 self.account(i, lanes, addresses.as_deref(), tally)
             }
             None => Moved::default(),

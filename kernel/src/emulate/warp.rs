@@ -488,6 +488,13 @@ impl Addresses {
         })
     }
 
+    /// Moves these addresses on by `step` (wrapping).
+    pub fn step_by(&mut self, step: &Addresses) {
+        for (a, s) in self.lanes.iter_mut().zip(&step.lanes) {
+            *a = a.wrapping_add(*s);
+        }
+    }
+
     /// These addresses advanced `times` steps of `step` (wrapping).
     pub fn advanced(&self, step: &Addresses, times: u64) -> Addresses {
         let mut out = *self;

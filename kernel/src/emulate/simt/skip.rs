@@ -102,7 +102,7 @@ struct Stepped {
 impl Stepped {
     /// Addresses `trips` trips after the template.
     fn at(&self, trips: u64) -> Option<Addresses> {
-        self.addresses.map(|(a, step)| a.advanced(&step, trips))
+        self.addresses.as_ref().map(|(a, step)| a.advanced(step, trips))
     }
 }
 
@@ -118,12 +118,12 @@ impl Watch {
     }
 
     /// Logs an access while some loop is watched.
-    pub(super) fn log(&mut self, instruction: usize, lanes: u32, addresses: Option<Addresses>) {
+    pub(super) fn log(&mut self, instruction: usize, lanes: u32, addresses: Option<&Addresses>) {
         if self.logging {
             self.log.push(Logged {
                 instruction,
                 lanes,
-                addresses,
+                addresses: addresses.copied(),
             });
             if self.log.len() > LOG_CAP {
                 self.forget(|_| true);
@@ -491,11 +491,15 @@ impl Program<'_> {
             })
             .collect();
         let mut moved = Vec::with_capacity(plan.accesses.len());
-        for t in 1..=u64::from(trips) {
+        // Each access's addresses, stepped on in place from trip to trip.
+        let mut at: Vec<Option<Addresses>> = plan.accesses.iter().map(|s| s.at(0)).collect();
+        for _ in 0..trips {
             moved.clear();
-            for (s, fixed) in plan.accesses.iter().zip(&fixed) {
-                let addresses = s.at(t);
-                self.watch.log(s.instruction, s.lanes, addresses);
+            for ((s, fixed), addresses) in plan.accesses.iter().zip(&fixed).zip(&mut at) {
+                if let (Some(a), Some((_, step))) = (addresses.as_mut(), &s.addresses) {
+                    a.step_by(step);
+                }
+                self.watch.log(s.instruction, s.lanes, addresses.as_ref());
                 moved.push(match fixed {
                     Some(issued) => *issued,
                     None => {
