@@ -232,8 +232,9 @@ fn queued(port: u16, path: &str, submission: &serde_json::Value) -> String {
     answer["id"].as_str().expect("an id").to_owned()
 }
 
-/// A run that spins `spin` times between sleeps: seconds of wall time at a few thousand.
-const SLOW_APP: &str = "let n = 0;\nfor i in 0..spin { for j in 0..2000 { n += j; } sim.sleep(0.001); }\n";
+/// A run that spins `spin` times 3 ms on the clock between sleeps: seconds of wall time at a
+/// few thousand, in a debug build or a release one.
+const SLOW_APP: &str = "let n = 0;\nfor i in 0..spin { let t = timestamp(); while t.elapsed < 0.003 { n += 1; } sim.sleep(0.001); }\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_cancels_a_sweep_and_deletes_a_run_from_their_pages() {
