@@ -48,7 +48,9 @@ fn a_worker_killed_mid_sweep_loses_nothing() {
     let (_server, port) = broker_server(&db);
     let mut victim = worker(&db, &queue, "victim");
     let _other = worker(&db, &queue, "other");
-    let sweep = slow_sweep(port, &queue, 30, 40);
+    // Runs of about half a second, so that the 200 ms poll finds the victim mid-run with
+    // time to kill it before the run ends.
+    let sweep = slow_sweep(port, &queue, 30, 150);
     // Wait until the victim is in the middle of a run, then kill -9 it.
     let lost = wait_for(|| {
         runs_of(port, &sweep)
