@@ -94,6 +94,39 @@ fn closing_every_broker_connection_mid_sweep_loses_nothing() {
     assert_all_done_once(port, &sweep, 40);
 }
 
+/// The broker closes the server's publishing connection while it is idle; the next run goes
+/// to a queue not declared yet. Declaring it on the dead connection fails, and that must make
+/// the publisher reconnect, not set the queue aside as refused: it did, and the run stayed
+/// unpublished for good (a concurrent test's close once left the 200-run sweep's first run so).
+#[test]
+fn a_new_queue_after_every_broker_connection_was_closed_is_published() {
+    if !services() {
+        return;
+    }
+    let fixture = Fixture::new("reopen");
+    let later = Fixture::new("reopen-later");
+    let (db, queue) = (fixture.db.clone(), fixture.queue.clone());
+    let (_server, port) = broker_server(&db);
+    let _first = worker(&db, &queue, "first");
+    let before = sweep_of_slow_app(port, &queue, &["spin=1"]);
+    assert_all_done_once(port, &before, 1);
+    let closed = Command::new("rabbitmqctl")
+        .args([
+            "close_all_connections",
+            "hetsim test: the publisher's connection closed",
+        ])
+        .output()
+        .expect("rabbitmqctl runs");
+    assert!(
+        closed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&closed.stderr)
+    );
+    let _second = worker(&db, &later.queue, "second");
+    let after = sweep_of_slow_app(port, &later.queue, &["spin=1"]);
+    assert_all_done_once(port, &after, 1);
+}
+
 #[test]
 fn a_run_that_kills_its_worker_fails_after_its_attempts() {
     if !services() {

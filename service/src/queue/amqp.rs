@@ -222,6 +222,11 @@ async fn publish_until_error(
             if !declared.contains(&run.queue) {
                 let declaring = declare_apart(&connection, &run.queue, attempts);
                 if let Err(e) = within(BROKER_ANSWER, "declaring a queue", declaring).await? {
+                    // A declaration on a connection the broker has closed fails too: that is
+                    // the connection's fault, not the queue's.
+                    if !connection.status().connected() {
+                        return Err(e.context("declaring a queue: the connection to the broker is lost"));
+                    }
                     tracing::warn!(
                         queue = run.queue,
                         "{e:#}; its runs wait, the other queues' are published; retrying in {} s",
@@ -260,10 +265,7 @@ async fn publish_until_error(
 /// How long the publisher waits for the broker to answer one step (connect, declare, publish,
 /// confirm) before it reconnects, and the reaper one pass: a connection closed under it (an
 /// operator's `close_all_connections`) can leave lapin's answer pending for ever, and that must
-/// not leave the outbox unpublished for good. (A run once sat unpublished for minutes in
-/// cli/tests/broker.rs's 200-run sweep, its server holding no broker connection and its
-/// publisher polling nothing, most likely after the concurrent test that closes every
-/// connection; declaring and publishing were then the steps without a limit.)
+/// not leave the outbox unpublished for good.
 const BROKER_ANSWER: Duration = Duration::from_secs(30);
 
 /// `step`, or an error naming `what` once it has taken longer than `limit`.
