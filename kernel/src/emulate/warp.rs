@@ -44,7 +44,7 @@ impl<'a> Warp<'a> {
         Warp {
             place,
             bank,
-            r: vec![Lanes::UNKNOWN; 255],
+            r: Vec::new(),
             ur: [None; 63],
             p: [Bits::UNKNOWN; 7],
             up: [None; 7],
@@ -78,7 +78,7 @@ impl<'a> Warp<'a> {
     pub fn advance(&mut self, reg: Reg, step: &Lanes, times: u32) {
         match reg {
             Reg::R(n) => {
-                let r = &mut self.r[n as usize];
+                let r = self.r_mut(n);
                 for lane in lanes_of(r.known) {
                     r.v[lane] = r.v[lane].wrapping_add(step.v[lane].wrapping_mul(times));
                 }
@@ -92,9 +92,20 @@ impl<'a> Warp<'a> {
         }
     }
 
+    /// Register `n`, the file grown to hold it: a warp starts with no register (each unknown
+    /// until written), since a kernel writes a few dozen of the 255 and a launch's grouping
+    /// starts thousands of warps.
+    fn r_mut(&mut self, n: u8) -> &mut Lanes {
+        let n = usize::from(n);
+        if n >= self.r.len() {
+            self.r.resize(n + 1, Lanes::UNKNOWN);
+        }
+        &mut self.r[n]
+    }
+
     fn read_reg(&self, reg: Reg) -> Lanes {
         match reg {
-            Reg::R(n) => self.r[n as usize],
+            Reg::R(n) => self.r.get(usize::from(n)).copied().unwrap_or(Lanes::UNKNOWN),
             Reg::Ur(n) => Lanes::from_option(self.ur[n as usize]),
             Reg::P(_) | Reg::Up(_) | Reg::Cc => Lanes::UNKNOWN,
         }
@@ -158,7 +169,7 @@ impl<'a> Warp<'a> {
         let Some(reg) = reg else { return };
         let unknown = match reg {
             Reg::R(n) => {
-                let r = &mut self.r[n as usize];
+                let r = self.r_mut(n);
                 if lanes == ALL {
                     r.v = result.v;
                 } else {
