@@ -82,15 +82,7 @@ fn closing_every_broker_connection_mid_sweep_loses_nothing() {
     let _w2 = worker(&db, &queue, "c2");
     let sweep = slow_sweep(port, &queue, 40, 20);
     wait_for(|| (sweep_summary(port, &sweep)["done"].as_u64().unwrap() >= 3).then_some(()));
-    let closed = Command::new("rabbitmqctl")
-        .args(["close_all_connections", "hetsim test: broker connections closed"])
-        .output()
-        .expect("rabbitmqctl runs");
-    assert!(
-        closed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&closed.stderr)
-    );
+    close_every_broker_connection("broker connections closed");
     assert_all_done_once(port, &sweep, 40);
 }
 
@@ -110,18 +102,7 @@ fn a_new_queue_after_every_broker_connection_was_closed_is_published() {
     let _first = worker(&db, &queue, "first");
     let before = sweep_of_slow_app(port, &queue, &["spin=1"]);
     assert_all_done_once(port, &before, 1);
-    let closed = Command::new("rabbitmqctl")
-        .args([
-            "close_all_connections",
-            "hetsim test: the publisher's connection closed",
-        ])
-        .output()
-        .expect("rabbitmqctl runs");
-    assert!(
-        closed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&closed.stderr)
-    );
+    close_every_broker_connection("the publisher's connection closed");
     let _second = worker(&db, &later.queue, "second");
     let after = sweep_of_slow_app(port, &later.queue, &["spin=1"]);
     assert_all_done_once(port, &after, 1);

@@ -218,16 +218,15 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
         .expect("copies");
     }
     let kit_only_arg = kit_only.display().to_string();
-    let out = ok_json(&[
+    // `calibrate gpu` of that folder on the kit's set; each call below adds its flags.
+    let kit_only_calibration = [
         "calibrate",
         "gpu",
         &kit_only_arg,
         "--set",
         "examples/validation/data/h100/kit/benchset.toml",
-        "--data-file",
-        &file_arg,
-        "--json",
-    ]);
+    ];
+    let out = ok_json(&[&kit_only_calibration[..], &["--data-file", &file_arg, "--json"]].concat());
     let on_the_kit = std::fs::read_to_string(&file).expect("the data file is written");
     assert!(
         on_the_kit.contains(
@@ -246,16 +245,10 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
     let teg_arg = teg.display().to_string();
     let unknown = failure(
         &[
-            "calibrate",
-            "gpu",
-            &kit_only_arg,
-            "--set",
-            "examples/validation/data/h100/kit/benchset.toml",
-            "--name",
-            "Nonesuch GPU",
-            "--teg-file",
-            &teg_arg,
-        ],
+            &kit_only_calibration[..],
+            &["--name", "Nonesuch GPU", "--teg-file", &teg_arg],
+        ]
+        .concat(),
         None,
     );
     assert!(
@@ -270,16 +263,10 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
     std::fs::remove_file(&file).ok();
     let no_occupancy = failure(
         &[
-            "calibrate",
-            "gpu",
-            &kit_only_arg,
-            "--set",
-            "examples/validation/data/h100/kit/benchset.toml",
-            "--data-file",
-            &file_arg,
-            "--latency-file",
-            &latency_arg,
-        ],
+            &kit_only_calibration[..],
+            &["--data-file", &file_arg, "--latency-file", &latency_arg],
+        ]
+        .concat(),
         None,
     );
     assert!(

@@ -101,37 +101,24 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         }
         None => None,
     };
-    let architecture_text = match &args.architecture_file {
-        Some(path) => {
-            let fit = l2.ok_or_else(|| {
-                anyhow!(
-                    "--architecture-file: {} has no kit/benchset.toml to fit the L2 figure on",
-                    args.dir.display()
-                )
-            })?;
-            Some((
-                path,
-                with_fitted_value(&read(path)?, fit, &path.display().to_string())?,
-            ))
-        }
-        None => None,
-    };
-    let latency_text = match &args.latency_file {
-        Some(path) => {
-            let fit = latency.as_ref().ok_or_else(|| {
-                anyhow!(
-                    "--latency-file: {} has no occupancy_block256.csv and clock.csv to fit the latency table on",
-                    args.dir.display()
-                )
-            })?;
-            let origin = path.display().to_string();
-            Some((
-                path,
-                latency_fit::with_fitted_figures(&read(path)?, fit, &origin)?,
-            ))
-        }
-        None => None,
-    };
+    let architecture_text = fitted_text(
+        args.architecture_file.as_deref(),
+        l2,
+        &format!(
+            "--architecture-file: {} has no kit/benchset.toml to fit the L2 figure on",
+            args.dir.display()
+        ),
+        with_fitted_value,
+    )?;
+    let latency_text = fitted_text(
+        args.latency_file.as_deref(),
+        latency,
+        &format!(
+            "--latency-file: {} has no occupancy_block256.csv and clock.csv to fit the latency table on",
+            args.dir.display()
+        ),
+        |text, fit, origin| latency_fit::with_fitted_figures(text, &fit, origin),
+    )?;
     if let Some(path) = &args.data_file {
         write(path, &data_file(&c, &args.dir.display().to_string(), &c.name))?;
     }
@@ -220,6 +207,20 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         println!("{k} = {}", toml_number(v));
     }
     Ok(())
+}
+
+/// The file at `path` (where a flag names one) as `with_fit` writes `fit` into it, every
+/// other line kept; `missing` is the error where the folder gave no fit.
+fn fitted_text<'a, F>(
+    path: Option<&'a Path>,
+    fit: Option<F>,
+    missing: &str,
+    with_fit: impl FnOnce(&str, F, &str) -> Result<String>,
+) -> Result<Option<(&'a Path, String)>> {
+    let Some(path) = path else { return Ok(None) };
+    let fit = fit.ok_or_else(|| anyhow!("{missing}"))?;
+    let text = with_fit(&read(path)?, fit, &path.display().to_string())?;
+    Ok(Some((path, text)))
 }
 
 fn read(path: &Path) -> Result<String> {

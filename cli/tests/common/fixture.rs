@@ -216,6 +216,20 @@ pub fn runs_of(port: u16, sweep: &str) -> Vec<serde_json::Value> {
     .clone()
 }
 
+/// Has RabbitMQ close every client connection (`rabbitmqctl close_all_connections`), every
+/// test's alike, giving `reason`.
+pub fn close_every_broker_connection(reason: &str) {
+    let closed = Command::new("rabbitmqctl")
+        .args(["close_all_connections", &format!("hetsim test: {reason}")])
+        .output()
+        .expect("rabbitmqctl runs");
+    assert!(
+        closed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&closed.stderr)
+    );
+}
+
 /// Queues a sweep of the slow app with `runs` runs (spin = spin, spin + 1, spin + 2, …);
 /// returns its id.
 pub fn slow_sweep(port: u16, queue: &str, runs: usize, spin: usize) -> String {
