@@ -48,7 +48,9 @@
 //! - **Grouping** (`group`): warps are points of (warp within block) × (block x, y, z), and
 //!   that box is covered by sub-boxes whose corners, centre and one pseudo-random warp behave
 //!   alike (equal counts, bytes, latency and block path — not equal addresses); others are
-//!   halved along the longest axis on which two corners disagree. Behaviour set by thresholds on the coordinates (`i < n`,
+//!   cut along the longest axis on which two corners disagree: a slab at either end peeled
+//!   off where the behaviour changes right there, halved otherwise. Behaviour set by
+//!   thresholds on the coordinates (`i < n`,
 //!   a domain's edges, partial warps) is found exactly; a launch of 12.5 million alike warps
 //!   emulates six. A behaviour confined to the inside of a box whose probed warps agree is
 //!   missed. Past [`MAX_EMULATED_WARPS`] emulated warps, the boxes left are sampled uniformly

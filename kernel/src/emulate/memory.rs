@@ -242,24 +242,32 @@ pub struct Moved {
 /// Where [`moved`] records the sectors an access touches, when asked to.
 #[derive(Default)]
 pub struct Seen<'a> {
-    /// Sectors the block has loaded: a global load's sectors found here are L1 hits.
+    /// Sectors the block has loaded: a global load's sectors found here are L1 hits (and,
+    /// where `touched` is counted too, among its sectors already).
     pub block_loads: Option<&'a mut SectorSet>,
     /// Every sector touched so far, when counted.
     pub touched: Option<&'a mut Touched>,
 }
 
-/// What an access of `bytes` per lane in `space` by `lanes` at `addresses` (unknown if
-/// `None`) moves. A global load's sectors are split into hits and misses against
-/// `seen.block_loads` where given (a store's all leave the SM).
-pub fn moved(
-    addresses: Option<&[u64]>,
-    space: Space,
-    bytes: u32,
-    lanes: u32,
-    load: bool,
-    seen: Seen,
-) -> Moved {
+/// Where an access's lanes go.
+#[derive(Debug, Clone, Copy)]
+pub enum Target<'a> {
+    /// Each active lane's address, in lane order; `None` where some are unknown.
+    Lanes(Option<&'a [u64]>),
+    /// The distinct sectors of a global access, in increasing order, gathered already (a
+    /// replayed loop's access that moves by whole sectors a trip: [`shifted`]).
+    Sectors(&'a [u64]),
+}
+
+/// What an access of `bytes` per lane in `space` by `lanes` at `target` moves. A global
+/// load's sectors are split into hits and misses against `seen.block_loads` where given (a
+/// store's all leave the SM).
+pub fn moved(target: Target, space: Space, bytes: u32, lanes: u32, load: bool, seen: Seen) -> Moved {
     let count = lanes.count_ones();
+    let addresses = match target {
+        Target::Lanes(addresses) => addresses,
+        Target::Sectors(list) => return global_moved(list, bytes, count, load, seen),
+    };
     if space == Space::Shared {
         let ideal = conflict_free_wavefronts(count, bytes, u64::MAX);
         let wavefronts = addresses.map_or(ideal, |a| bank_wavefronts(a, bytes, lanes));
@@ -283,17 +291,41 @@ pub fn moved(
             ..Moved::default()
         };
     };
-    let mut buffer = Sectors::default();
-    let list = buffer.fill(addresses, bytes);
+    global_moved(
+        Sectors::default().fill(addresses, bytes),
+        bytes,
+        count,
+        load,
+        seen,
+    )
+}
+
+/// What a global access of `bytes` per lane by `count` lanes, touching the distinct sectors
+/// `list` (increasing), moves.
+fn global_moved(list: &[u64], bytes: u32, count: u32, load: bool, seen: Seen) -> Moved {
+    let coalesced = coalesced_bytes(count, bytes) / SECTOR;
     let n = list.len() as u64;
     // One wavefront per line, and one per register the data path returns (as for shared).
     let l1_wavefronts = lines(list).max(u64::from(bytes.max(4) / 4));
-    if let Some(all) = seen.touched {
-        all.add(list, load);
-    }
     let missed = match seen.block_loads.filter(|_| load) {
-        Some(loads) => list.iter().filter(|&&s| loads.insert(s)).count() as u64,
-        None => n,
+        Some(loads) => {
+            // A sector the block loaded before is among those touched already.
+            let mut touched = seen.touched;
+            let mut missed = 0;
+            for &s in list.iter().filter(|&&s| loads.insert(s)) {
+                missed += 1;
+                if let Some(all) = touched.as_deref_mut() {
+                    all.sectors.insert(s);
+                }
+            }
+            missed
+        }
+        None => {
+            if let Some(all) = seen.touched {
+                all.add(list, load);
+            }
+            n
+        }
     };
     Moved {
         sectors: n,
@@ -349,6 +381,47 @@ impl Touched {
     }
 }
 
+/// The distinct sectors (address / 32, increasing) that lanes accessing `bytes` each at
+/// `addresses` touch: a coalesced float access touches 4; a stride of 2 floats, 8.
+fn sectors(addresses: &[u64], bytes: u32) -> Vec<u64> {
+    Sectors::default().fill(addresses, bytes).to_vec()
+}
+
+/// The sectors of a replayed loop's global access whose lanes all move by the same whole
+/// sectors each trip (the naive SGEMM's rows and columns): moved on a trip at a time instead
+/// of gathered from 32 lanes each trip.
+pub struct Shifting {
+    list: Vec<u64>,
+    /// Sectors a trip, signed: a loop may walk down.
+    by: i64,
+}
+
+impl Shifting {
+    /// The sectors of lanes accessing `bytes` each at `addresses`, for `trips` trips that each
+    /// move every lane by `step` bytes (wrapping). `None` unless the step is whole sectors and
+    /// no sector wraps around the address space within those trips.
+    pub fn new(addresses: &[u64], bytes: u32, step: u64, trips: u32) -> Option<Shifting> {
+        if step % SECTOR != 0 {
+            return None;
+        }
+        let by = (step as i64) / SECTOR as i64;
+        let list = sectors(addresses, bytes);
+        let last = i128::from(u64::MAX / SECTOR);
+        // Sectors move monotonically, so the ends of the list at the last trip tell.
+        let stays = |s: u64| (0..=last).contains(&(i128::from(s) + i128::from(by) * i128::from(trips)));
+        let fits = list.first().is_none_or(|&s| stays(s)) && list.last().is_none_or(|&s| stays(s));
+        fits.then_some(Shifting { list, by })
+    }
+
+    /// The sectors a trip later.
+    pub fn next(&mut self) -> &[u64] {
+        for s in &mut self.list {
+            *s = s.wrapping_add_signed(self.by);
+        }
+        &self.list
+    }
+}
+
 /// Bytes moved when the addresses are unknown: `lanes` accesses of `bytes`, taken as fully
 /// coalesced (rounded up to whole sectors).
 pub fn coalesced_bytes(lanes: u32, bytes: u32) -> u64 {
@@ -359,10 +432,6 @@ pub fn coalesced_bytes(lanes: u32, bytes: u32) -> u64 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-
-    fn sectors(addresses: &[u64], bytes: u32) -> Vec<u64> {
-        Sectors::default().fill(addresses, bytes).to_vec()
-    }
 
     fn sector_bytes(addresses: &[u64], bytes: u32) -> u64 {
         sectors(addresses, bytes).len() as u64 * SECTOR
@@ -406,6 +475,20 @@ mod tests {
     }
 
     #[test]
+    fn only_whole_sectors_within_the_address_space_shift() {
+        let lanes = strided(1 << 20, 1, 4, 32);
+        assert!(Shifting::new(&lanes, 4, 16, 4).is_none(), "half a sector a trip");
+        let down = (-(1i64 << 20)) as u64;
+        assert!(Shifting::new(&lanes, 4, down, 1).is_some());
+        assert!(
+            Shifting::new(&lanes, 4, down, 2).is_none(),
+            "below address 0 on the second trip"
+        );
+        let top = strided(u64::MAX - 127, 1, 4, 32);
+        assert!(Shifting::new(&top, 4, 32, 1).is_none(), "past the last sector");
+    }
+
+    #[test]
     fn bank_conflicts() {
         let all = u32::MAX;
         let w = |stride, bytes| bank_wavefronts(&strided(0x400, stride, bytes, 32), bytes, all);
@@ -440,6 +523,25 @@ mod tests {
             let actual = bank_wavefronts(&strided(base, stride, 4, lanes), 4, u32::MAX);
             prop_assert!(actual >= 1 && actual <= lanes);
             prop_assert!(conflict_free_wavefronts(lanes as u32, 4, actual) <= actual);
+        }
+
+        /// A replayed access's sectors moved on by whole sectors are those gathered afresh
+        /// from its lanes' addresses moved on likewise.
+        #[test]
+        fn shifted_sectors_are_those_of_the_moved_lanes(
+            base in 0u64..1 << 40,
+            stride in 0u64..40,
+            bytes in prop::sample::select(vec![4u32, 8, 16]),
+            step in -64i64..64,
+            trips in 1u32..20,
+        ) {
+            let addresses = strided(base / 4 * 4 + (1 << 20), stride, bytes, 32);
+            let step = (step * SECTOR as i64) as u64;
+            let mut shifting = Shifting::new(&addresses, bytes, step, trips).expect("whole sectors, no wrap");
+            for trip in 1..=u64::from(trips) {
+                let moved: Vec<u64> = addresses.iter().map(|a| a.wrapping_add(step.wrapping_mul(trip))).collect();
+                prop_assert_eq!(shifting.next().to_vec(), sectors(&moved, bytes));
+            }
         }
 
         #[test]

@@ -3,7 +3,7 @@
 
 use super::decode::{Decoded, Decoder, Kind, Reg};
 use super::launch::{ConstBank, WarpPlace};
-use super::memory::{moved, Moved, SectorSet, Seen, Touched, SECTOR};
+use super::memory::{moved, Moved, SectorSet, Seen, Target, Touched, SECTOR};
 use super::warp::{Step, Warp, NEVER_WRITTEN};
 use super::Unresolved;
 use crate::arch::{memory_space, pipe, Arch, Pipe, Space};
@@ -342,7 +342,7 @@ impl<'a> Program<'a> {
         let traffic = match addresses {
             Some(addresses) => {
                 self.watch.log(i, lanes, addresses.as_ref());
-                self.account(i, lanes, addresses.as_deref(), tally)
+                self.account(i, lanes, Target::Lanes(addresses.as_deref()), tally)
             }
             None => Moved::default(),
         };
@@ -353,9 +353,9 @@ impl<'a> Program<'a> {
         Ok(step)
     }
 
-    /// What access `i` by `lanes` at `addresses` moves, counted in `tally` and in the sectors
-    /// seen so far.
-    fn account(&mut self, i: usize, lanes: u32, addresses: Option<&[u64]>, tally: &mut Profile) -> Moved {
+    /// What access `i` by `lanes` at `target` moves, counted in `tally` and in the sectors seen
+    /// so far.
+    fn account(&mut self, i: usize, lanes: u32, target: Target, tally: &mut Profile) -> Moved {
         let Kind::Memory(access) = &self.decoded[i].kind else {
             return Moved::default();
         };
@@ -364,15 +364,17 @@ impl<'a> Program<'a> {
             touched: self.touched.as_mut(),
         };
         let load = self.costs[i].global_load;
-        let m = moved(addresses, access.space, access.bytes, lanes, load, seen);
+        let m = moved(target, access.space, access.bytes, lanes, load, seen);
         tally.gmem_bytes += m.sectors * SECTOR;
         tally.unknown_address_accesses += u64::from(m.unknown);
         m
     }
 
-    /// Starts counting the distinct sectors global accesses touch from now on.
+    /// Starts counting the distinct sectors global accesses touch from now on, and ends the
+    /// block (until [`Program::start_block`]), whose loads were not counted.
     pub fn count_touched(&mut self) {
         self.touched = Some(Touched::default());
+        self.block_loads = None;
     }
 
     /// The distinct sectors loaded plus the distinct sectors stored since

@@ -19,8 +19,13 @@
 //! - **How far.** Where the loop leaves is found by probing: a copy of the warp, advanced `j`
 //!   trips, runs one trip without counting anything; it passes if it takes the template's
 //!   blocks with its lanes, its branches all resolved, and its accesses at the predicted
-//!   addresses. `j` runs 0, 1, 3, 7, … until a probe fails, then bisects. The trips up to the last
-//!   that passed are skipped; the next one, and the exit with it, run as usual.
+//!   addresses. Probes 0 and 1 give the line each integer comparison's inputs follow; where
+//!   some comparison would change order on it (the loop's own test, `k < n`, at its last trip),
+//!   the trip before that is probed first and, passing, settles it. Otherwise `j` runs 0, 1, 3,
+//!   7, … until a probe fails, then bisects. The trips up to the last that passed are skipped;
+//!   the next one, and the exit with it, run as usual.
+//! - **Replaying.** A global access whose lanes all move by the same whole sectors a trip has
+//!   its sectors moved on too, instead of gathered again from its 32 addresses.
 //! - **What is assumed.** Trips between two that passed are taken to behave like them, so a
 //!   change confined to the middle of a stretch whose probes pass on both sides is missed,
 //!   the price of not running every trip. A test runs every shipped kernel both ways and
@@ -29,12 +34,15 @@
 use super::super::alu::Op;
 use super::super::decode::{Kind, Reg};
 use super::super::lanes::{lanes_of, Lanes};
-use super::super::memory::BANKS;
+use super::super::memory::{Shifting, Target, BANKS};
 use super::super::warp::{Addresses, Held, Step, Warp};
 use super::{Frame, Issued, Profile, Program};
 use crate::arch::Space;
 use crate::cfg::Exit;
+use line::{first_reorder, on_the_line};
 use std::ops::Range;
+
+mod line;
 
 /// Visits of a loop's header kept: three give two trips to compare.
 const VISITS: usize = 3;
@@ -180,32 +188,6 @@ impl Profile {
             add(x, y);
         }
     }
-}
-
-/// Whether comparison inputs `c`, read `j` trips from now, are those of trip 0 (`first`)
-/// plus `j` times the step from trip 0 to trip 1 (`second`), and compare as in trip 0.
-fn on_the_line(
-    first: &[Option<(i64, i64)>],
-    second: &[Option<(i64, i64)>],
-    c: &[Option<(i64, i64)>],
-    j: u32,
-) -> bool {
-    let j = i128::from(j);
-    let line =
-        |x0: i64, x1: i64, z: i64| i128::from(x0) + j * (i128::from(x1) - i128::from(x0)) == i128::from(z);
-    first.len() == c.len()
-        && second.len() == c.len()
-        && first
-            .iter()
-            .zip(second)
-            .zip(c)
-            .all(|((x, y), z)| match (x, y, z) {
-                (Some(x), Some(y), Some(z)) => {
-                    line(x.0, y.0, z.0) && line(x.1, y.1, z.1) && z.0.cmp(&z.1) == x.0.cmp(&x.1)
-                }
-                (None, None, None) => true,
-                _ => false,
-            })
 }
 
 /// The step from `a` to `b` if `c` is `b` plus the same step: words known in the same lanes
@@ -363,6 +345,17 @@ impl Program<'_> {
                 .is_some_and(|c| on_the_line(&first, &second, &c, j))
         };
         let (mut good, mut bad) = (1, cap);
+        // Where the comparisons' line says the loop leaves, one probe usually settles it.
+        if let Some(flip) = first_reorder(&first, &second) {
+            let last = u32::try_from(flip - 1).unwrap_or(u32::MAX).min(cap - 1);
+            if last <= good {
+                return good + 1;
+            }
+            if passes(last) {
+                return last + 1;
+            }
+            bad = last;
+        }
         let mut j = 3;
         while j < cap {
             if !passes(j) {
@@ -456,6 +449,18 @@ impl Program<'_> {
         }
     }
 
+    /// The sectors access `s` touches at `addresses`, for `trips` trips, where it is a global
+    /// access whose lanes all move by the same whole sectors a trip.
+    fn shifting(&self, s: &Stepped, addresses: &Addresses, trips: u32) -> Option<Shifting> {
+        let Kind::Memory(access) = &self.decoded[s.instruction].kind else {
+            return None;
+        };
+        let (_, step) = s.addresses.as_ref()?;
+        let by = *step.first()?;
+        let uniform = access.space != Space::Shared && step.iter().all(|&d| d == by);
+        uniform.then(|| Shifting::new(addresses, access.bytes, by, trips))?
+    }
+
     /// Runs `trips` trips of `plan` without interpreting them: replays their accesses
     /// (counted, seen and streamed as if run), adds their other counts and advances the
     /// registers. `path` ends with the header of the next trip, as it will after them.
@@ -485,7 +490,7 @@ impl Program<'_> {
                 let whole_rows = step.iter().all(|&d| d == step[0] && d % (4 * BANKS) == 0);
                 // A shared access counts nothing in `tally` and sees no sector.
                 (shared && whole_rows).then(|| {
-                    let m = self.account(s.instruction, s.lanes, Some(template), tally);
+                    let m = self.account(s.instruction, s.lanes, Target::Lanes(Some(template)), tally);
                     Issued::new(s.instruction, s.lanes, &m)
                 })
             })
@@ -493,17 +498,33 @@ impl Program<'_> {
         let mut moved = Vec::with_capacity(plan.accesses.len());
         // Each access's addresses, stepped on in place from trip to trip.
         let mut at: Vec<Option<Addresses>> = plan.accesses.iter().map(|s| s.at(0)).collect();
+        let mut shifting: Vec<Option<Shifting>> = plan
+            .accesses
+            .iter()
+            .zip(&at)
+            .map(|(s, a)| self.shifting(s, a.as_ref()?, trips))
+            .collect();
         for _ in 0..trips {
             moved.clear();
-            for ((s, fixed), addresses) in plan.accesses.iter().zip(&fixed).zip(&mut at) {
-                if let (Some(a), Some((_, step))) = (addresses.as_mut(), &s.addresses) {
-                    a.step_by(step);
+            for (((s, fixed), addresses), shifting) in
+                plan.accesses.iter().zip(&fixed).zip(&mut at).zip(&mut shifting)
+            {
+                // Shifting sectors need no addresses but the log's, and logging cannot start
+                // during a replay.
+                if shifting.is_none() || self.watch.logging {
+                    if let (Some(a), Some((_, step))) = (addresses.as_mut(), &s.addresses) {
+                        a.step_by(step);
+                    }
                 }
                 self.watch.log(s.instruction, s.lanes, addresses.as_ref());
+                let target = match shifting {
+                    Some(sectors) => Target::Sectors(sectors.next()),
+                    None => Target::Lanes(addresses.as_deref()),
+                };
                 moved.push(match fixed {
                     Some(issued) => *issued,
                     None => {
-                        let m = self.account(s.instruction, s.lanes, addresses.as_deref(), tally);
+                        let m = self.account(s.instruction, s.lanes, target, tally);
                         Issued::new(s.instruction, s.lanes, &m)
                     }
                 });

@@ -132,3 +132,22 @@ fn an_inner_loop_of_one_trip_does_not_carry_its_outer_loop_along() {
         assert_eq!(skipped > 0, skips, "m = {m}: {skipped} trips skipped");
     }
 }
+
+#[test]
+fn the_line_of_a_loops_comparisons_says_where_it_leaves() {
+    use super::line::first_reorder;
+    // `k < n` with k = 0, 16, 32, … and n = 4096: the 256th trip from now compares equal.
+    assert_eq!(first_reorder(&[Some((0, 4096))], &[Some((16, 4096))]), Some(256));
+    // Counting down, `i > 0` from 10 by 3: 10, 7, 4, 1, then −2 at the fourth trip.
+    assert_eq!(first_reorder(&[Some((10, 0))], &[Some((7, 0))]), Some(4));
+    // The lane that leaves first decides; an unknown lane and a comparison that never
+    // changes order do not.
+    let first = [Some((0, 100)), None, Some((5, 5)), Some((0, 1))];
+    let second = [Some((10, 100)), None, Some((5, 5)), Some((0, 1))];
+    assert_eq!(first_reorder(&first, &second), Some(10));
+    // Equal inputs that start to move apart change order at once.
+    assert_eq!(first_reorder(&[Some((3, 3))], &[Some((4, 3))]), Some(1));
+    // Moving apart: never.
+    assert_eq!(first_reorder(&[Some((0, 10))], &[Some((-1, 10))]), None);
+    assert_eq!(first_reorder(&[], &[]), None);
+}
