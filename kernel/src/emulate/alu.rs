@@ -435,7 +435,9 @@ fn term(x: u32, negate: bool, extended: bool) -> u64 {
     }
 }
 
-/// One lane of `op` on value inputs `v` and predicate inputs `p`.
+/// One lane of `op` on value inputs `v` and predicate inputs `p`. Inlined into the warp's
+/// loop over its lanes, which calls it for every lane of every instruction emulated.
+#[inline(always)]
 pub fn eval(op: Op, v: &[u32; MAX_VALUES], p: &[bool; MAX_PREDS]) -> Out {
     let carry = |on: bool| u64::from(on && p[0]);
     match op {

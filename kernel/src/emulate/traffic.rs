@@ -127,31 +127,30 @@ impl Traffic {
 /// Sums over the blocks emulated so far.
 #[derive(Debug, Clone, Copy, Default)]
 struct Tally {
-    requested: f64,
-    missed: f64,
-    lines: f64,
-    wavefronts: f64,
-    conflict_free: f64,
-    barriers: f64,
-    distinct: f64,
-    dram: f64,
+    requested: u64,
+    missed: u64,
+    lines: u64,
+    wavefronts: u64,
+    conflict_free: u64,
+    barriers: u64,
+    distinct: u64,
+    dram: u64,
 }
 
 impl Tally {
-    /// Adds a block's warps' streams; returns its warp instructions.
-    fn add(&mut self, kernel: &Kernel, block: Vec<Vec<Issued>>) -> u64 {
+    /// Adds a block's warps' streams (`barrier[i]`: whether instruction `i` waits at a block
+    /// barrier); returns its warp instructions.
+    fn add(&mut self, barrier: &[bool], block: Vec<Vec<Issued>>) -> u64 {
         let mut instructions = 0;
         for trace in block {
             instructions += trace.len() as u64;
             for i in &trace {
-                self.requested += f64::from(i.sectors);
-                self.missed += f64::from(i.missed_sectors);
-                self.lines += f64::from(i.l1_wavefronts);
-                self.wavefronts += f64::from(i.wavefronts);
-                self.conflict_free += f64::from(i.conflict_free_wavefronts);
-                if kernel.instructions[i.instruction as usize].waits_at_barrier() {
-                    self.barriers += 1.0;
-                }
+                self.requested += u64::from(i.sectors);
+                self.missed += u64::from(i.missed_sectors);
+                self.lines += u64::from(i.l1_wavefronts);
+                self.wavefronts += u64::from(i.wavefronts);
+                self.conflict_free += u64::from(i.conflict_free_wavefronts);
+                self.barriers += u64::from(barrier[i.instruction as usize]);
             }
         }
         instructions
@@ -174,8 +173,9 @@ pub fn traffic(
     let [gx, gy, _] = geometry.grid.map(u64::from);
     let mut program = Program::new(kernel, cfg, arch, table, &bank, LIMITS.instructions);
     program.count_touched();
+    let barrier: Vec<bool> = kernel.instructions.iter().map(|i| i.waits_at_barrier()).collect();
     let mut tally = Tally::default();
-    let first_block_instructions = tally.add(kernel, run_block(&mut program, &geometry, 0)?);
+    let first_block_instructions = tally.add(&barrier, run_block(&mut program, &geometry, 0)?);
     let budget = (TILE_WARPS / per_block)
         .min(TILE_INSTRUCTIONS / first_block_instructions.max(1))
         .max(4);
@@ -199,23 +199,23 @@ pub fn traffic(
     }
     let n_small = (small[0] * small[1]) as usize;
     let mut small_tile = Tally {
-        distinct: program.touched() as f64,
+        distinct: program.touched(),
         ..tally
     };
     for (k, &b) in order.iter().enumerate().skip(1) {
-        tally.add(kernel, run_block(&mut program, &geometry, b)?);
+        tally.add(&barrier, run_block(&mut program, &geometry, b)?);
         if k + 1 == n_small {
             small_tile = Tally {
-                distinct: program.touched() as f64,
+                distinct: program.touched(),
                 ..tally
             };
         }
     }
-    tally.distinct = program.touched() as f64;
-    tally.dram = program.touched_dram_sectors() as f64;
+    tally.distinct = program.touched();
+    tally.dram = program.touched_dram_sectors();
     let fraction = |t: &Tally| {
-        if t.missed > 0.0 {
-            (t.distinct / t.missed).min(1.0)
+        if t.missed > 0 {
+            (t.distinct as f64 / t.missed as f64).min(1.0)
         } else {
             1.0
         }
@@ -228,7 +228,7 @@ pub fn traffic(
     } else {
         0.0
     };
-    let per = |x: f64| x / n[1].max(1.0);
+    let per = |x: u64| x as f64 / n[1].max(1.0);
     let dram_fraction = if gy > 1 {
         perimeter_law(n, [f_small, f_large], blocks)
     } else {
@@ -241,8 +241,8 @@ pub fn traffic(
         missed_sectors_per_block: per(tally.missed),
         dram_fraction: dram_fraction.min(1.0),
         reuse_exponent: exponent,
-        dram_granularity: if tally.distinct > 0.0 {
-            (tally.dram / tally.distinct).clamp(1.0, 2.0)
+        dram_granularity: if tally.distinct > 0 {
+            (tally.dram as f64 / tally.distinct as f64).clamp(1.0, 2.0)
         } else {
             1.0
         },

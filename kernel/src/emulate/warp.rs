@@ -130,19 +130,21 @@ impl<'a> Warp<'a> {
             Source::Special(s) => s.read(&self.place),
             Source::Unknown => Lanes::UNKNOWN,
         };
-        for v in &mut x.v {
-            if let Some(high) = value.half {
-                *v = if high { *v >> 16 } else { *v & 0xffff };
-            }
-            if value.absolute {
-                *v = (*v as i32).unsigned_abs();
-            }
-            if value.negate {
-                *v = v.wrapping_neg();
-            }
-            if value.invert {
-                *v = !*v;
-            }
+        // Most inputs carry no decoration; each that is set is applied to every lane in turn.
+        let lanes = &mut x.v;
+        if let Some(high) = value.half {
+            lanes
+                .iter_mut()
+                .for_each(|v| *v = if high { *v >> 16 } else { *v & 0xffff });
+        }
+        if value.absolute {
+            lanes.iter_mut().for_each(|v| *v = (*v as i32).unsigned_abs());
+        }
+        if value.negate {
+            lanes.iter_mut().for_each(|v| *v = v.wrapping_neg());
+        }
+        if value.invert {
+            lanes.iter_mut().for_each(|v| *v = !*v);
         }
         x
     }
@@ -336,11 +338,18 @@ impl<'a> Warp<'a> {
         }
         let mut words = [Lanes::UNKNOWN; 2];
         let mut flags = [Bits::UNKNOWN; 2];
+        let (n_values, n_preds) = (d.values.len().min(MAX_VALUES), d.preds.len().min(MAX_PREDS));
+        let (mut v, mut p) = ([0u32; MAX_VALUES], [false; MAX_PREDS]);
         for lane in lanes_of(lanes & known) {
-            // `from_fn` over references: `values.map` would copy all the operands' lanes (close
-            // to a kilobyte) for every lane, which was two fifths of an analysis's time.
-            let v: [u32; MAX_VALUES] = std::array::from_fn(|k| values[k].v[lane]);
-            let p: [bool; MAX_PREDS] = std::array::from_fn(|k| preds[k].value >> lane & 1 == 1);
+            // Each lane's inputs picked from the operands' lanes (copying the operands, close
+            // to a kilobyte, for every lane was two fifths of an analysis's time), only as
+            // many as the instruction reads: most read no predicate, none all seven.
+            for (slot, value) in v.iter_mut().zip(&values[..n_values]) {
+                *slot = value.v[lane];
+            }
+            for (slot, pred) in p.iter_mut().zip(&preds[..n_preds]) {
+                *slot = pred.value >> lane & 1 == 1;
+            }
             let out = eval(op, &v, &p);
             for (w, x) in words.iter_mut().zip(out.words) {
                 w.v[lane] = x;

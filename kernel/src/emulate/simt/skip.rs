@@ -125,7 +125,9 @@ impl Watch {
         self.splits = 0;
     }
 
-    /// Logs an access while some loop is watched.
+    /// Logs an access while some loop is watched (inlined: replays call it for every access
+    /// of every trip, mostly to find nothing watched).
+    #[inline]
     pub(super) fn log(&mut self, instruction: usize, lanes: u32, addresses: Option<&Addresses>) {
         if self.logging {
             self.log.push(Logged {
@@ -465,19 +467,20 @@ impl Program<'_> {
     /// (counted, seen and streamed as if run), adds their other counts and advances the
     /// registers. `path` ends with the header of the next trip, as it will after them.
     fn repeat(&mut self, warp: &mut Warp, plan: &Plan, trips: u32, tally: &mut Profile, path: &mut Vec<u32>) {
-        // The template's stream entries, each with whether it is an access (whose entry each
-        // trip replaces), told once rather than every trip.
-        let template: Vec<(Issued, bool)> = self.trace.as_ref().map_or_else(Vec::new, |t| {
-            t[plan.trace.clone()]
-                .iter()
-                .map(|e| {
-                    (
-                        *e,
-                        matches!(self.decoded[e.instruction as usize].kind, Kind::Memory(_)),
-                    )
-                })
-                .collect()
-        });
+        // The template's stream entries and which are accesses (whose entry each trip
+        // replaces), told once rather than every trip.
+        let template: Vec<Issued> = self
+            .trace
+            .as_ref()
+            .map_or_else(Vec::new, |t| t[plan.trace.clone()].to_vec());
+        let access_slots: Vec<usize> = (0..template.len())
+            .filter(|&k| {
+                matches!(
+                    self.decoded[template[k].instruction as usize].kind,
+                    Kind::Memory(_)
+                )
+            })
+            .collect();
         // A shared access shifted by whole rows of banks takes the template's wavefronts
         // every trip: the tiled SGEMM's reads of its tiles, most of its accesses.
         let fixed: Vec<Option<Issued>> = plan
@@ -509,9 +512,9 @@ impl Program<'_> {
             for (((s, fixed), addresses), shifting) in
                 plan.accesses.iter().zip(&fixed).zip(&mut at).zip(&mut shifting)
             {
-                // Shifting sectors need no addresses but the log's, and logging cannot start
-                // during a replay.
-                if shifting.is_none() || self.watch.logging {
+                // Fixed wavefronts and shifting sectors need no addresses but the log's, and
+                // logging cannot start during a replay.
+                if (fixed.is_none() && shifting.is_none()) || self.watch.logging {
                     if let (Some(a), Some((_, step))) = (addresses.as_mut(), &s.addresses) {
                         a.step_by(step);
                     }
@@ -530,9 +533,11 @@ impl Program<'_> {
                 });
             }
             if let Some(trace) = &mut self.trace {
-                let mut m = moved.iter();
-                for &(e, access) in &template {
-                    trace.push(if access { m.next().copied().unwrap_or(e) } else { e });
+                // The template trip's entries, each access's replaced by this trip's.
+                let start = trace.len();
+                trace.extend_from_slice(&template);
+                for (&k, m) in access_slots.iter().zip(&moved) {
+                    trace[start + k] = *m;
                 }
             }
         }
