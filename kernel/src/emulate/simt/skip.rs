@@ -359,7 +359,7 @@ impl Program<'_> {
             bad = last;
         }
         let mut j = 3;
-        while j < cap {
+        while j < bad {
             if !passes(j) {
                 bad = j;
                 break;
