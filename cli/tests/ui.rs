@@ -15,6 +15,7 @@
 mod common;
 
 use common::browser::{chromedriver, Browser};
+use common::fixture::SPINNING_APP;
 use common::{embedded_server, http, repo};
 use fantoccini::Locator;
 use serde_json::json;
@@ -232,10 +233,6 @@ fn queued(port: u16, path: &str, submission: &serde_json::Value) -> String {
     answer["id"].as_str().expect("an id").to_owned()
 }
 
-/// A run that spins `spin` times 3 ms on the clock between sleeps: seconds of wall time at a
-/// few thousand, in a debug build or a release one.
-const SLOW_APP: &str = "let n = 0;\nfor i in 0..spin { let t = timestamp(); while t.elapsed < 0.003 { n += 1; } sim.sleep(0.001); }\n";
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_user_cancels_a_sweep_and_deletes_a_run_from_their_pages() {
     let Some((_driver, driver_port)) = chromedriver() else {
@@ -244,7 +241,7 @@ async fn a_user_cancels_a_sweep_and_deletes_a_run_from_their_pages() {
     let (_server, port) = embedded_server(&["--workers", "1"]);
     let b = Browser::open(driver_port, port).await;
     let system = std::fs::read_to_string(repo().join("examples/master-worker/system.toml")).unwrap();
-    let sweep = json!({"queue": "default", "app": SLOW_APP, "system": system,
+    let sweep = json!({"queue": "default", "app": SPINNING_APP, "system": system,
         "labels": {"Worker": 1}, "variables": {"spin": [3000, 3001, 3002, 3003]}});
     let id = queued(port, "/api/sweeps", &sweep);
 

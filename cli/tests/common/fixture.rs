@@ -86,13 +86,28 @@ pub const THESIS: [&str; 8] = [
     "numElements=400000000",
 ];
 
-/// A small application whose runs each take some wall time, about 3 ms a unit of `spin`
-/// (spinning on the clock between sim calls, so that no slice exceeds the sandbox's wall-time
-/// limit, and a release build takes as long as a debug one): long enough to kill a worker
-/// mid-run.
+/// Runs `spin` units of about 3 ms of wall time each (spinning on the clock, so that a
+/// release build takes as long as a debug one) with 1 ms of simulated sleep between them, so
+/// that no slice exceeds the sandbox's wall-time limit. A macro, so that [`SLOW_APP`] can
+/// build on the same literal.
+macro_rules! spinning {
+    () => {
+        "let n = 0;\nfor i in 0..spin { let t = timestamp(); while t.elapsed < 0.003 { n += 1; } sim.sleep(0.001); }\n"
+    };
+}
+
+/// An application that only spins ([`spinning`]): seconds of wall time at a few thousand.
+pub const SPINNING_APP: &str = spinning!();
+
+/// A small application whose runs each take some wall time ([`spinning`]): long enough to
+/// kill a worker mid-run.
 /// (`abortWorker` is acted on by the worker built with fault injection; the script reads it
 /// only so that a submission may give it.)
-pub const SLOW_APP: &str = "if is_def_var(\"abortWorker\") { let abort = abortWorker; }\nlet n = 0;\nfor i in 0..spin { let t = timestamp(); while t.elapsed < 0.003 { n += 1; } sim.sleep(0.001); }\nsim.compute(#{ ops: 1e9 });\n";
+pub const SLOW_APP: &str = concat!(
+    "if is_def_var(\"abortWorker\") { let abort = abortWorker; }\n",
+    spinning!(),
+    "sim.compute(#{ ops: 1e9 });\n"
+);
 
 pub fn slow_app_file() -> PathBuf {
     let path = scratch().join("slow.rhai");

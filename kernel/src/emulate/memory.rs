@@ -255,7 +255,7 @@ pub enum Target<'a> {
     /// Each active lane's address, in lane order; `None` where some are unknown.
     Lanes(Option<&'a [u64]>),
     /// The distinct sectors of a global access, in increasing order, gathered already (a
-    /// replayed loop's access that moves by whole sectors a trip: [`shifted`]).
+    /// replayed loop's access that moves by whole sectors a trip: [`Shifting`]).
     Sectors(&'a [u64]),
 }
 
