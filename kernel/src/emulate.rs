@@ -44,7 +44,10 @@
 //! - **Long loops** (`simt::skip`): the middle trips of a loop whose trips repeat with a
 //!   fixed step in every register and address are replayed (their accesses counted at the
 //!   predicted addresses, their other counts added) instead of interpreted; probes find where
-//!   the loop leaves. The counts and streams are those of running every trip.
+//!   the loop leaves. The counts and streams are those of running every trip. Without a
+//!   stream (the traffic tiles), an access that moves by whole sectors is counted for all the
+//!   skipped trips at once, its sectors entering the sets of distinct sectors as progressions
+//!   (`memory::Distinct`).
 //! - **Grouping** (`group`): warps are points of (warp within block) × (block x, y, z), and
 //!   that box is covered by sub-boxes whose corners, centre and one pseudo-random warp behave
 //!   alike (equal counts, bytes, latency and block path — not equal addresses); others are
@@ -251,7 +254,7 @@ pub fn block_streams(
     blocks: &[u64],
 ) -> Result<Vec<Vec<Arc<[Issued]>>>> {
     let (geometry, bank) = checked_launch(kernel, arch, launch)?;
-    let mut program = Program::new(kernel, cfg, arch, table, &bank, LIMITS.instructions);
+    let mut program = Program::new(kernel, cfg, arch, table, &bank, LIMITS.instructions).without_latency();
     let mut distinct: HashSet<Arc<[Issued]>> = HashSet::new();
     blocks
         .iter()
@@ -286,12 +289,16 @@ fn run_block(program: &mut Program, geometry: &Geometry, b: u64) -> Result<Vec<V
 
 /// The means over warps, each behaviour weighted by its warps.
 fn average(cfg: &Cfg, behaviours: &[Profile], weights: &HashMap<usize, f64>) -> Emulation {
-    let total: f64 = weights.values().sum();
+    // Summed in the behaviours' order, not the map's (which changes from run to run), so that
+    // a launch's report is the same to the last bit every time.
+    let mut weighted: Vec<(usize, f64)> = weights.iter().map(|(&b, &w)| (b, w)).collect();
+    weighted.sort_unstable_by_key(|&(b, _)| b);
+    let total: f64 = weighted.iter().map(|&(_, w)| w).sum();
     let mean = |f: &dyn Fn(&Profile) -> f64| {
         if total == 0.0 {
             return 0.0;
         }
-        weights.iter().map(|(&b, &w)| w * f(&behaviours[b])).sum::<f64>() / total
+        weighted.iter().map(|&(b, w)| w * f(&behaviours[b])).sum::<f64>() / total
     };
     let by_pipe = Pipe::ALL
         .iter()

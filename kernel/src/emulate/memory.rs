@@ -7,6 +7,12 @@ use std::hash::{BuildHasher, Hasher};
 use super::lanes::WARP;
 use crate::arch::Space;
 
+mod distinct;
+mod shifting;
+
+pub use distinct::{Distinct, Touched};
+pub use shifting::Shifting;
+
 /// Bytes of an L2 sector, the unit global memory moves.
 pub const SECTOR: u64 = 32;
 
@@ -244,7 +250,7 @@ pub struct Moved {
 pub struct Seen<'a> {
     /// Sectors the block has loaded: a global load's sectors found here are L1 hits (and,
     /// where `touched` is counted too, among its sectors already).
-    pub block_loads: Option<&'a mut SectorSet>,
+    pub block_loads: Option<&'a mut Distinct>,
     /// Every sector touched so far, when counted.
     pub touched: Option<&'a mut Touched>,
 }
@@ -315,7 +321,7 @@ fn global_moved(list: &[u64], bytes: u32, count: u32, load: bool, seen: Seen) ->
             for &s in list.iter().filter(|&&s| loads.insert(s)) {
                 missed += 1;
                 if let Some(all) = touched.as_deref_mut() {
-                    all.sectors.insert(s);
+                    all.add(&[s], true);
                 }
             }
             missed
@@ -336,90 +342,10 @@ fn global_moved(list: &[u64], bytes: u32, count: u32, load: bool, seen: Seen) ->
     }
 }
 
-/// The distinct sectors a run of warps touched: loaded ones as themselves, stored ones with
-/// [`STORED`] set (a sector both loaded and stored moves both ways); and the sectors of
-/// accesses whose addresses are unknown.
-#[derive(Debug, Default)]
-pub struct Touched {
-    sectors: SectorSet,
-    unknown: u64,
-}
-
-/// Tells a stored sector from a loaded one in [`Touched`] (sectors are addresses / 32).
-const STORED: u64 = 1 << 63;
-
-impl Touched {
-    /// Adds the sectors of a load (`load`) or a store.
-    pub fn add(&mut self, sectors: &[u64], load: bool) {
-        let tag = if load { 0 } else { STORED };
-        self.sectors.extend(sectors.iter().map(|s| s | tag));
-    }
-
-    /// Adds `n` sectors whose addresses are unknown, each counted as distinct.
-    pub fn add_unknown(&mut self, n: u64) {
-        self.unknown += n;
-    }
-
-    /// The distinct sectors loaded plus the distinct sectors stored.
-    pub fn count(&self) -> u64 {
-        self.sectors.len() as u64 + self.unknown
-    }
-
-    /// The sectors DRAM moves for them: a loaded sector comes with the other half of its
-    /// 64-byte pair (DRAM's read granularity, which Nsight Compute's `dram__bytes_read` shows
-    /// on the H100: 64 bytes per float read at a 128-byte stride), a stored one alone (L2
-    /// writes back the sectors it holds dirty).
-    pub fn dram_sectors(&self) -> u64 {
-        let pairs: SectorSet = self
-            .sectors
-            .iter()
-            .filter(|&&s| s & STORED == 0)
-            .map(|&s| s / 2)
-            .collect();
-        let stored = self.sectors.iter().filter(|&&s| s & STORED != 0).count() as u64;
-        2 * pairs.len() as u64 + stored + self.unknown
-    }
-}
-
 /// The distinct sectors (address / 32, increasing) that lanes accessing `bytes` each at
 /// `addresses` touch: a coalesced float access touches 4; a stride of 2 floats, 8.
 fn sectors(addresses: &[u64], bytes: u32) -> Vec<u64> {
     Sectors::default().fill(addresses, bytes).to_vec()
-}
-
-/// The sectors of a replayed loop's global access whose lanes all move by the same whole
-/// sectors each trip (the naive SGEMM's rows and columns): moved on a trip at a time instead
-/// of gathered from 32 lanes each trip.
-pub struct Shifting {
-    list: Vec<u64>,
-    /// Sectors a trip, signed: a loop may walk down.
-    by: i64,
-}
-
-impl Shifting {
-    /// The sectors of lanes accessing `bytes` each at `addresses`, for `trips` trips that each
-    /// move every lane by `step` bytes (wrapping). `None` unless the step is whole sectors and
-    /// no sector wraps around the address space within those trips.
-    pub fn new(addresses: &[u64], bytes: u32, step: u64, trips: u32) -> Option<Shifting> {
-        if step % SECTOR != 0 {
-            return None;
-        }
-        let by = (step as i64) / SECTOR as i64;
-        let list = sectors(addresses, bytes);
-        let last = i128::from(u64::MAX / SECTOR);
-        // Sectors move monotonically, so the ends of the list at the last trip tell.
-        let stays = |s: u64| (0..=last).contains(&(i128::from(s) + i128::from(by) * i128::from(trips)));
-        let fits = list.first().is_none_or(|&s| stays(s)) && list.last().is_none_or(|&s| stays(s));
-        fits.then_some(Shifting { list, by })
-    }
-
-    /// The sectors a trip later.
-    pub fn next(&mut self) -> &[u64] {
-        for s in &mut self.list {
-            *s = s.wrapping_add_signed(self.by);
-        }
-        &self.list
-    }
 }
 
 /// Bytes moved when the addresses are unknown: `lanes` accesses of `bytes`, taken as fully

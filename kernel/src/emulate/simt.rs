@@ -3,7 +3,7 @@
 
 use super::decode::{Decoded, Decoder, Kind, Reg};
 use super::launch::{ConstBank, WarpPlace};
-use super::memory::{moved, Moved, SectorSet, Seen, Target, Touched, SECTOR};
+use super::memory::{moved, Distinct, Moved, Seen, Target, Touched, SECTOR};
 use super::warp::{Step, Warp, NEVER_WRITTEN};
 use super::Unresolved;
 use crate::arch::{memory_space, pipe, Arch, Pipe, Space};
@@ -13,85 +13,14 @@ use crate::latency::{CriticalPath, LatencyTable};
 use crate::sass::Kernel;
 use std::collections::{BTreeMap, HashMap};
 
+mod counts;
 mod skip;
+
+use counts::Cost;
+pub use counts::{Issued, Profile, Sums};
 
 /// The most instructions one warp may execute before the emulator calls its loop endless.
 pub const MAX_WARP_INSTRUCTIONS: u64 = 100_000_000;
-
-/// What one warp did: the counts the report averages, and a hash of its block path. Warps
-/// with equal profiles are one group.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Profile {
-    pub executed: u64,
-    pub issued: u64,
-    pub cuda_core: u64,
-    /// Thread instructions whose guard held (or was unknown).
-    pub thread_executed: u64,
-    /// Thread instructions of every active lane, guard or not (Nsight Compute's
-    /// `smsp__thread_inst_executed`).
-    pub active_thread_executed: u64,
-    /// Per pipe, in [`Pipe::ALL`] order.
-    pub by_pipe: [u64; Pipe::ALL.len()],
-    pub gmem_bytes: u64,
-    pub unknown_address_accesses: u64,
-    /// Runs of each loop's header, by loop index.
-    pub loop_runs: Vec<u64>,
-    /// The critical path of the warp's trace, as `f64` bits.
-    pub latency_bits: u64,
-    /// FNV-1a hash of the blocks the warp ran, in order.
-    pub path: u64,
-}
-
-/// One instruction a warp executed, in the order it ran: the stream an issue engine replays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Issued {
-    /// Index of the instruction in the kernel.
-    pub instruction: u32,
-    /// Lanes that execute it (guard true or unknown).
-    pub lanes: u8,
-    /// 32-byte sectors a global access touches; 0 for any other instruction.
-    pub sectors: u16,
-    /// Sectors the same lanes would touch if perfectly coalesced.
-    pub coalesced_sectors: u16,
-    /// Of `sectors`, those that leave the SM: a load's sectors its block had not loaded before
-    /// (see [`Program::start_block`]); every sector of a store or atomic.
-    pub missed_sectors: u16,
-    /// L1 wavefronts of a global access: the distinct 128-byte lines it touches.
-    pub l1_wavefronts: u8,
-    /// Wavefronts a shared access takes through the banks; 0 for any other instruction.
-    pub wavefronts: u8,
-    /// Wavefronts it would take without bank conflicts.
-    pub conflict_free_wavefronts: u8,
-}
-
-impl Issued {
-    /// Instruction `i` run by `lanes`, moving `m`.
-    fn new(i: usize, lanes: u32, m: &Moved) -> Issued {
-        let narrow = |x: u64| u16::try_from(x).unwrap_or(u16::MAX);
-        let byte = |x: u64| u8::try_from(x).unwrap_or(u8::MAX);
-        Issued {
-            instruction: i as u32,
-            lanes: lanes.count_ones() as u8,
-            sectors: narrow(m.sectors),
-            coalesced_sectors: narrow(m.coalesced_sectors),
-            missed_sectors: narrow(m.missed_sectors),
-            l1_wavefronts: byte(m.l1_wavefronts),
-            wavefronts: byte(m.wavefronts),
-            conflict_free_wavefronts: byte(m.conflict_free_wavefronts),
-        }
-    }
-}
-
-/// What each instruction adds to the counts.
-#[derive(Debug, Clone, Copy)]
-struct Cost {
-    pipe: usize,
-    cuda_core: bool,
-    /// Issues on its own: not the first of a dual-issued pair (as `counts::static_counts`).
-    issues: bool,
-    /// A global load: its sectors may hit what its block loaded before.
-    global_load: bool,
-}
 
 /// A stack entry: lanes running from `block` until they reach `join`, where the entry below
 /// them waits.
@@ -116,8 +45,8 @@ pub struct Program<'a> {
     header_of: Vec<Option<usize>>,
     /// The innermost loop holding each block.
     innermost: Vec<Option<usize>>,
-    /// Critical paths of the block paths met so far.
-    latencies: HashMap<Vec<u32>, f64>,
+    /// Critical paths of the block paths met so far; `None` where none is wanted.
+    latencies: Option<HashMap<Vec<u32>, f64>>,
     /// Branches whose guard was unknown, by instruction.
     pub unresolved: BTreeMap<usize, Unresolved>,
     /// Instructions one warp may execute before its loop is called endless.
@@ -128,7 +57,7 @@ pub struct Program<'a> {
     last_trace_len: usize,
     /// Sectors the running warp's block has loaded, when its loads are to be told apart into
     /// hits and misses.
-    block_loads: Option<SectorSet>,
+    block_loads: Option<Distinct>,
     /// The registers each loop's instructions write.
     loop_writes: Vec<Vec<Reg>>,
     /// Whether affine loops' middle trips are skipped (`skip`).
@@ -136,6 +65,7 @@ pub struct Program<'a> {
     watch: skip::Watch,
     /// Every sector global accesses have touched, when asked for (see [`Program::touched`]).
     touched: Option<Touched>,
+    sums: Sums,
 }
 
 impl<'a> Program<'a> {
@@ -165,6 +95,7 @@ impl<'a> Program<'a> {
                     cuda_core: p.uses_cuda_cores(),
                     issues: !(ins.dual_issue_with_next && arch.has_dual_issue()),
                     global_load: p == Pipe::GlobalLoad,
+                    barrier: ins.waits_at_barrier(),
                 }
             })
             .collect();
@@ -188,7 +119,7 @@ impl<'a> Program<'a> {
             ipdom: immediate_post_dominators(cfg),
             header_of,
             innermost,
-            latencies: HashMap::new(),
+            latencies: Some(HashMap::new()),
             unresolved: BTreeMap::new(),
             max_instructions,
             trace: None,
@@ -198,7 +129,15 @@ impl<'a> Program<'a> {
             skip_loops: true,
             watch: skip::Watch::default(),
             touched: None,
+            sums: Sums::default(),
         }
+    }
+
+    /// Leaves the critical path out of the profiles (`latency_bits` 0): the traffic tiles and
+    /// the issue engine's streams do without it, and a long loop's path is long.
+    pub fn without_latency(mut self) -> Self {
+        self.latencies = None;
+        self
     }
 
     /// Runs every trip of every loop (for comparing with the skipping that is the default).
@@ -236,6 +175,7 @@ impl<'a> Program<'a> {
             by_pipe: [0; Pipe::ALL.len()],
             gmem_bytes: 0,
             unknown_address_accesses: 0,
+            barriers: 0,
             loop_runs: vec![0; self.cfg.loops.len()],
             latency_bits: 0,
             path: 0,
@@ -306,7 +246,7 @@ impl<'a> Program<'a> {
                 }
             }
         }
-        tally.latency_bits = self.latency(&path).to_bits();
+        tally.latency_bits = self.latency(&path).map_or(0, f64::to_bits);
         tally.path = fnv1a(&path);
         Ok(tally)
     }
@@ -331,6 +271,7 @@ impl<'a> Program<'a> {
         tally.issued += u64::from(cost.issues);
         tally.cuda_core += u64::from(cost.cuda_core);
         tally.by_pipe[cost.pipe] += 1;
+        tally.barriers += u64::from(cost.barrier);
         tally.active_thread_executed += u64::from(mask.count_ones());
         tally.thread_executed += u64::from((step.exec | step.unsure).count_ones());
         let lanes = step.exec | step.unsure;
@@ -342,7 +283,7 @@ impl<'a> Program<'a> {
         let traffic = match addresses {
             Some(addresses) => {
                 self.watch.log(i, lanes, addresses.as_ref());
-                self.account(i, lanes, Target::Lanes(addresses.as_deref()), tally)
+                self.account(i, lanes, Target::Lanes(addresses.as_deref()), tally, 1)
             }
             None => Moved::default(),
         };
@@ -353,9 +294,9 @@ impl<'a> Program<'a> {
         Ok(step)
     }
 
-    /// What access `i` by `lanes` at `target` moves, counted in `tally` and in the sectors seen
-    /// so far.
-    fn account(&mut self, i: usize, lanes: u32, target: Target, tally: &mut Profile) -> Moved {
+    /// What access `i` by `lanes` at `target` moves, counted `times` in `tally` and the sums
+    /// and once in the sectors seen so far.
+    fn account(&mut self, i: usize, lanes: u32, target: Target, tally: &mut Profile, times: u64) -> Moved {
         let Kind::Memory(access) = &self.decoded[i].kind else {
             return Moved::default();
         };
@@ -365,8 +306,9 @@ impl<'a> Program<'a> {
         };
         let load = self.costs[i].global_load;
         let m = moved(target, access.space, access.bytes, lanes, load, seen);
-        tally.gmem_bytes += m.sectors * SECTOR;
-        tally.unknown_address_accesses += u64::from(m.unknown);
+        tally.gmem_bytes += m.sectors * SECTOR * times;
+        tally.unknown_address_accesses += u64::from(m.unknown) * times;
+        self.sums.add(&m, times, load && self.block_loads.is_some());
         m
     }
 
@@ -375,6 +317,7 @@ impl<'a> Program<'a> {
     pub fn count_touched(&mut self) {
         self.touched = Some(Touched::default());
         self.block_loads = None;
+        self.sums = Sums::default();
     }
 
     /// The distinct sectors loaded plus the distinct sectors stored since
@@ -395,10 +338,22 @@ impl<'a> Program<'a> {
     /// far apart they run here; blocks resident together on an SM are far apart in the grid
     /// and share little, so nothing carries over from block to block.
     pub fn start_block(&mut self) {
-        match &mut self.block_loads {
-            Some(loads) => loads.clear(),
-            None => self.block_loads = Some(SectorSet::default()),
+        self.end_block();
+        self.block_loads.get_or_insert_with(Distinct::default);
+    }
+
+    /// Counts the running block's distinct loads as its misses and forgets them.
+    fn end_block(&mut self) {
+        if let Some(loads) = &mut self.block_loads {
+            self.sums.missed += loads.len();
+            loads.clear();
         }
+    }
+
+    /// The [`Sums`] of the warps run since the last call, which ends the running block.
+    pub fn take_sums(&mut self) -> Sums {
+        self.end_block();
+        std::mem::take(&mut self.sums)
     }
 
     /// Lanes taking the branch that ends block `b`: where the guard holds, and where it is
@@ -546,9 +501,10 @@ impl<'a> Program<'a> {
     }
 
     /// The critical path of a warp that ran `path`'s blocks in order.
-    fn latency(&mut self, path: &[u32]) -> f64 {
-        if let Some(&l) = self.latencies.get(path) {
-            return l;
+    fn latency(&mut self, path: &[u32]) -> Option<f64> {
+        let latencies = self.latencies.as_mut()?;
+        if let Some(&l) = latencies.get(path) {
+            return Some(l);
         }
         let mut critical = CriticalPath::new(self.kernel, self.arch, self.table);
         for &b in path {
@@ -558,8 +514,8 @@ impl<'a> Program<'a> {
             }
         }
         let l = critical.finish();
-        self.latencies.insert(path.to_vec(), l);
-        l
+        latencies.insert(path.to_vec(), l);
+        Some(l)
     }
 }
 

@@ -18,9 +18,16 @@
 //!   exponent clamped to [−1, 0].
 //! - **DRAM.** A loaded sector is read with the other half of its 64-byte pair
 //!   ([`Program::touched_dram_sectors`]).
+//!
+//! The tiles keep no instruction stream: their sums are the warps' profiles and the program's
+//! [`Sums`](super::simt::Sums), so a long loop's skipped trips are counted at once
+//! (`simt::skip`) and a launch of 10⁶ blocks whose warps loop 1,024 times costs about what
+//! one of 64 trips does.
 
-use super::simt::{Issued, Program};
-use super::{checked_launch, run_block, Launch, LIMITS};
+use super::launch::Geometry;
+use super::memory::SECTOR;
+use super::simt::Program;
+use super::{checked_launch, Launch, LIMITS};
 use crate::arch::Arch;
 use crate::cfg::Cfg;
 use crate::error::Result;
@@ -138,22 +145,24 @@ struct Tally {
 }
 
 impl Tally {
-    /// Adds a block's warps' streams (`barrier[i]`: whether instruction `i` waits at a block
-    /// barrier); returns its warp instructions.
-    fn add(&mut self, barrier: &[bool], block: Vec<Vec<Issued>>) -> u64 {
+    /// Runs block `b` (its loads split into hits and misses from its start, no stream kept)
+    /// and adds its traffic; returns its warp instructions.
+    fn add_block(&mut self, program: &mut Program, geometry: &Geometry, b: u64) -> Result<u64> {
+        program.start_block();
+        let per_block = u64::from(geometry.warps_per_block);
         let mut instructions = 0;
-        for trace in block {
-            instructions += trace.len() as u64;
-            for i in &trace {
-                self.requested += u64::from(i.sectors);
-                self.missed += u64::from(i.missed_sectors);
-                self.lines += u64::from(i.l1_wavefronts);
-                self.wavefronts += u64::from(i.wavefronts);
-                self.conflict_free += u64::from(i.conflict_free_wavefronts);
-                self.barriers += u64::from(barrier[i.instruction as usize]);
-            }
+        for w in b * per_block..(b + 1) * per_block {
+            let profile = program.run(w, geometry.warp(w))?;
+            instructions += profile.executed;
+            self.requested += profile.gmem_bytes / SECTOR;
+            self.barriers += profile.barriers;
         }
-        instructions
+        let sums = program.take_sums();
+        self.missed += sums.missed;
+        self.lines += sums.lines;
+        self.wavefronts += sums.wavefronts;
+        self.conflict_free += sums.conflict_free;
+        Ok(instructions)
     }
 }
 
@@ -171,11 +180,10 @@ pub fn traffic(
     let (geometry, bank) = checked_launch(kernel, arch, launch)?;
     let per_block = u64::from(geometry.warps_per_block);
     let [gx, gy, _] = geometry.grid.map(u64::from);
-    let mut program = Program::new(kernel, cfg, arch, table, &bank, LIMITS.instructions);
+    let mut program = Program::new(kernel, cfg, arch, table, &bank, LIMITS.instructions).without_latency();
     program.count_touched();
-    let barrier: Vec<bool> = kernel.instructions.iter().map(|i| i.waits_at_barrier()).collect();
     let mut tally = Tally::default();
-    let first_block_instructions = tally.add(&barrier, run_block(&mut program, &geometry, 0)?);
+    let first_block_instructions = tally.add_block(&mut program, &geometry, 0)?;
     let budget = (TILE_WARPS / per_block)
         .min(TILE_INSTRUCTIONS / first_block_instructions.max(1))
         .max(4);
@@ -203,7 +211,7 @@ pub fn traffic(
         ..tally
     };
     for (k, &b) in order.iter().enumerate().skip(1) {
-        tally.add(&barrier, run_block(&mut program, &geometry, b)?);
+        tally.add_block(&mut program, &geometry, b)?;
         if k + 1 == n_small {
             small_tile = Tally {
                 distinct: program.touched(),

@@ -25,7 +25,10 @@
 //!   7, … until a probe fails, then bisects. The trips up to the last that passed are skipped;
 //!   the next one, and the exit with it, run as usual.
 //! - **Replaying.** A global access whose lanes all move by the same whole sectors a trip has
-//!   its sectors moved on too, instead of gathered again from its 32 addresses.
+//!   its sectors moved on too, instead of gathered again from its 32 addresses. Where no
+//!   stream is kept and no outer loop logs accesses, it needs no trip at all: its sectors
+//!   for every skipped trip enter the block's and the launch's sets as progressions
+//!   ([`Distinct`](super::super::memory::Distinct)) and its counts are summed in closed form.
 //! - **What is assumed.** Trips between two that passed are taken to behave like them, so a
 //!   change confined to the middle of a stretch whose probes pass on both sides is missed,
 //!   the price of not running every trip. A test runs every shipped kernel both ways and
@@ -34,7 +37,7 @@
 use super::super::alu::Op;
 use super::super::decode::{Kind, Reg};
 use super::super::lanes::{lanes_of, Lanes};
-use super::super::memory::{Shifting, Target, BANKS};
+use super::super::memory::{Seen, Shifting, Target, BANKS, SECTOR};
 use super::super::warp::{Addresses, Held, Step, Warp};
 use super::{Frame, Issued, Profile, Program};
 use crate::arch::Space;
@@ -63,6 +66,9 @@ pub(super) struct Watch {
     /// Trips skipped, over every warp run.
     #[cfg(test)]
     skipped: u64,
+    /// Accesses whose skipped trips were counted at once, over every warp run.
+    #[cfg(test)]
+    at_once: u64,
 }
 
 /// One access, as the log keeps it.
@@ -97,6 +103,18 @@ struct Plan {
     /// Registers that change, with their step per trip.
     steps: Vec<(Reg, Lanes)>,
     per_trip: Profile,
+}
+
+/// How a replay counts one access of the template trip.
+enum Each {
+    /// Its addresses stepped on and counted every trip.
+    Stepped,
+    /// Its sectors moved on every trip ([`Shifting`]).
+    Shifting(Shifting),
+    /// The template's entry every trip, counted for all of them.
+    Fixed(Issued),
+    /// Counted for all trips, with no stream to write.
+    Counted,
 }
 
 /// One access of the template trip and how its addresses move per trip.
@@ -161,33 +179,6 @@ impl Watch {
             for v in self.visits.iter_mut().flatten() {
                 v.log -= start;
             }
-        }
-    }
-}
-
-impl Profile {
-    /// What `self` counted beyond `earlier`.
-    fn since(&self, earlier: &Profile) -> Profile {
-        let mut d = self.clone();
-        d.add(earlier, u64::MAX);
-        d
-    }
-
-    /// Adds `times` × `other` (wrapping: `u64::MAX` subtracts).
-    fn add(&mut self, other: &Profile, times: u64) {
-        let add = |x: &mut u64, y: u64| *x = x.wrapping_add(y.wrapping_mul(times));
-        add(&mut self.executed, other.executed);
-        add(&mut self.issued, other.issued);
-        add(&mut self.cuda_core, other.cuda_core);
-        add(&mut self.thread_executed, other.thread_executed);
-        add(&mut self.active_thread_executed, other.active_thread_executed);
-        add(&mut self.gmem_bytes, other.gmem_bytes);
-        add(&mut self.unknown_address_accesses, other.unknown_address_accesses);
-        for (x, &y) in self.by_pipe.iter_mut().zip(&other.by_pipe) {
-            add(x, y);
-        }
-        for (x, &y) in self.loop_runs.iter_mut().zip(&other.loop_runs) {
-            add(x, y);
         }
     }
 }
@@ -451,16 +442,59 @@ impl Program<'_> {
         }
     }
 
-    /// The sectors access `s` touches at `addresses`, for `trips` trips, where it is a global
-    /// access whose lanes all move by the same whole sectors a trip.
-    fn shifting(&self, s: &Stepped, addresses: &Addresses, trips: u32) -> Option<Shifting> {
-        let Kind::Memory(access) = &self.decoded[s.instruction].kind else {
-            return None;
+    /// How access `s` is replayed for `trips` trips; counted already where that needs no
+    /// trip of its own: a shared access shifted by whole rows of banks takes the template's
+    /// wavefronts every trip (the tiled SGEMM's reads of its tiles, most of its accesses);
+    /// where `at_once`, a global one whose lanes all move by the same whole sectors a trip
+    /// has its sectors entered as runs.
+    fn replayed(&mut self, s: &Stepped, trips: u32, at_once: bool, tally: &mut Profile) -> Each {
+        let (space, bytes) = match &self.decoded[s.instruction].kind {
+            Kind::Memory(access) => (access.space, access.bytes),
+            _ => return Each::Stepped,
         };
-        let (_, step) = s.addresses.as_ref()?;
-        let by = *step.first()?;
-        let uniform = access.space != Space::Shared && step.iter().all(|&d| d == by);
-        uniform.then(|| Shifting::new(addresses, access.bytes, by, trips))?
+        let Some((template, step)) = &s.addresses else {
+            return Each::Stepped;
+        };
+        let Some(&by) = step.first() else {
+            return Each::Stepped;
+        };
+        let uniform = step.iter().all(|&d| d == by);
+        if space == Space::Shared {
+            if !(uniform && by % (4 * BANKS) == 0) {
+                return Each::Stepped;
+            }
+            let times = u64::from(trips);
+            let m = self.account(
+                s.instruction,
+                s.lanes,
+                Target::Lanes(Some(template)),
+                tally,
+                times,
+            );
+            return Each::Fixed(Issued::new(s.instruction, s.lanes, &m));
+        }
+        let Some(shifting) = uniform
+            .then(|| Shifting::new(template, bytes, by, trips))
+            .flatten()
+        else {
+            return Each::Stepped;
+        };
+        if !at_once {
+            return Each::Shifting(shifting);
+        }
+        let seen = Seen {
+            block_loads: self.block_loads.as_mut(),
+            touched: self.touched.as_mut(),
+        };
+        let load = self.costs[s.instruction].global_load;
+        let m = shifting.all_trips(bytes, s.lanes.count_ones(), load, trips, seen);
+        tally.gmem_bytes += m.sectors * SECTOR;
+        self.sums.add(&m, 1, load && self.block_loads.is_some());
+        #[cfg(test)]
+        {
+            self.watch.at_once += 1;
+        }
+        Each::Counted
     }
 
     /// Runs `trips` trips of `plan` without interpreting them: replays their accesses
@@ -481,56 +515,41 @@ impl Program<'_> {
                 )
             })
             .collect();
-        // A shared access shifted by whole rows of banks takes the template's wavefronts
-        // every trip: the tiled SGEMM's reads of its tiles, most of its accesses.
-        let fixed: Vec<Option<Issued>> = plan
+        // Without a stream to write or a log to keep, shifting sectors need no trip of their
+        // own: every trip is counted at once.
+        let at_once = self.trace.is_none() && !self.watch.logging;
+        let mut each: Vec<Each> = plan
             .accesses
             .iter()
-            .map(|s| {
-                let (template, step) = s.addresses.as_ref()?;
-                let shared =
-                    matches!(&self.decoded[s.instruction].kind, Kind::Memory(a) if a.space == Space::Shared);
-                let whole_rows = step.iter().all(|&d| d == step[0] && d % (4 * BANKS) == 0);
-                // A shared access counts nothing in `tally` and sees no sector.
-                (shared && whole_rows).then(|| {
-                    let m = self.account(s.instruction, s.lanes, Target::Lanes(Some(template)), tally);
-                    Issued::new(s.instruction, s.lanes, &m)
-                })
-            })
+            .map(|s| self.replayed(s, trips, at_once, tally))
             .collect();
         let mut moved = Vec::with_capacity(plan.accesses.len());
         // Each access's addresses, stepped on in place from trip to trip.
         let mut at: Vec<Option<Addresses>> = plan.accesses.iter().map(|s| s.at(0)).collect();
-        let mut shifting: Vec<Option<Shifting>> = plan
-            .accesses
-            .iter()
-            .zip(&at)
-            .map(|(s, a)| self.shifting(s, a.as_ref()?, trips))
-            .collect();
-        for _ in 0..trips {
+        let per_trip = each.iter().any(|e| !matches!(e, Each::Counted | Each::Fixed(_)));
+        let trips_run = if per_trip || !at_once { trips } else { 0 };
+        for _ in 0..trips_run {
             moved.clear();
-            for (((s, fixed), addresses), shifting) in
-                plan.accesses.iter().zip(&fixed).zip(&mut at).zip(&mut shifting)
-            {
+            for ((s, each), addresses) in plan.accesses.iter().zip(&mut each).zip(&mut at) {
                 // Fixed wavefronts and shifting sectors need no addresses but the log's, and
                 // logging cannot start during a replay.
-                if (fixed.is_none() && shifting.is_none()) || self.watch.logging {
+                if matches!(each, Each::Stepped) || self.watch.logging {
                     if let (Some(a), Some((_, step))) = (addresses.as_mut(), &s.addresses) {
                         a.step_by(step);
                     }
                 }
                 self.watch.log(s.instruction, s.lanes, addresses.as_ref());
-                let target = match shifting {
-                    Some(sectors) => Target::Sectors(sectors.next()),
-                    None => Target::Lanes(addresses.as_deref()),
-                };
-                moved.push(match fixed {
-                    Some(issued) => *issued,
-                    None => {
-                        let m = self.account(s.instruction, s.lanes, target, tally);
-                        Issued::new(s.instruction, s.lanes, &m)
+                let target = match each {
+                    Each::Fixed(issued) => {
+                        moved.push(*issued);
+                        continue;
                     }
-                });
+                    Each::Counted => continue,
+                    Each::Shifting(sectors) => Target::Sectors(sectors.next()),
+                    Each::Stepped => Target::Lanes(addresses.as_deref()),
+                };
+                let m = self.account(s.instruction, s.lanes, target, tally, 1);
+                moved.push(Issued::new(s.instruction, s.lanes, &m));
             }
             if let Some(trace) = &mut self.trace {
                 // The template trip's entries, each access's replaced by this trip's.

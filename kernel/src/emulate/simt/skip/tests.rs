@@ -1,26 +1,42 @@
 //! Skipping against running every trip, on every shipped kernel and architecture.
 
-use super::super::{Issued, Profile, Program};
+use super::super::{Issued, Profile, Program, Sums};
 use crate::cfg::Cfg;
 use crate::emulate::launch::{ConstBank, Geometry};
 use crate::emulate::{Arg, Launch};
 use crate::latency::LatencyTable;
 use crate::sass::{parse, Listing};
 
-/// What a run of blocks gives: every warp's profile and stream, the sectors touched.
-type Outcome = (Vec<(Profile, Vec<Issued>)>, u64, u64);
+/// What a run of blocks gives: every warp's profile, each block's sums, the sectors touched
+/// and those DRAM moves.
+type Outcome = (Vec<Profile>, Vec<Sums>, u64, u64);
 
-fn run_blocks(program: &mut Program, geometry: &Geometry, blocks: &[u64]) -> Outcome {
+/// Runs `blocks`, each warp's stream kept (`Some`) or not (without one, a replay counts
+/// shifting sectors for all its trips at once).
+fn run_blocks(
+    program: &mut Program,
+    geometry: &Geometry,
+    blocks: &[u64],
+    traced: bool,
+) -> (Outcome, Vec<Vec<Issued>>) {
     program.count_touched();
     let per_block = u64::from(geometry.warps_per_block);
-    let mut warps = Vec::new();
+    let (mut profiles, mut sums, mut streams) = (Vec::new(), Vec::new(), Vec::new());
     for &b in blocks {
         program.start_block();
         for w in b * per_block..(b + 1) * per_block {
-            warps.push(program.run_traced(w, geometry.warp(w)).expect("runs"));
+            if traced {
+                let (profile, stream) = program.run_traced(w, geometry.warp(w)).expect("runs");
+                profiles.push(profile);
+                streams.push(stream);
+            } else {
+                profiles.push(program.run(w, geometry.warp(w)).expect("runs"));
+            }
         }
+        sums.push(program.take_sums());
     }
-    (warps, program.touched(), program.touched_dram_sectors())
+    let touched = (program.touched(), program.touched_dram_sectors());
+    ((profiles, sums, touched.0, touched.1), streams)
 }
 
 /// The seven kernels of tests/sass/all_kernels_*.sass and a launch of each (the naive
@@ -69,9 +85,10 @@ fn launches() -> Vec<(&'static str, Launch)> {
     ]
 }
 
-/// Runs blocks 0, 1 and the last of `launch` with and without skipping, asserts that both
-/// give the same outcome, and returns the trips skipped.
-fn trips_skipped_alike(listing: &Listing, name: &str, launch: &Launch) -> u64 {
+/// Runs blocks 0, 1 and the last of `launch` with and without skipping, streams kept and
+/// not, asserts that all four give the same outcome (and both ways the same streams), and
+/// returns the trips skipped and the accesses whose skipped trips were counted at once.
+fn trips_skipped_alike(listing: &Listing, name: &str, launch: &Launch) -> (u64, u64) {
     let kernel = listing
         .kernels
         .iter()
@@ -86,13 +103,21 @@ fn trips_skipped_alike(listing: &Listing, name: &str, launch: &Launch) -> u64 {
     let blocks = [0, 1, last];
     let new = || Program::new(kernel, &cfg, arch, &table, &bank, 1 << 30);
     let mut skipping = new();
-    let skipped = run_blocks(&mut skipping, &geometry, &blocks);
-    let running = run_blocks(&mut new().without_skipping(), &geometry, &blocks);
+    let skipped = run_blocks(&mut skipping, &geometry, &blocks, true);
+    let running = run_blocks(&mut new().without_skipping(), &geometry, &blocks, true);
     assert!(
         skipped == running,
         "{name} on {arch:?}: skipping changes the outcome"
     );
-    skipping.watch.skipped
+    let mut untraced = new();
+    let (at_once, _) = run_blocks(&mut untraced, &geometry, &blocks, false);
+    assert_eq!(
+        at_once, running.0,
+        "{name} on {arch:?}: counting at once changes the outcome"
+    );
+    let (untraced_running, _) = run_blocks(&mut new().without_skipping(), &geometry, &blocks, false);
+    assert_eq!(untraced_running, running.0, "{name} on {arch:?}");
+    (skipping.watch.skipped, untraced.watch.at_once)
 }
 
 fn listing(file: &str) -> Listing {
@@ -105,10 +130,13 @@ fn skipping_a_loops_middle_trips_gives_what_running_them_gives() {
     for arch in ["sm52", "sm61", "sm70", "sm75", "sm80", "sm86", "sm89", "sm90"] {
         let listing = listing(&format!("all_kernels_{arch}.sass"));
         for (name, launch) in launches() {
-            let skipped = trips_skipped_alike(&listing, name, &launch);
+            let (skipped, at_once) = trips_skipped_alike(&listing, name, &launch);
             // The others loop for dozens to hundreds of trips: this test must see them skipped.
             let looping = !matches!(name, "stencil5" | "strided_copy");
             assert_eq!(skipped > 0, looping, "{name} on {arch}");
+            // The SGEMMs' loops read rows and columns that move by whole sectors a trip;
+            // the other loops keep their global accesses outside.
+            assert_eq!(at_once > 0, name.starts_with("sgemm"), "{name} on {arch}");
         }
     }
 }
@@ -128,7 +156,7 @@ fn an_inner_loop_of_one_trip_does_not_carry_its_outer_loop_along() {
             args: vec![Arg::Int(1 << 20), Arg::Int(m), Arg::Pointer, Arg::Pointer],
             dynamic_shared: 0,
         };
-        let skipped = trips_skipped_alike(&listing, "nested_loop", &launch);
+        let (skipped, _) = trips_skipped_alike(&listing, "nested_loop", &launch);
         assert_eq!(skipped > 0, skips, "m = {m}: {skipped} trips skipped");
     }
 }
