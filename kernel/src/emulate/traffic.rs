@@ -21,8 +21,9 @@
 //!
 //! The tiles keep no instruction stream: their sums are the warps' profiles and the program's
 //! [`Sums`](super::simt::Sums), so a long loop's skipped trips are counted at once
-//! (`simt::skip`) and a launch of 10⁶ blocks whose warps loop 1,024 times costs about what
-//! one of 64 trips does.
+//! (`simt::skip`) where every access of the loop moves by whole sectors or whole rows of
+//! banks a trip (the SGEMMs': at N = 16384 they cost about what they do at 4096); what is
+//! left per trip is the block path's entries.
 
 use super::launch::Geometry;
 use super::memory::SECTOR;
@@ -136,7 +137,7 @@ impl Traffic {
 struct Tally {
     requested: u64,
     missed: u64,
-    lines: u64,
+    l1_wavefronts: u64,
     wavefronts: u64,
     conflict_free: u64,
     barriers: u64,
@@ -159,7 +160,7 @@ impl Tally {
         }
         let sums = program.take_sums();
         self.missed += sums.missed;
-        self.lines += sums.lines;
+        self.l1_wavefronts += sums.l1_wavefronts;
         self.wavefronts += sums.wavefronts;
         self.conflict_free += sums.conflict_free;
         Ok(instructions)
@@ -254,7 +255,7 @@ pub fn traffic(
         } else {
             1.0
         },
-        l1_wavefronts_per_block: per(tally.lines),
+        l1_wavefronts_per_block: per(tally.l1_wavefronts),
         shared_wavefronts_per_block: per(tally.wavefronts),
         conflict_free_wavefronts_per_block: per(tally.conflict_free),
         barriers_per_block: per(tally.barriers),

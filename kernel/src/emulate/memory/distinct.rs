@@ -107,21 +107,23 @@ impl Merged {
         self.strides.iter().any(|g| self.holds(g, s))
     }
 
-    /// The distinct sectors the classes hold.
+    /// The distinct sectors the classes hold: each counted in the first stride group holding
+    /// it. A class whose span meets no earlier group's counts whole (arrays lie far apart, so
+    /// one walked two ways is the only overlap); the others sector by sector.
     fn count(&self) -> u64 {
         let mut total = 0;
         for (k, g) in self.strides.iter().enumerate() {
             let earlier = &self.strides[..k];
-            let meets = |e: &Stride| e.span.0 <= g.span.1 && g.span.0 <= e.span.1;
-            let classes = &self.classes[g.classes.clone()];
-            if earlier.iter().any(meets) {
-                total += classes
-                    .iter()
-                    .flat_map(Class::sectors)
-                    .filter(|&s| !earlier.iter().any(|e| self.holds(e, s)))
-                    .count() as u64;
-            } else {
-                total += classes.iter().map(Class::len).sum::<u64>();
+            for c in &self.classes[g.classes.clone()] {
+                let (first, last) = c.span();
+                if earlier.iter().any(|e| e.span.0 <= last && first <= e.span.1) {
+                    total += c
+                        .sectors()
+                        .filter(|&s| !earlier.iter().any(|e| self.holds(e, s)))
+                        .count() as u64;
+                } else {
+                    total += c.len();
+                }
             }
         }
         total

@@ -84,3 +84,69 @@ impl Shifting {
             .sum()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{moved, Distinct, Target, Touched};
+    use super::*;
+    use crate::arch::Space;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The sectors moved on a trip at a time are those gathered afresh from the lanes'
+        /// addresses moved on likewise; and counting every trip at once gives what counting
+        /// each trip gives: sectors, L1 wavefronts, misses, and the block's and the launch's
+        /// distinct sectors and DRAM pairs. Steps go up and down, by whole lines or not, for
+        /// fewer trips than a line's period and more.
+        #[test]
+        fn all_trips_at_once_count_as_trip_by_trip(
+            base in 0u64..1 << 30,
+            stride in 0u64..40,
+            bytes in prop::sample::select(vec![4u32, 8, 16]),
+            step in -70i64..70,
+            trips in 1u32..20,
+            load: bool,
+        ) {
+            let addresses: Vec<u64> =
+                (0..32).map(|l| (1 << 40) + base / 4 * 4 + l * stride * u64::from(bytes)).collect();
+            let step = (step * SECTOR as i64) as u64;
+            let mut shifting = Shifting::new(&addresses, bytes, step, trips).expect("whole sectors, no wrap");
+            // Both ways, the template trip has run already.
+            let template = |loads: &mut Distinct, touched: &mut Touched| {
+                let seen = Seen { block_loads: Some(loads), touched: Some(touched) };
+                moved(Target::Lanes(Some(&addresses)), Space::Global, bytes, u32::MAX, load, seen)
+            };
+            let (mut loads, mut touched) = (Distinct::default(), Touched::default());
+            template(&mut loads, &mut touched);
+            let seen = Seen { block_loads: Some(&mut loads), touched: Some(&mut touched) };
+            let at_once = shifting.all_trips(bytes, 32, load, trips, seen);
+            let (mut each_loads, mut each_touched) = (Distinct::default(), Touched::default());
+            let first = template(&mut each_loads, &mut each_touched);
+            let mut each = Moved { missed_sectors: first.missed_sectors, ..Moved::default() };
+            for trip in 1..=u64::from(trips) {
+                let moved_on = |a: &u64| a.wrapping_add(step.wrapping_mul(trip));
+                let fresh = sectors(&addresses.iter().map(moved_on).collect::<Vec<_>>(), bytes);
+                let seen = Seen { block_loads: Some(&mut each_loads), touched: Some(&mut each_touched) };
+                let list = shifting.next();
+                prop_assert_eq!(list, &fresh[..]);
+                let m = moved(Target::Sectors(list), Space::Global, bytes, u32::MAX, load, seen);
+                each.sectors += m.sectors;
+                each.coalesced_sectors += m.coalesced_sectors;
+                each.missed_sectors += m.missed_sectors;
+                each.l1_wavefronts += m.l1_wavefronts;
+            }
+            prop_assert_eq!(at_once.sectors, each.sectors);
+            prop_assert_eq!(at_once.coalesced_sectors, each.coalesced_sectors);
+            prop_assert_eq!(at_once.l1_wavefronts, each.l1_wavefronts);
+            if load {
+                // The block's set counts a load's misses.
+                prop_assert_eq!(loads.len(), each.missed_sectors);
+                prop_assert_eq!(loads.len(), each_loads.len());
+            } else {
+                prop_assert_eq!(at_once.missed_sectors + first.missed_sectors, each.missed_sectors);
+            }
+            prop_assert_eq!(touched.count(), each_touched.count());
+            prop_assert_eq!(touched.dram_sectors(), each_touched.dram_sectors());
+        }
+    }
+}

@@ -83,9 +83,8 @@ pub(super) struct Cost {
     pub(super) barrier: bool,
 }
 
-/// What the global and shared accesses of the warps run since
-/// [`super::Program::take_sums`] moved beyond their profiles' sectors: the traffic tiles'
-/// sums.
+/// The traffic counts a profile lacks, summed over the warps run since
+/// [`super::Program::take_sums`]: the traffic tiles' sums.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sums {
     /// Sectors that leave the SM: the distinct sectors each block loaded (its set's count, so
@@ -93,7 +92,7 @@ pub struct Sums {
     /// accesses whose addresses are unknown.
     pub missed: u64,
     /// L1 wavefronts of global accesses.
-    pub lines: u64,
+    pub l1_wavefronts: u64,
     /// Wavefronts of shared accesses, and the same without bank conflicts.
     pub wavefronts: u64,
     pub conflict_free: u64,
@@ -106,7 +105,7 @@ impl Sums {
         if !by_set || m.unknown {
             self.missed += m.missed_sectors * times;
         }
-        self.lines += m.l1_wavefronts * times;
+        self.l1_wavefronts += m.l1_wavefronts * times;
         self.wavefronts += m.wavefronts * times;
         self.conflict_free += m.conflict_free_wavefronts * times;
     }

@@ -33,7 +33,20 @@ fn run_blocks(
                 profiles.push(program.run(w, geometry.warp(w)).expect("runs"));
             }
         }
-        sums.push(program.take_sums());
+        let block_sums = program.take_sums();
+        if traced {
+            // The sums are what the block's streams add up to.
+            let block = &streams[streams.len() - per_block as usize..];
+            let total = |f: fn(&Issued) -> u64| block.iter().flatten().map(f).sum::<u64>();
+            let from_streams = Sums {
+                missed: total(|i| i.missed_sectors.into()),
+                l1_wavefronts: total(|i| i.l1_wavefronts.into()),
+                wavefronts: total(|i| i.wavefronts.into()),
+                conflict_free: total(|i| i.conflict_free_wavefronts.into()),
+            };
+            assert_eq!(block_sums, from_streams);
+        }
+        sums.push(block_sums);
     }
     let touched = (program.touched(), program.touched_dram_sectors());
     ((profiles, sums, touched.0, touched.1), streams)
