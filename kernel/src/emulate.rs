@@ -281,8 +281,8 @@ pub fn block_streams(
 /// start ([`Program::start_block`]).
 fn run_block(program: &mut Program, geometry: &Geometry, b: u64) -> Result<Vec<Vec<Issued>>> {
     program.start_block();
-    let per_block = u64::from(geometry.warps_per_block);
-    (b * per_block..(b + 1) * per_block)
+    geometry
+        .warps_of(b)
         .map(|w| Ok(program.run_traced(w, geometry.warp(w))?.1))
         .collect()
 }

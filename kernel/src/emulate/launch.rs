@@ -87,6 +87,12 @@ impl Geometry {
         ]
     }
 
+    /// The indices of block `b`'s warps (block-major: block `x + y·gx + z·gx·gy`).
+    pub fn warps_of(&self, b: u64) -> std::ops::Range<u64> {
+        let per_block = u64::from(self.warps_per_block);
+        b * per_block..(b + 1) * per_block
+    }
+
     /// Warp `index` in block-major order: block `x + y·gx + z·gx·gy`, then warp within it.
     pub fn warp(&self, index: u64) -> WarpPlace {
         let per_block = u64::from(self.warps_per_block);

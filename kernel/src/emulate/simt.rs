@@ -300,16 +300,27 @@ impl<'a> Program<'a> {
         let Kind::Memory(access) = &self.decoded[i].kind else {
             return Moved::default();
         };
-        let seen = Seen {
+        let load = self.costs[i].global_load;
+        let m = moved(target, access.space, access.bytes, lanes, load, self.seen());
+        self.count(i, &m, tally, times);
+        m
+    }
+
+    /// Where accesses record the sectors they touch: the running block's loads and every
+    /// sector touched, where counted.
+    fn seen(&mut self) -> Seen<'_> {
+        Seen {
             block_loads: self.block_loads.as_mut(),
             touched: self.touched.as_mut(),
-        };
-        let load = self.costs[i].global_load;
-        let m = moved(target, access.space, access.bytes, lanes, load, seen);
+        }
+    }
+
+    /// Counts `times` in `tally` and the sums what access `i` moved (`m`).
+    fn count(&mut self, i: usize, m: &Moved, tally: &mut Profile, times: u64) {
         tally.gmem_bytes += m.sectors * SECTOR * times;
         tally.unknown_address_accesses += u64::from(m.unknown) * times;
-        self.sums.add(&m, times, load && self.block_loads.is_some());
-        m
+        let by_set = self.costs[i].global_load && self.block_loads.is_some();
+        self.sums.add(m, times, by_set);
     }
 
     /// Starts counting the distinct sectors global accesses touch from now on, and ends the

@@ -150,9 +150,8 @@ impl Tally {
     /// and adds its traffic; returns its warp instructions.
     fn add_block(&mut self, program: &mut Program, geometry: &Geometry, b: u64) -> Result<u64> {
         program.start_block();
-        let per_block = u64::from(geometry.warps_per_block);
         let mut instructions = 0;
-        for w in b * per_block..(b + 1) * per_block {
+        for w in geometry.warps_of(b) {
             let profile = program.run(w, geometry.warp(w))?;
             instructions += profile.executed;
             self.requested += profile.gmem_bytes / SECTOR;

@@ -37,7 +37,7 @@
 use super::super::alu::Op;
 use super::super::decode::{Kind, Reg};
 use super::super::lanes::{lanes_of, Lanes};
-use super::super::memory::{Seen, Shifting, Target, BANKS, SECTOR};
+use super::super::memory::{Shifting, Target, BANKS};
 use super::super::warp::{Addresses, Held, Step, Warp};
 use super::{Frame, Issued, Profile, Program};
 use crate::arch::Space;
@@ -482,14 +482,10 @@ impl Program<'_> {
         if !at_once {
             return Each::Shifting(shifting);
         }
-        let seen = Seen {
-            block_loads: self.block_loads.as_mut(),
-            touched: self.touched.as_mut(),
-        };
         let load = self.costs[s.instruction].global_load;
-        let m = shifting.all_trips(bytes, s.lanes.count_ones(), load, trips, seen);
-        tally.gmem_bytes += m.sectors * SECTOR;
-        self.sums.add(&m, 1, load && self.block_loads.is_some());
+        let m = shifting.all_trips(bytes, s.lanes.count_ones(), load, trips, self.seen());
+        // `m` holds every trip's counts already.
+        self.count(s.instruction, &m, tally, 1);
         #[cfg(test)]
         {
             self.watch.at_once += 1;

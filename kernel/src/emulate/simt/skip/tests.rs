@@ -24,7 +24,7 @@ fn run_blocks(
     let (mut profiles, mut sums, mut streams) = (Vec::new(), Vec::new(), Vec::new());
     for &b in blocks {
         program.start_block();
-        for w in b * per_block..(b + 1) * per_block {
+        for w in geometry.warps_of(b) {
             if traced {
                 let (profile, stream) = program.run_traced(w, geometry.warp(w)).expect("runs");
                 profiles.push(profile);
