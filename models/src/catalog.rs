@@ -27,6 +27,9 @@ pub enum ComponentKind {
     Gpu,
     Cpu,
     Network,
+    /// A switch: a node that runs no processes and forwards the messages whose route crosses
+    /// it (NVSwitch, an InfiniBand or Ethernet switch), adding its `latency` attribute.
+    Switch,
 }
 
 impl ComponentKind {
@@ -35,6 +38,7 @@ impl ComponentKind {
             ComponentKind::Gpu => "GPU",
             ComponentKind::Cpu => "CPU",
             ComponentKind::Network => "NETWORK",
+            ComponentKind::Switch => "SWITCH",
         }
     }
 }

@@ -56,7 +56,7 @@ pub struct ModelSpec {
 pub struct ComponentSpec {
     /// The name nodes and links give as their `component`.
     pub name: String,
-    /// GPU, CPU or NETWORK (any case).
+    /// GPU, CPU, NETWORK or SWITCH (any case).
     pub kind: String,
     #[serde(default)]
     pub vendor: String,
@@ -148,12 +148,12 @@ fn attributes_schema(_: &mut SchemaGenerator) -> Schema {
 }
 
 fn parse_kind(kind: &str, component: &str) -> Result<ComponentKind, SystemError> {
-    [ComponentKind::Gpu, ComponentKind::Cpu, ComponentKind::Network]
+    [ComponentKind::Gpu, ComponentKind::Cpu, ComponentKind::Network, ComponentKind::Switch]
         .into_iter()
         .find(|k| k.as_str().eq_ignore_ascii_case(kind))
         .ok_or_else(|| {
             SystemError::new(format!(
-                "component `{component}`: kind `{kind}` is not one of GPU, CPU, NETWORK"
+                "component `{component}`: kind `{kind}` is not one of GPU, CPU, NETWORK, SWITCH"
             ))
         })
 }
