@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use hetsim_models::catalog::{Component, ComponentKind};
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{place, simulate, Activity, Node, Options, Platform, Results, SimError};
 use hetsim_system::{number_attribute, System, Variable, RESERVED_NAMES};
@@ -68,6 +69,7 @@ pub fn platform(system: &System) -> Result<Platform, ScriptError> {
             power_load: number_attribute(&n.component, "powerConsumptionLoad").unwrap_or(0.0),
             power_idle: number_attribute(&n.component, "powerConsumptionIdle").unwrap_or(0.0),
             failure_rate: number_attribute(&n.component, "failureRate").unwrap_or(0.0),
+            latency: crossing_latency(&n.component),
         })
         .collect();
     let links = system
@@ -77,6 +79,15 @@ pub fn platform(system: &System) -> Result<Platform, ScriptError> {
         .map(|(number, (l, between))| l.engine_link(*between).map_err(|e| format!("link {number}: {e}")))
         .collect::<Result<_, String>>()?;
     Ok(Platform::new(nodes, links)?)
+}
+
+/// What crossing a node costs a message: a switch's `latency` attribute [s]; nothing for
+/// the other kinds, which end messages rather than forward them.
+fn crossing_latency(component: &Component) -> f64 {
+    match component.kind {
+        ComponentKind::Switch => number_attribute(component, "latency").unwrap_or(0.0),
+        _ => 0.0,
+    }
 }
 
 /// The labels of a run: as asked, or, when none is asked, every label at its capacity.

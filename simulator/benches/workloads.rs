@@ -34,6 +34,7 @@ fn cpu(id: String, label: &str) -> Node {
         power_load: 88.0,
         power_idle: 0.0,
         failure_rate: 0.0,
+        latency: 0.0,
     }
 }
 
@@ -47,17 +48,20 @@ pub fn star(n: usize, centre: &str, leaf: &str) -> (Platform, Vec<Placement>) {
             between: [0, i],
             channels: 1,
             duplex: 1.0,
+            latency: 0.0,
         })
         .collect();
     let placements = std::iter::once(Placement {
         label: centre.into(),
         rank: 0,
         node: 0,
+        unit: 0,
     })
     .chain((0..n).map(|i| Placement {
         label: leaf.into(),
         rank: i as u64,
         node: i + 1,
+        unit: 0,
     }))
     .collect();
     (

@@ -10,11 +10,11 @@
 //! send costs the sender nothing; after its startup, a message shares its link direction's
 //! bandwidth max-min fairly with the others on it (`channels` of them run at full rate); the
 //! processes computing on a node share its count × cores cores the same way; messages within
-//! a node and zero-byte messages arrive at once; messages between unlinked nodes are stored
-//! and forwarded along the fewest links.
+//! a unit of a node and zero-byte messages arrive at once; a message between nodes is one flow
+//! over its whole route ([`flows`]), chosen by least latency (`platform`).
 //!
 //! Modules: [`events`] (the event kernel: time, queue, cancellation), [`sharing`] (a resource
-//! shared by its activities), `engine` (the loop, activities and transfers), `process` (what
+//! shared by its activities), [`flows`] (messages sharing the links of their routes), `engine` (the loop, activities and transfers), `process` (what
 //! a process and the engine say to each other), `platform`, `results`, `summary` (a
 //! report whose size does not grow with the processes), [`collectives`].
 
@@ -22,6 +22,7 @@ pub mod collectives;
 mod engine;
 mod error;
 pub mod events;
+pub mod flows;
 mod platform;
 mod process;
 mod results;
@@ -33,7 +34,7 @@ pub use engine::{finite_non_negative, simulate, LinkTiming, Options, Progress, P
 pub use error::SimError;
 pub use platform::{
     place, Direction, Hop, HostMemory, Link, LinkId, LinkParameterError, Node, NodeId, Placement, Platform,
-    PlatformError,
+    PlatformError, Routing,
 };
 pub use process::{Handle, Message, Process, Request, Resume, Source};
 pub use results::{NodeResult, ProcessResult, Results, Span, SpanKind};

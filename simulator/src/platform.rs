@@ -1,7 +1,8 @@
 //! Nodes, links, routing, and the placement of processes on nodes by label.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -30,6 +31,9 @@ pub struct Node {
     pub power_idle: f64,
     /// Failures per second per unit.
     pub failure_rate: f64,
+    /// Seconds a message takes to cross the node on its way elsewhere (a switch's
+    /// port-to-port latency; 0 for the rest).
+    pub latency: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +45,9 @@ pub struct Link {
     /// too, in (0, 1]: 1 for a full-duplex link; a PCIe link whose reads and writes share
     /// packet overhead has less (the H100's: 0.851, docs/SIMULATION.md).
     pub duplex: f64,
+    /// The startup a message pays on it [s], as routing weighs it (the model's own startup
+    /// is what a message takes).
+    pub latency: f64,
 }
 
 /// A link parameter the engine cannot use: which, its value and what is expected.
@@ -143,7 +150,7 @@ impl Direction {
 pub type Route = Rc<[Hop]>;
 
 /// One link crossed by a message, in the direction it is crossed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Hop {
     pub link: LinkId,
     /// True when crossed from `between[0]` to `between[1]`.
@@ -173,6 +180,15 @@ pub enum PlatformError {
         link: usize,
         error: LinkParameterError,
     },
+    /// A node of several units with no link of its own between them.
+    NoInternalLink {
+        node: String,
+        count: u32,
+    },
+    /// A switch given processes.
+    SwitchProcesses {
+        node: String,
+    },
 }
 
 impl fmt::Display for PlatformError {
@@ -182,6 +198,17 @@ impl fmt::Display for PlatformError {
                 write!(f, "link {link} joins unknown node {node}")
             }
             PlatformError::LinkParameter { link, error } => write!(f, "link {link}: {error}"),
+            PlatformError::NoInternalLink { node, count } => write!(
+                f,
+                "node `{node}`: its {count} units talk over no link: give it an internal link (a link \
+                 between the node and itself)"
+            ),
+            PlatformError::SwitchProcesses { node } => {
+                write!(
+                    f,
+                    "node `{node}` is a switch: it runs no processes, so it carries no labels"
+                )
+            }
             PlatformError::NoRoute { from, to } => {
                 write!(f, "no route of links from node `{from}` to node `{to}`")
             }
@@ -207,20 +234,82 @@ impl fmt::Display for PlatformError {
 
 impl std::error::Error for PlatformError {}
 
-/// Nodes and the links between them, with routes computed on demand and cached.
+/// How a route is chosen among the paths of least cost (see [`Platform::route`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Routing {
+    /// The first such path in declaration order: every message between two nodes takes one.
+    #[default]
+    Shortest,
+    /// Equal-cost multi-path: each pair of nodes takes one of them, spread by a hash of the
+    /// pair, as ECMP switches spread flows by a hash of their headers.
+    Ecmp,
+}
+
+/// Nodes and the links between them, with routes computed on demand and cached per pair
+/// (no all-pairs table: a cluster of thousands of nodes loads at once).
 #[derive(Debug)]
 pub struct Platform {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
+    /// Per node, its links to other nodes and the node at their other end, in declaration order.
     adjacency: Vec<Vec<(NodeId, LinkId)>>,
-    direct: HashMap<(NodeId, NodeId), Route>,
+    /// Per node, the link its units talk over (a link from the node to itself).
+    internal: Vec<Option<LinkId>>,
+    routing: Routing,
     routes: RefCell<HashMap<(NodeId, NodeId), Route>>,
+}
+
+/// What a path costs, compared in order: host nodes crossed between two GPUs, latency,
+/// links.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Cost {
+    hosts: u32,
+    latency: f64,
+    hops: u32,
+}
+
+impl Cost {
+    const ZERO: Cost = Cost {
+        hosts: 0,
+        latency: 0.0,
+        hops: 0,
+    };
+
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.hosts
+            .cmp(&other.hosts)
+            .then(self.latency.total_cmp(&other.latency))
+            .then(self.hops.cmp(&other.hops))
+    }
+}
+
+/// A node waiting in the search, earliest cost first, then lowest id.
+struct Queued(Cost, NodeId);
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Queued {}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.cmp(&other.0).then(self.1.cmp(&other.1))
+    }
 }
 
 impl Platform {
     pub fn new(nodes: Vec<Node>, links: Vec<Link>) -> Result<Self, PlatformError> {
         let mut adjacency = vec![Vec::new(); nodes.len()];
-        let mut direct = HashMap::new();
+        let mut internal = vec![None; nodes.len()];
         for (id, link) in links.iter().enumerate() {
             link.check_parameters()
                 .map_err(|error| PlatformError::LinkParameter { link: id, error })?;
@@ -230,77 +319,153 @@ impl Platform {
                     return Err(PlatformError::UnknownLinkEnd { link: id, node });
                 }
             }
-            adjacency[a].push((b, id));
-            adjacency[b].push((a, id));
-            // The first link declared between two nodes carries their messages.
-            for (from, to, forward) in [(a, b, true), (b, a, false)] {
-                direct
-                    .entry((from, to))
-                    .or_insert_with(|| Route::from([Hop { link: id, forward }]));
+            if a == b {
+                internal[a].get_or_insert(id);
+            } else {
+                adjacency[a].push((b, id));
+                adjacency[b].push((a, id));
+            }
+        }
+        for (node, n) in nodes.iter().enumerate() {
+            if n.kind == ComponentKind::Switch && n.labels.values().any(|&m| m > 0) {
+                return Err(PlatformError::SwitchProcesses { node: n.id.clone() });
+            }
+            if n.count > 1 && internal[node].is_none() {
+                return Err(PlatformError::NoInternalLink {
+                    node: n.id.clone(),
+                    count: n.count,
+                });
             }
         }
         Ok(Platform {
             nodes,
             links,
             adjacency,
-            direct,
+            internal,
+            routing: Routing::default(),
             routes: RefCell::new(HashMap::new()),
         })
     }
 
-    /// The links a message crosses from `from` to `to` (empty within a node): the direct link
-    /// if there is one, else a path with the fewest links, found breadth-first in declaration
-    /// order so that the choice is deterministic.
-    pub fn route(&self, from: NodeId, to: NodeId) -> Result<Route, PlatformError> {
+    /// Chooses routes by `routing` from now on.
+    pub fn with_routing(mut self, routing: Routing) -> Self {
+        self.routing = routing;
+        self.routes.borrow_mut().clear();
+        self
+    }
+
+    /// The links a message crosses from unit `units[0]` of node `from` to unit `units[1]` of
+    /// node `to`: none within a unit, the node's internal link between two of its units, else
+    /// the path of least [`Cost`] between the nodes: fewest host (CPU) nodes crossed when both
+    /// ends are GPUs (a GPU-side path is taken while one exists), then least latency (links'
+    /// and crossed nodes'), then fewest links; ties go to the first in declaration order, or
+    /// are spread by [`Routing::Ecmp`].
+    pub fn route(&self, from: NodeId, to: NodeId, units: [u32; 2]) -> Result<Route, PlatformError> {
         if from == to {
-            return Ok(Rc::from([]));
-        }
-        if let Some(route) = self.direct.get(&(from, to)) {
-            return Ok(route.clone());
+            return match (units[0] == units[1], self.internal[from]) {
+                (true, _) => Ok(Rc::from([])),
+                (false, Some(link)) => Ok(Rc::from([Hop { link, forward: true }])),
+                (false, None) => Err(PlatformError::NoInternalLink {
+                    node: self.nodes[from].id.clone(),
+                    count: self.nodes[from].count,
+                }),
+            };
         }
         if let Some(route) = self.routes.borrow().get(&(from, to)) {
             return Ok(route.clone());
         }
-        let route = self.shortest_path(from, to)?;
+        let route = self.least_cost_path(from, to)?;
         self.routes.borrow_mut().insert((from, to), route.clone());
         Ok(route)
     }
 
-    fn shortest_path(&self, from: NodeId, to: NodeId) -> Result<Route, PlatformError> {
-        let mut came_from: Vec<Option<(NodeId, LinkId)>> = vec![None; self.nodes.len()];
-        let mut seen = vec![false; self.nodes.len()];
-        seen[from] = true;
-        let mut frontier = VecDeque::from([from]);
-        while let Some(node) = frontier.pop_front() {
-            if node == to {
+    /// The cost of entering `node` on a path from `from` to `to` over `link`.
+    fn step(&self, cost: Cost, link: LinkId, node: NodeId, [from, to]: [NodeId; 2]) -> Cost {
+        let gpus = self.nodes[from].kind == ComponentKind::Gpu && self.nodes[to].kind == ComponentKind::Gpu;
+        let crossed = node != from && node != to;
+        let host = gpus && crossed && self.nodes[node].kind == ComponentKind::Cpu;
+        Cost {
+            hosts: cost.hosts + u32::from(host),
+            latency: cost.latency
+                + self.links[link].latency
+                + if crossed { self.nodes[node].latency } else { 0.0 },
+            hops: cost.hops + 1,
+        }
+    }
+
+    /// Dijkstra from `to` until `from` is settled, then a walk from `from` along links whose
+    /// cost accounts exactly for the remaining cost (a path of least cost, found without a
+    /// table of all pairs).
+    fn least_cost_path(&self, from: NodeId, to: NodeId) -> Result<Route, PlatformError> {
+        let ends = [from, to];
+        let mut cost: Vec<Option<Cost>> = vec![None; self.nodes.len()];
+        let mut settled = vec![false; self.nodes.len()];
+        cost[to] = Some(Cost::ZERO);
+        let mut frontier = BinaryHeap::from([Reverse(Queued(Cost::ZERO, to))]);
+        while let Some(Reverse(Queued(c, node))) = frontier.pop() {
+            if settled[node] {
+                continue;
+            }
+            settled[node] = true;
+            if node == from {
                 break;
             }
             for &(next, link) in &self.adjacency[node] {
-                if !seen[next] {
-                    seen[next] = true;
-                    came_from[next] = Some((node, link));
-                    frontier.push_back(next);
+                // Searching backwards, the node entered on the message's way is `node`.
+                let through = self.step(c, link, node, ends);
+                if !settled[next] && cost[next].is_none_or(|old| through.cmp(&old) == Ordering::Less) {
+                    cost[next] = Some(through);
+                    frontier.push(Reverse(Queued(through, next)));
                 }
             }
         }
-        if !seen[to] {
+        if !settled[from] {
             return Err(PlatformError::NoRoute {
                 from: self.nodes[from].id.clone(),
                 to: self.nodes[to].id.clone(),
             });
         }
         let mut hops = Vec::new();
-        let mut node = to;
-        while let Some((previous, link)) = came_from[node] {
+        let mut node = from;
+        while node != to {
+            let here = cost[node].unwrap_or(Cost::ZERO);
+            let on_path: Vec<(NodeId, LinkId)> = self.adjacency[node]
+                .iter()
+                .copied()
+                .filter(|&(next, link)| {
+                    settled[next]
+                        && cost[next]
+                            .is_some_and(|c| self.step(c, link, next, ends).cmp(&here) == Ordering::Equal)
+                })
+                .collect();
+            let pick = match self.routing {
+                Routing::Shortest => 0,
+                Routing::Ecmp => pair_hash(from, to) % on_path.len().max(1),
+            };
+            // A settled node's cost is accounted for by one of its links; were rounding to
+            // hide it, the route is refused rather than guessed.
+            let Some(&(next, link)) = on_path.get(pick) else {
+                return Err(PlatformError::NoRoute {
+                    from: self.nodes[from].id.clone(),
+                    to: self.nodes[to].id.clone(),
+                });
+            };
             hops.push(Hop {
                 link,
-                forward: self.links[link].between[0] == previous,
+                forward: self.links[link].between[0] == node,
             });
-            node = previous;
+            node = next;
         }
-        hops.reverse();
         Ok(hops.into())
     }
+}
+
+/// A well-mixed hash of a pair of nodes (SplitMix64's finalizer), to spread pairs over paths.
+fn pair_hash(from: NodeId, to: NodeId) -> usize {
+    let mut x = ((from as u64) << 32) ^ to as u64;
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (x ^ (x >> 31)) as usize
 }
 
 /// Where one process runs.
@@ -310,22 +475,26 @@ pub struct Placement {
     /// 0-based index within its label.
     pub rank: u64,
     pub node: NodeId,
+    /// The unit of the node it runs on (0-based; see [`Node::count`]).
+    pub unit: u32,
 }
 
 /// Assigns processes to nodes: labels in name order, each label's processes in rank order to
-/// the nodes carrying it, in declaration order, up to count × multiplicity on each. The
-/// index of a placement is the process's pid.
+/// the nodes carrying it, in declaration order, up to count × multiplicity on each, filling
+/// a node's units in order (multiplicity processes of the label on each). The index of a
+/// placement is the process's pid.
 pub fn place(platform: &Platform, labels: &BTreeMap<String, u64>) -> Result<Vec<Placement>, PlatformError> {
     let mut placements = Vec::new();
     for (label, &asked) in labels {
-        let hosts: Vec<(NodeId, u64)> = platform
+        // (node, processes it hosts, per unit)
+        let hosts: Vec<(NodeId, u64, u64)> = platform
             .nodes
             .iter()
             .enumerate()
             .filter_map(|(id, n)| {
                 n.labels
                     .get(label)
-                    .map(|&m| (id, u64::from(m) * u64::from(n.count)))
+                    .map(|&m| (id, u64::from(m) * u64::from(n.count), u64::from(m.max(1))))
             })
             .collect();
         // A label no node carries is a typo even when asked 0 processes.
@@ -351,12 +520,14 @@ pub fn place(platform: &Platform, labels: &BTreeMap<String, u64>) -> Result<Vec<
         }
         let name: Arc<str> = Arc::from(label.as_str());
         let mut rank = 0;
-        for (node, slots) in hosts {
+        for (node, slots, per_unit) in hosts {
             let here = slots.min(asked - rank);
+            let first = rank;
             placements.extend((rank..rank + here).map(|rank| Placement {
                 label: name.clone(),
                 rank,
                 node,
+                unit: u32::try_from((rank - first) / per_unit).unwrap_or(u32::MAX),
             }));
             rank += here;
         }

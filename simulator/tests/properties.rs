@@ -61,11 +61,13 @@ fn platform() -> Platform {
                 between: [0, 1],
                 channels: 1,
                 duplex: 1.0,
+                latency: 0.0,
             },
             Link {
                 between: [1, 2],
                 channels: 2,
                 duplex: 1.0,
+                latency: 0.0,
             },
         ],
     )

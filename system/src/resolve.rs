@@ -36,7 +36,7 @@ pub struct Resolved<S> {
 impl Resolved<LinkSpec> {
     /// The engine's link between nodes `between`: `channels` as the link states it, else as
     /// its component does (a whole number), else 1; the component's `duplex`, else 1; both
-    /// checked by [`Link::check_parameters`].
+    /// checked by [`Link::check_parameters`]; its latency for routing (`routing_latency`).
     pub fn engine_link(&self, between: [usize; 2]) -> Result<Link, LinkParameterError> {
         engine_link(&self.spec, &self.component, between)
     }
@@ -57,9 +57,26 @@ fn engine_link(
         between,
         channels,
         duplex: number_attribute(component, "duplex").unwrap_or(1.0),
+        latency: routing_latency(component),
     };
     link.check_parameters()?;
     Ok(link)
+}
+
+/// The startup routing weighs a link by: its `latency` attribute, else its `startup`, else
+/// the least of its per-direction startups (`startupHtD`, …), else 0.
+fn routing_latency(component: &Component) -> f64 {
+    number_attribute(component, "latency")
+        .or_else(|| number_attribute(component, "startup"))
+        .or_else(|| {
+            component
+                .attributes
+                .iter()
+                .filter(|(key, _)| key.starts_with("startup"))
+                .filter_map(|(_, value)| value.as_number())
+                .reduce(f64::min)
+        })
+        .unwrap_or(0.0)
 }
 
 /// Checks what the engine and the transfer models read of a link: one validation for a

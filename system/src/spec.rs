@@ -148,14 +148,19 @@ fn attributes_schema(_: &mut SchemaGenerator) -> Schema {
 }
 
 fn parse_kind(kind: &str, component: &str) -> Result<ComponentKind, SystemError> {
-    [ComponentKind::Gpu, ComponentKind::Cpu, ComponentKind::Network, ComponentKind::Switch]
-        .into_iter()
-        .find(|k| k.as_str().eq_ignore_ascii_case(kind))
-        .ok_or_else(|| {
-            SystemError::new(format!(
-                "component `{component}`: kind `{kind}` is not one of GPU, CPU, NETWORK, SWITCH"
-            ))
-        })
+    [
+        ComponentKind::Gpu,
+        ComponentKind::Cpu,
+        ComponentKind::Network,
+        ComponentKind::Switch,
+    ]
+    .into_iter()
+    .find(|k| k.as_str().eq_ignore_ascii_case(kind))
+    .ok_or_else(|| {
+        SystemError::new(format!(
+            "component `{component}`: kind `{kind}` is not one of GPU, CPU, NETWORK, SWITCH"
+        ))
+    })
 }
 
 impl SystemFile {

@@ -119,25 +119,25 @@ fn arrival(report: &RunReport, flow: &str) -> f64 {
 #[test]
 fn dumbbell_flows_share_the_bottleneck_within_one_percent_of_simgrid() {
     let r = run_example("dumbbell", &[], None);
-    // Worked by hand. An access hop takes 1 µs + b / 12.5 GB/s (S1->R1's 10 MB: 0.801 ms,
-    // S2->R2's 5 MB: 0.401 ms, S2->R1's 2.5 MB: 0.201 ms); the bottleneck 50 µs alone, then
-    // the bytes at 125 MB/s shared max-min. S2->R2 runs alone from 0.451 ms, with S1->R1
-    // from 0.851 ms (62.5 MB/s each), and with S2->R1 from 20.251 ms (41.67 MB/s each):
-    // S2->R1 leaves the bottleneck at 80.251 ms, S2->R2 at 100.051 ms, S1->R1, alone for its
-    // last 5.05 MB, at 140.451 ms; each then crosses its receiver's access link.
+    // Worked by hand. Each message is one flow over its route: 1 + 50 + 1 µs of startups,
+    // then its bytes at its max-min share of every link; the access links (12.5 GB/s) never
+    // bind, so the bottleneck's 125 MB/s is shared as on one link. S1->R1 (10 MB) and S2->R2
+    // (5 MB) run at 62.5 MB/s each from 0.052 ms; S2->R1 (2.5 MB, sent at 20 ms) joins at
+    // 20.052 ms, all three at 41.67 MB/s: S2->R1 arrives at 80.052 ms; S2->R2, 1.25 MB left,
+    // at 100.052 ms; S1->R1, alone for its last 5 MB, at 140.052 ms.
     let hetsim = [
-        ("S2->R1", 80.452e-3),
-        ("S2->R2", 100.452e-3),
-        ("S1->R1", 141.252e-3),
+        ("S2->R1", 80.052e-3),
+        ("S2->R2", 100.052e-3),
+        ("S1->R1", 140.052e-3),
     ];
-    // SimGrid 3.32's flows (CM02: max-min without corrections) hold their whole route at
-    // once: `python3 bench/dumbbell.py` gave 80.052, 100.052 and 140.052 ms.
+    // SimGrid 3.32's flows (CM02: max-min without corrections): `python3 bench/dumbbell.py`
+    // gave 80.052, 100.052 and 140.052 ms.
     let simgrid = [80.052e-3, 100.052e-3, 140.052e-3];
     for ((flow, expected), simgrid) in hetsim.into_iter().zip(simgrid) {
         let got = arrival(&r, flow);
         assert!((got - expected).abs() < 1e-9, "{flow}: {got} vs {expected}");
         assert!(
-            (got - simgrid) / simgrid < 0.01,
+            ((got - simgrid) / simgrid).abs() < 0.01,
             "{flow}: {got} vs SimGrid's {simgrid}"
         );
     }

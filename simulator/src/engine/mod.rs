@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::error::SimError;
 use crate::events::{EventId, Events};
+use crate::flows::{BundleId, Flows};
 use crate::platform::{Direction, HostMemory, LinkId, Placement, Platform};
 use crate::process::{Handle, Message, Process, Request, Resume, Source};
 use crate::results::{NodeResult, ProcessResult, Results, Span, SpanKind};
@@ -78,10 +79,11 @@ enum EventKind {
     Departs(Pid, Departure),
     /// The next compute due on a node's shared cores is done.
     CoresFinish(usize),
-    /// A message's startup on its current hop is over: its bytes join the link.
+    /// A message's latency is over: its bytes join the links of its route.
     Started(Box<InFlight>),
-    /// The next transfer due on a link direction is done.
-    LinkFinish(LinkId, usize),
+    /// The next flows due in a bundle are done.
+    FlowsFinish(BundleId),
+    /// A message needing no link time arrives.
     Deliver(Box<InFlight>),
 }
 
@@ -175,8 +177,12 @@ struct Engine<'a, P> {
     handles: Vec<HandleState>,
     timing: &'a mut dyn LinkTiming,
     events: Events<EventKind>,
-    /// Per link, per direction (forward, backward): the transfers crossing it.
-    links: Vec<[Resource<Box<InFlight>>; 2]>,
+    /// The messages whose bytes are on the links.
+    flows: Flows<Box<InFlight>>,
+    /// Per bundle of flows, its pending finish event and the event's time.
+    bundle_events: Vec<Option<(EventId, f64)>>,
+    /// The bundles whose shares changed, kept to reuse its allocation.
+    changed: Vec<BundleId>,
     /// Per node, its cores, shared by the processes computing on it; none where they cannot
     /// outnumber them.
     cores: Vec<Option<Resource<Pid>>>,
@@ -204,14 +210,9 @@ pub fn simulate<P: Process>(
         handles: Vec::new(),
         timing,
         events: Events::default(),
-        links: platform
-            .links
-            .iter()
-            .map(|l| {
-                let channels = f64::from(l.channels.max(1));
-                [Resource::new(channels), Resource::new(channels)]
-            })
-            .collect(),
+        flows: Flows::new(platform.links.iter().map(|l| l.channels)),
+        bundle_events: Vec::new(),
+        changed: Vec::new(),
         cores: shared_cores(platform, placements),
         trace: options.trace.then(Vec::new),
         max_spans: options.max_spans.unwrap_or(usize::MAX),
@@ -330,9 +331,9 @@ impl<P: Process> Engine<'_, P> {
                 EventKind::Request(pid, request) => self.serve_later(pid, request)?,
                 EventKind::Departs(pid, departure) => self.depart(pid, departure)?,
                 EventKind::CoresFinish(node) => self.cores_finish(node)?,
-                EventKind::Started(transfer) => self.join_link(transfer),
-                EventKind::LinkFinish(link, direction) => self.link_finish(link, direction)?,
-                EventKind::Deliver(transfer) => self.deliver(*transfer)?,
+                EventKind::Started(transfer) => self.join_links(transfer)?,
+                EventKind::FlowsFinish(bundle) => self.flows_finish(bundle)?,
+                EventKind::Deliver(transfer) => self.arrived(*transfer)?,
             }
         }
         self.deadlock_check()

@@ -1,42 +1,34 @@
 //! Messages on the links.
 //!
-//! A message crosses its route hop by hop (store and forward). On each hop the link's model
-//! gives `t(bytes)`; the first `t(0)` (the startup) the message takes alone, then its bytes
-//! share the link direction's bandwidth with the others crossing it
-//! ([`crate::sharing::Shared`], capacity `channels`), needing `t(bytes) − t(0)` seconds at
-//! full rate. A message alone on a link thus takes `t(bytes)`, as the thesis's model says.
+//! A message is one flow over its whole route (cut-through, as switches, NVLink and
+//! InfiniBand stream a message; SimGrid's CM02). On each link `l` of the route the link's model
+//! gives `t_l(bytes)`, its startup being `t_l(0)`. The message first takes its latency alone:
+//! the startups of its links plus the latency of every node it crosses on the way (a switch's).
+//! Then its bytes flow over every link at once ([`crate::flows`]): on link `l` they need
+//! `t_l(bytes) − t_l(0)` seconds with the link to themselves, and the flow runs at its max-min
+//! fair share of every link direction it crosses. A message alone over one link thus takes
+//! `t(bytes)`, as the thesis's model says; over `k` links, the sum of their startups plus the
+//! slowest link's time for its bytes.
 
 use std::rc::Rc;
 
 use super::{finite_non_negative, Engine, EventKind};
 use crate::error::SimError;
+use crate::flows::BundleId;
 use crate::platform::{Direction, Hop, HostMemory, LinkId};
 use crate::process::{Handle, Message, Process};
 use crate::results::SpanKind;
 use crate::uncertainty::Estimate;
 use crate::Pid;
 
-/// A message on its way (boxed in the event and link queues, which move their entries).
+/// A message on its way (boxed in the event and flow queues, which move their entries).
 pub(crate) struct InFlight {
     message: Message,
     /// The isend's handle, completed at delivery.
     handle: Option<Handle>,
     route: Rc<[Hop]>,
-    /// The hop it is on.
-    hop: usize,
-    direction: Direction,
-    host_memory: HostMemory,
-    /// When it started the hop it is on.
-    hop_started: f64,
-    /// Seconds at the link's full rate its bytes need on this hop.
-    work: f64,
-}
-
-impl InFlight {
-    fn link(&self) -> (LinkId, usize) {
-        let Hop { link, forward } = self.route[self.hop];
-        (link, usize::from(!forward))
-    }
+    /// Per hop, the seconds its bytes need with the link to themselves.
+    works: Box<[f64]>,
 }
 
 impl<P: Process> Engine<'_, P> {
@@ -60,7 +52,7 @@ impl<P: Process> Engine<'_, P> {
         }
         let bytes = self.checked_request(from, bytes, "a message size [bytes]")?;
         let now = self.now();
-        let message = Message {
+        let mut message = Message {
             from,
             to,
             bytes,
@@ -68,38 +60,66 @@ impl<P: Process> Engine<'_, P> {
             arrived: now,
             spread: self.states[from].spread,
         };
-        let (a, b) = (self.placements[from].node, self.placements[to].node);
-        // Same node, or a pure synchronization (thesis Table 5.1): no link time.
-        let instant = a == b || bytes == 0.0;
-        let route = if instant {
+        let (a, b) = (&self.placements[from], &self.placements[to]);
+        // Within a unit, or a pure synchronization (thesis Table 5.1): no link time.
+        let route = if bytes == 0.0 {
             Rc::from([])
         } else {
-            self.platform.route(a, b)?
+            self.platform
+                .route(a.node, b.node, [a.unit, b.unit])
+                .map_err(|e| self.invalid(from, format!("a message to {}: {e}", self.who(to))))?
         };
-        let kinds = (self.platform.nodes[a].kind, self.platform.nodes[b].kind);
+        let direction = direction.unwrap_or_else(|| {
+            let kinds = (self.platform.nodes[a.node].kind, self.platform.nodes[b.node].kind);
+            Direction::between(kinds.0, kinds.1)
+        });
+        let mut latency = self.crossing_latency(&route);
+        let mut works = Vec::with_capacity(route.len());
+        for &hop in route.iter() {
+            let whole = self.link_time(hop.link, bytes, direction, host_memory)?;
+            let startup = self.link_time(hop.link, 0.0, direction, host_memory)?.seconds;
+            let startup = startup.min(whole.seconds);
+            message.spread = message.spread.widened(whole.uncertainty);
+            latency += startup;
+            works.push(whole.seconds - startup);
+        }
         let transfer = Box::new(InFlight {
             message,
             handle,
             route,
-            hop: 0,
-            direction: direction.unwrap_or_else(|| Direction::between(kinds.0, kinds.1)),
-            host_memory,
-            hop_started: now,
-            work: 0.0,
+            works: works.into(),
         });
-        if instant {
-            self.events.schedule(now, EventKind::Deliver(transfer));
-            return Ok(());
+        if latency > 0.0 {
+            self.events.schedule(now + latency, EventKind::Started(transfer));
+            Ok(())
+        } else {
+            self.join_links(transfer)
         }
-        self.start_hop(transfer)
     }
 
-    /// The link model's time for `transfer` on its hop, checked.
-    fn link_time(&mut self, transfer: &InFlight, bytes: f64) -> Result<Estimate, SimError> {
-        let (link, _) = transfer.link();
+    /// The latency of the nodes a route crosses on its way (not its ends).
+    fn crossing_latency(&self, route: &[Hop]) -> f64 {
+        route
+            .iter()
+            .skip(1)
+            .map(|hop| {
+                let [a, b] = self.platform.links[hop.link].between;
+                self.platform.nodes[if hop.forward { a } else { b }].latency
+            })
+            .sum()
+    }
+
+    /// The link model's time for `bytes` on `link`, checked.
+    fn link_time(
+        &mut self,
+        link: LinkId,
+        bytes: f64,
+        direction: Direction,
+        host_memory: HostMemory,
+    ) -> Result<Estimate, SimError> {
         let estimate = self
             .timing
-            .transfer_time(link, bytes, transfer.direction, transfer.host_memory)
+            .transfer_time(link, bytes, direction, host_memory)
             .map_err(|e| self.link_error(link, e))?;
         finite_non_negative(estimate.seconds, "transfer_time [s]")
             .and_then(|_| finite_non_negative(estimate.uncertainty, "transfer_time's uncertainty [s]"))
@@ -115,76 +135,104 @@ impl<P: Process> Engine<'_, P> {
         }
     }
 
-    /// Puts `transfer` on its hop now: its startup, then its bytes join the link.
-    fn start_hop(&mut self, mut transfer: Box<InFlight>) -> Result<(), SimError> {
-        let whole = self.link_time(&transfer, transfer.message.bytes)?;
-        let startup = self.link_time(&transfer, 0.0)?.seconds.min(whole.seconds);
-        transfer.message.spread = transfer.message.spread.widened(whole.uncertainty);
-        transfer.hop_started = self.now();
-        transfer.work = whole.seconds - startup;
-        if startup > 0.0 {
-            self.events
-                .schedule(self.now() + startup, EventKind::Started(transfer));
-        } else {
-            self.join_link(transfer);
+    /// Its latency over, the message's bytes join every link of its route (or, needing no
+    /// link time, it arrives).
+    pub(super) fn join_links(&mut self, transfer: Box<InFlight>) -> Result<(), SimError> {
+        if !transfer.works.iter().any(|&w| w > 0.0) {
+            // Arriving from an event of its own, as every message does, so that the sender
+            // goes on first.
+            self.events.schedule(self.now(), EventKind::Deliver(transfer));
+            return Ok(());
         }
+        let now = self.now();
+        let route = transfer.route.clone();
+        let works = transfer.works.clone();
+        let bytes = transfer.message.bytes;
+        let mut changed = std::mem::take(&mut self.changed);
+        self.flows
+            .join(now, &route, bytes, &works, transfer, &mut changed);
+        self.slow_duplex(&route, &mut changed);
+        self.reschedule(&mut changed);
+        self.changed = changed;
         Ok(())
     }
 
-    pub(super) fn join_link(&mut self, transfer: Box<InFlight>) {
-        let (link, direction) = transfer.link();
+    /// Slows each direction of the route's links to its `duplex` fraction while the other
+    /// carries bytes too (and back to full speed when it stops).
+    fn slow_duplex(&mut self, route: &[Hop], changed: &mut Vec<BundleId>) {
         let now = self.now();
-        let resource = &mut self.links[link][direction];
-        resource.shared.join(now, transfer.work, transfer);
-        resource.reschedule(&mut self.events, EventKind::LinkFinish(link, direction));
-        self.slow_duplex(link);
-    }
-
-    /// Slows each direction of `link` to its `duplex` fraction while the other carries bytes
-    /// (and back to full speed when it stops).
-    fn slow_duplex(&mut self, link: LinkId) {
-        let duplex = self.platform.links[link].duplex;
-        if duplex == 1.0 {
-            return;
-        }
-        let now = self.now();
-        let busy = self.links[link].each_ref().map(|r| r.shared.is_busy());
-        for direction in 0..2 {
-            let speed = if busy[1 - direction] { duplex } else { 1.0 };
-            let resource = &mut self.links[link][direction];
-            if resource.shared.set_speed(now, speed) {
-                resource.reschedule(&mut self.events, EventKind::LinkFinish(link, direction));
+        for hop in route {
+            let duplex = self.platform.links[hop.link].duplex;
+            if duplex == 1.0 {
+                continue;
+            }
+            let busy = [0, 1].map(|d| self.flows.is_busy(hop.link, d));
+            for direction in 0..2 {
+                let speed = if busy[1 - direction] { duplex } else { 1.0 };
+                self.flows.set_speed(now, hop.link, direction, speed, changed);
             }
         }
     }
 
-    pub(super) fn link_finish(&mut self, link: LinkId, direction: usize) -> Result<(), SimError> {
+    /// Keeps a finish event at or before the next finish of each bundle in `changed` (whose
+    /// shares changed), and empties it. A slower share only delays the next finish: the
+    /// pending event stays, and if it comes before anything is due it finds nothing and is
+    /// scheduled again, so a burst of joins costs one event, not one per join. A faster share
+    /// cancels the pending event for an earlier one.
+    fn reschedule(&mut self, changed: &mut Vec<BundleId>) {
+        changed.sort_unstable();
+        changed.dedup();
+        for bundle in changed.drain(..) {
+            if self.bundle_events.len() <= bundle {
+                self.bundle_events.resize(bundle + 1, None);
+            }
+            let Some(next) = self.flows.next_finish(bundle) else {
+                continue;
+            };
+            match self.bundle_events[bundle] {
+                Some((_, pending)) if pending <= next => {}
+                Some((event, _)) => {
+                    self.events.cancel(event);
+                    let event = self.events.schedule(next, EventKind::FlowsFinish(bundle));
+                    self.bundle_events[bundle] = Some((event, next));
+                }
+                None => {
+                    let event = self.events.schedule(next, EventKind::FlowsFinish(bundle));
+                    self.bundle_events[bundle] = Some((event, next));
+                }
+            }
+        }
+    }
+
+    /// The flows of `bundle` due now arrive.
+    pub(super) fn flows_finish(&mut self, bundle: BundleId) -> Result<(), SimError> {
         let now = self.now();
-        let resource = &mut self.links[link][direction];
-        resource.finish = None;
-        let done = resource.shared.finish_due(now);
-        resource.reschedule(&mut self.events, EventKind::LinkFinish(link, direction));
-        self.slow_duplex(link);
+        self.bundle_events[bundle] = None;
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.push(bundle);
+        let done = self.flows.finish_due(now, bundle, &mut changed);
+        if let Some(first) = done.first() {
+            let route = first.route.clone();
+            self.slow_duplex(&route, &mut changed);
+        }
+        self.reschedule(&mut changed);
+        self.changed = changed;
         for transfer in done {
-            self.hop_done(transfer)?;
+            self.arrived(*transfer)?;
         }
         Ok(())
     }
 
-    /// Store and forward: the next hop starts when the previous one ends.
-    fn hop_done(&mut self, mut transfer: Box<InFlight>) -> Result<(), SimError> {
-        if self.trace.is_some() {
-            let (link, _) = transfer.link();
+    /// The message is at its receiver: its span is recorded and it is delivered.
+    pub(super) fn arrived(&mut self, transfer: InFlight) -> Result<(), SimError> {
+        if self.trace.is_some() && !transfer.route.is_empty() {
             let m = &transfer.message;
-            let detail = format!("{} bytes to pid {} over {}", m.bytes, m.to, self.link_name(link));
-            let during = [transfer.hop_started, self.now()];
+            let links: Vec<String> = transfer.route.iter().map(|h| self.link_name(h.link)).collect();
+            let detail = format!("{} bytes to pid {} over {}", m.bytes, m.to, links.join(", "));
+            let during = [m.sent, self.now()];
             self.span(m.from, SpanKind::Send, during, 0.0, || detail);
         }
-        transfer.hop += 1;
-        if transfer.hop == transfer.route.len() {
-            return self.deliver(*transfer);
-        }
-        self.start_hop(transfer)
+        self.deliver(transfer)
     }
 
     fn link_name(&self, link: LinkId) -> String {
@@ -195,7 +243,7 @@ impl<P: Process> Engine<'_, P> {
         )
     }
 
-    pub(super) fn deliver(&mut self, transfer: InFlight) -> Result<(), SimError> {
+    fn deliver(&mut self, transfer: InFlight) -> Result<(), SimError> {
         let InFlight {
             mut message, handle, ..
         } = transfer;

@@ -17,5 +17,6 @@ pub fn node(id: &str, kind: ComponentKind, label: &str, multiplicity: u32) -> No
         power_load: 100.0,
         power_idle: 10.0,
         failure_rate: 0.0,
+        latency: 0.0,
     }
 }

@@ -1,5 +1,6 @@
 //! The engine's semantics, checked with native processes that replay a list of requests.
-//! One file a topic: [`clock`], [`messages`], [`sharing`], [`handles`]; this one holds the
+//! One file a topic: [`clock`], [`messages`], [`routes`] (flows over routes, routing),
+//! [`sharing`], [`handles`]; this one holds the
 //! replaying process, the platforms and the request builders they share.
 
 use std::cell::RefCell;
@@ -12,6 +13,7 @@ mod common;
 mod clock;
 mod handles;
 mod messages;
+mod routes;
 mod sharing;
 
 use common::node;
@@ -100,11 +102,13 @@ fn line() -> Platform {
                 between: [0, 1],
                 channels: 1,
                 duplex: 1.0,
+                latency: 0.0,
             },
             Link {
                 between: [1, 2],
                 channels: 1,
                 duplex: 1.0,
+                latency: 0.0,
             },
         ],
     )
@@ -125,7 +129,7 @@ fn run_seen(
     labels: &[(&str, u64)],
     programs: Vec<Vec<Request>>,
 ) -> Result<(Results, Vec<Resumed>), SimError> {
-    run_with(platform, labels, programs, None)
+    run_with(platform, labels, programs, None, &mut Linear)
 }
 
 /// A traced run keeping at most `max_spans` spans, and what its processes resumed with.
@@ -134,6 +138,7 @@ fn run_with(
     labels: &[(&str, u64)],
     programs: Vec<Vec<Request>>,
     max_spans: Option<usize>,
+    timing: &mut dyn LinkTiming,
 ) -> Result<(Results, Vec<Resumed>), SimError> {
     let labels: BTreeMap<String, u64> = labels.iter().map(|(l, n)| (l.to_string(), *n)).collect();
     let placements = place(platform, &labels)?;
@@ -152,7 +157,7 @@ fn run_with(
         platform,
         &placements,
         processes,
-        &mut Linear,
+        timing,
         &Options {
             trace: true,
             max_spans,
@@ -165,8 +170,8 @@ fn run_with(
 #[test]
 fn a_capped_trace_keeps_the_first_spans_and_counts_the_rest() {
     let programs = || vec![vec![sleep(1.0), sleep(1.0), sleep(1.0)], vec![sleep(0.5)]];
-    let (whole, _) = run_with(&pair(1), &[("A", 2)], programs(), None).unwrap();
-    let (capped, _) = run_with(&pair(1), &[("A", 2)], programs(), Some(2)).unwrap();
+    let (whole, _) = run_with(&pair(1), &[("A", 2)], programs(), None, &mut Linear).unwrap();
+    let (capped, _) = run_with(&pair(1), &[("A", 2)], programs(), Some(2), &mut Linear).unwrap();
     let spans = |r: &Results| r.trace.as_ref().map_or(0, Vec::len);
     assert_eq!((spans(&whole), whole.trace_dropped), (4, 0));
     assert_eq!((spans(&capped), capped.trace_dropped), (2, 2));
@@ -223,6 +228,7 @@ fn duplex_pair(channels: u32, duplex: f64) -> Platform {
             between: [0, 1],
             channels,
             duplex,
+            latency: 0.0,
         }],
     )
     .unwrap()

@@ -74,6 +74,7 @@ fn opposite_flows_slow_each_other_on_a_half_duplex_link() {
             between: [0, 1],
             channels: 1,
             duplex: 1.5,
+            latency: 0.0,
         }],
     )
     .unwrap_err();

@@ -1,0 +1,511 @@
+//! Messages as flows over whole routes, sharing every link they cross max-min fairly in
+//! bytes per second (SimGrid's CM02 flow model: Velho & Legrand's linear max-min system).
+//!
+//! A flow of `B` bytes crosses the link directions of its route. On each it needs `work_l`
+//! seconds with the link to itself (its bytes over the bandwidth the link's model gives it);
+//! its work `W` is the largest of them (its bottleneck alone), its rate alone `U = B / W`, and
+//! on link `l` it consumes `a_l = work_l / W` of a unit for each unit of its *share* `s` (the
+//! fraction of `W` done per second; its rate is `s·U`). The rates are the max-min fair
+//! solution of
+//!
+//! ```text
+//!     Σ_f a_{l,f} s_f ≤ channels_l · σ_l   on every link direction l   (its capacity)
+//!     a_{l,f} s_f ≤ σ_l                    on every l of f's route      (one unit at most)
+//! ```
+//!
+//! where `σ_l` is the direction's speed (1, or its duplex fraction while the other direction
+//! carries bytes too): progressive filling raises every unfixed flow's rate alike until a
+//! direction is full or a flow reaches its bound. Rates are counted in units of the fastest
+//! flow's `U` in the problem, so that flows of one rate get `s = σ · min(1, channels / n)` on
+//! one link, bit for bit the processor sharing of [`crate::sharing`].
+//!
+//! Flows with the same route, weights and rate alone always get the same share, so they are
+//! kept together in a *bundle*, a [`Shared`] resource whose speed is the share: a join, a
+//! finish and the next finish cost O(log n) within a bundle whatever its size (a million
+//! messages over one link are one bundle). The max-min problem is solved over bundles, and
+//! only over the bundles that share a link, directly or through others, with one whose flows
+//! changed (SimGrid's partial invalidation).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::platform::{Hop, LinkId};
+use crate::sharing::Shared;
+
+/// A bundle's index, stable while it has flows.
+pub type BundleId = usize;
+
+/// Flows `T` over the links of a platform.
+#[derive(Debug)]
+pub struct Flows<T> {
+    /// Per link, per direction (forward, backward).
+    directions: Vec<[Direction; 2]>,
+    bundles: Vec<Option<Bundle<T>>>,
+    free: Vec<BundleId>,
+    index: HashMap<Key, BundleId>,
+    /// Marks of the current solve (bundles, directions), compared with `epoch`.
+    bundle_mark: Vec<u64>,
+    direction_mark: Vec<[u64; 2]>,
+    epoch: u64,
+}
+
+#[derive(Debug)]
+struct Direction {
+    channels: f64,
+    /// σ: the fraction of its rate the direction runs at.
+    speed: f64,
+    /// Flows crossing it, in all its bundles.
+    flows: usize,
+    /// Its bundles and their weight `a` on it.
+    bundles: Vec<(BundleId, f64)>,
+    /// Scratch of a solve: capacity left [units], the weight of unfixed flows on it, and
+    /// their count (whether any is left, free of rounding).
+    left: f64,
+    weight: f64,
+    unfixed: usize,
+}
+
+/// Flows with one route, one weight per hop and one rate alone (as bits, to hash).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    route: Rc<[Hop]>,
+    weights: Box<[u64]>,
+    rate: u64,
+}
+
+#[derive(Debug)]
+struct Bundle<T> {
+    key: Key,
+    weights: Box<[f64]>,
+    /// U: bytes per second of each of its flows alone.
+    rate: f64,
+    flows: Shared<T>,
+    count: usize,
+    /// The share of each of its flows, as last solved.
+    share: f64,
+    /// Scratch of a solve: fixed yet, and its rate alone over the fastest's.
+    fixed: bool,
+    relative: f64,
+}
+
+impl<T> Flows<T> {
+    /// Links with `channels[l]` transfers at once per direction.
+    pub fn new(channels: impl IntoIterator<Item = u32>) -> Self {
+        let directions: Vec<[Direction; 2]> = channels
+            .into_iter()
+            .map(|c| [0, 1].map(|_| Direction::new(f64::from(c.max(1)))))
+            .collect();
+        let links = directions.len();
+        Flows {
+            directions,
+            bundles: Vec::new(),
+            free: Vec::new(),
+            index: HashMap::new(),
+            bundle_mark: Vec::new(),
+            direction_mark: vec![[0; 2]; links],
+            epoch: 0,
+        }
+    }
+
+    /// Starts `item`, `bytes` over `route`, at `now`: `works[h]` seconds of link time on hop
+    /// `h`, > 0 on one hop at least. Its bundle, and the bundles whose shares changed, are
+    /// appended to `changed` (their next finish moved).
+    pub fn join(
+        &mut self,
+        now: f64,
+        route: &Rc<[Hop]>,
+        bytes: f64,
+        works: &[f64],
+        item: T,
+        changed: &mut Vec<BundleId>,
+    ) {
+        let whole = works.iter().copied().fold(0.0, f64::max);
+        let weights: Box<[f64]> = works.iter().map(|w| w / whole).collect();
+        let rate = bytes / whole;
+        let key = Key {
+            route: route.clone(),
+            weights: weights.iter().map(|w| w.to_bits()).collect(),
+            rate: rate.to_bits(),
+        };
+        let id = match self.index.get(&key) {
+            Some(&id) => id,
+            None => self.open(key, weights, rate),
+        };
+        if let Some(bundle) = self.bundles[id].as_mut() {
+            bundle.flows.join(now, whole, item);
+            bundle.count += 1;
+        }
+        self.count_flows(id, 1);
+        changed.push(id);
+        self.solve(now, id, changed);
+    }
+
+    /// When the next flow of `bundle` is done at the current shares.
+    pub fn next_finish(&self, bundle: BundleId) -> Option<f64> {
+        self.bundles.get(bundle)?.as_ref()?.flows.next_finish()
+    }
+
+    /// Ends the flows of `bundle` due at `now` (see [`Shared::finish_due`]); the bundles whose
+    /// shares changed are appended to `changed`.
+    pub fn finish_due(&mut self, now: f64, bundle: BundleId, changed: &mut Vec<BundleId>) -> Vec<T> {
+        let Some(b) = self.bundles.get_mut(bundle).and_then(Option::as_mut) else {
+            return Vec::new();
+        };
+        let done = b.flows.finish_due(now);
+        if done.is_empty() {
+            return done;
+        }
+        b.count -= done.len();
+        let emptied = b.count == 0;
+        self.count_flows(bundle, -(done.len() as isize));
+        self.solve(now, bundle, changed);
+        if emptied {
+            self.close(bundle);
+        }
+        done
+    }
+
+    fn open(&mut self, key: Key, weights: Box<[f64]>, rate: f64) -> BundleId {
+        let id = self.free.pop().unwrap_or_else(|| {
+            self.bundles.push(None);
+            self.bundle_mark.push(0);
+            self.bundles.len() - 1
+        });
+        for (hop, &a) in key.route.iter().zip(weights.iter()) {
+            self.direction_mut(*hop).bundles.push((id, a));
+        }
+        self.index.insert(key.clone(), id);
+        self.bundles[id] = Some(Bundle {
+            key,
+            weights,
+            rate,
+            // The bundle's own capacity never binds: its speed is its flows' share.
+            flows: Shared::new(f64::INFINITY),
+            count: 0,
+            share: 1.0,
+            fixed: false,
+            relative: 1.0,
+        });
+        id
+    }
+
+    fn close(&mut self, id: BundleId) {
+        if let Some(bundle) = self.bundles[id].take() {
+            for hop in bundle.key.route.iter() {
+                self.direction_mut(*hop).bundles.retain(|&(b, _)| b != id);
+            }
+            self.index.remove(&bundle.key);
+            self.free.push(id);
+        }
+    }
+
+    fn direction_mut(&mut self, hop: Hop) -> &mut Direction {
+        &mut self.directions[hop.link][usize::from(!hop.forward)]
+    }
+
+    /// Adds `delta` flows to the count of every direction `bundle` crosses.
+    fn count_flows(&mut self, bundle: BundleId, delta: isize) {
+        let Some(route) = self.bundles[bundle].as_ref().map(|b| b.key.route.clone()) else {
+            return;
+        };
+        for hop in route.iter() {
+            let d = self.direction_mut(*hop);
+            d.flows = d.flows.saturating_add_signed(delta);
+        }
+    }
+
+    /// Whether direction `direction` (0 forward, 1 backward) of `link` carries a flow.
+    pub fn is_busy(&self, link: LinkId, direction: usize) -> bool {
+        self.directions[link][direction].flows > 0
+    }
+
+    /// Runs direction `direction` of `link` at `speed` from `now` on; the bundles whose shares
+    /// changed are appended to `changed`.
+    pub fn set_speed(
+        &mut self,
+        now: f64,
+        link: LinkId,
+        direction: usize,
+        speed: f64,
+        changed: &mut Vec<BundleId>,
+    ) {
+        let d = &mut self.directions[link][direction];
+        if d.speed == speed {
+            return;
+        }
+        d.speed = speed;
+        if let Some(&(seed, _)) = d.bundles.first() {
+            self.solve(now, seed, changed);
+        }
+    }
+
+    /// Solves the max-min shares of the bundles connected to `seed` through shared links, by
+    /// progressive filling: the direction (or flow bound) with the lowest fair level fixes its
+    /// bundles at that level, its capacity is taken out, and so on.
+    fn solve(&mut self, now: f64, seed: BundleId, changed: &mut Vec<BundleId>) {
+        self.epoch += 1;
+        let (bundles, directions) = self.component(seed);
+        for &(link, dir) in &directions {
+            let d = &mut self.directions[link][dir];
+            d.left = d.channels;
+            d.weight = 0.0;
+            d.unfixed = 0;
+        }
+        let fastest = bundles
+            .iter()
+            .filter_map(|&id| self.bundles[id].as_ref().filter(|b| b.count > 0))
+            .map(|b| b.rate)
+            .fold(0.0, f64::max);
+        for &id in &bundles {
+            let Some(b) = self.bundles[id].as_mut() else {
+                continue;
+            };
+            b.fixed = false;
+            b.relative = b.rate / fastest;
+            let (n, relative, route, weights) = (b.count, b.relative, b.key.route.clone(), b.weights.clone());
+            for (hop, a) in route.iter().zip(weights.iter()) {
+                let d = self.direction_mut(*hop);
+                d.weight += n as f64 * a / relative;
+                d.unfixed += n;
+            }
+        }
+        let mut unfixed = bundles.iter().filter(|&&id| self.count(id) > 0).count();
+        while unfixed > 0 {
+            let Some((level, at)) = self.lowest_level(&bundles, &directions) else {
+                break;
+            };
+            let fixing: Vec<BundleId> = match at {
+                Bound::Direction(link, dir) => self.directions[link][dir]
+                    .bundles
+                    .iter()
+                    .map(|&(b, _)| b)
+                    .filter(|&b| self.is_unfixed(b))
+                    .collect(),
+                Bound::Flow(b) => vec![b],
+            };
+            for id in fixing {
+                unfixed -= 1;
+                self.fix(now, id, level, changed);
+            }
+        }
+    }
+
+    fn count(&self, id: BundleId) -> usize {
+        self.bundles[id].as_ref().map_or(0, |b| b.count)
+    }
+
+    fn is_unfixed(&self, id: BundleId) -> bool {
+        self.bundles[id].as_ref().is_some_and(|b| !b.fixed && b.count > 0)
+    }
+
+    /// The lowest fair level (a rate, in units of the fastest flow's rate alone) among the
+    /// component's directions that still have unfixed flows (capacity left over their weight,
+    /// times their speed) and the unfixed bundles' own bounds; the first found wins a tie.
+    fn lowest_level(&self, bundles: &[BundleId], directions: &[(LinkId, usize)]) -> Option<(f64, Bound)> {
+        let mut best: Option<(f64, Bound)> = None;
+        let mut consider = |level: f64, at: Bound| {
+            if best.as_ref().is_none_or(|(b, _)| level < *b) {
+                best = Some((level, at));
+            }
+        };
+        for &(link, dir) in directions {
+            let d = &self.directions[link][dir];
+            if d.unfixed > 0 {
+                consider(
+                    (d.left.max(0.0) / d.weight) * d.speed,
+                    Bound::Direction(link, dir),
+                );
+            }
+        }
+        for &id in bundles {
+            if let Some(b) = self.bundles[id].as_ref().filter(|b| !b.fixed && b.count > 0) {
+                consider(self.flow_bound(b), Bound::Flow(id));
+            }
+        }
+        best
+    }
+
+    /// A flow uses at most one unit of each direction it crosses: its rate is at most the
+    /// least σ_l / a_l of its rate alone.
+    fn flow_bound(&self, bundle: &Bundle<T>) -> f64 {
+        bundle.relative
+            * bundle
+                .key
+                .route
+                .iter()
+                .zip(bundle.weights.iter())
+                .map(|(hop, a)| self.directions[hop.link][usize::from(!hop.forward)].speed / a)
+                .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Fixes `id`'s rate at `level` and takes its flows' consumption out of its directions.
+    fn fix(&mut self, now: f64, id: BundleId, level: f64, changed: &mut Vec<BundleId>) {
+        let Some(b) = self.bundles[id].as_mut() else {
+            return;
+        };
+        b.fixed = true;
+        let share = level / b.relative;
+        if b.share != share {
+            b.share = share;
+            b.flows.set_speed(now, share);
+            changed.push(id);
+        }
+        let (n, relative, route, weights) = (b.count, b.relative, b.key.route.clone(), b.weights.clone());
+        for (hop, a) in route.iter().zip(weights.iter()) {
+            let d = self.direction_mut(*hop);
+            d.weight -= n as f64 * a / relative;
+            d.unfixed -= n;
+            d.left -= n as f64 * a * share / d.speed;
+        }
+    }
+
+    /// The bundles linked to `seed` through the directions they share, and those directions.
+    fn component(&mut self, seed: BundleId) -> (Vec<BundleId>, Vec<(LinkId, usize)>) {
+        let epoch = self.epoch;
+        let mut bundles = vec![seed];
+        let mut directions = Vec::new();
+        self.bundle_mark[seed] = epoch;
+        let mut next = 0;
+        while next < bundles.len() {
+            let id = bundles[next];
+            next += 1;
+            let Some(route) = self.bundles[id].as_ref().map(|b| b.key.route.clone()) else {
+                continue;
+            };
+            for hop in route.iter() {
+                let dir = usize::from(!hop.forward);
+                if self.direction_mark[hop.link][dir] == epoch {
+                    continue;
+                }
+                self.direction_mark[hop.link][dir] = epoch;
+                directions.push((hop.link, dir));
+                for &(other, _) in &self.directions[hop.link][dir].bundles {
+                    if self.bundle_mark[other] != epoch {
+                        self.bundle_mark[other] = epoch;
+                        bundles.push(other);
+                    }
+                }
+            }
+        }
+        (bundles, directions)
+    }
+}
+
+enum Bound {
+    Direction(LinkId, usize),
+    Flow(BundleId),
+}
+
+impl Direction {
+    fn new(channels: f64) -> Self {
+        Direction {
+            channels,
+            speed: 1.0,
+            flows: 0,
+            bundles: Vec::new(),
+            left: 0.0,
+            weight: 0.0,
+            unfixed: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const TOLERANCE: f64 = 1e-9;
+
+    /// Each flow: (its hops as (link, forward), its bytes, its link time per hop).
+    type Spec = (Vec<(usize, bool)>, f64, Vec<f64>);
+
+    /// Flows joined at once over `channels.len()` links.
+    fn joined(channels: &[u32], specs: &[Spec]) -> Flows<usize> {
+        let mut flows = Flows::new(channels.iter().copied());
+        let mut changed = Vec::new();
+        for (i, (hops, bytes, works)) in specs.iter().enumerate() {
+            let route: Rc<[Hop]> = hops
+                .iter()
+                .map(|&(link, forward)| Hop { link, forward })
+                .collect();
+            flows.join(0.0, &route, *bytes, works, i, &mut changed);
+        }
+        flows
+    }
+
+    fn bundles(flows: &Flows<usize>) -> impl Iterator<Item = &Bundle<usize>> {
+        flows.bundles.iter().flatten().filter(|b| b.count > 0)
+    }
+
+    /// Per direction crossed, the units its flows use.
+    fn used(flows: &Flows<usize>) -> HashMap<(LinkId, bool), f64> {
+        let mut used = HashMap::new();
+        for b in bundles(flows) {
+            for (hop, a) in b.key.route.iter().zip(b.weights.iter()) {
+                *used.entry((hop.link, hop.forward)).or_insert(0.0) += b.count as f64 * a * b.share;
+            }
+        }
+        used
+    }
+
+    #[test]
+    fn a_flow_held_by_its_own_slow_link_leaves_the_rest_of_the_bottleneck_to_the_other() {
+        // The dumbbell worked by hand: A crosses links 0 (10 MB/s), 2 (1 MB/s), 3; B crosses 1
+        // (0.25 MB/s), 2, 4. B runs at 0.25 MB/s, A at 0.75 MB/s: shares 0.75 and 1.
+        let flows = joined(
+            &[1; 5],
+            &[
+                (vec![(0, true), (2, true), (3, true)], 1e6, vec![0.1, 1.0, 0.1]),
+                (vec![(1, true), (2, true), (4, true)], 1e6, vec![4.0, 1.0, 0.1]),
+            ],
+        );
+        let shares: Vec<f64> = bundles(&flows).map(|b| b.share).collect();
+        assert!((shares[0] - 0.75).abs() < 1e-15 && shares[1] == 1.0, "{shares:?}");
+    }
+
+    proptest! {
+        /// The shares are feasible (no direction over its capacity, no flow over one unit of
+        /// a direction) and max-min fair: every flow is at its own bound, or crosses a full
+        /// direction on which no flow has a higher rate.
+        #[test]
+        fn shares_are_feasible_and_max_min_fair(
+            channels in proptest::collection::vec(1u32..3, 4),
+            specs in proptest::collection::vec(
+                (
+                    proptest::sample::subsequence(vec![0usize, 1, 2, 3], 1..4),
+                    any::<bool>(),
+                    1.0f64..100.0,
+                    proptest::collection::vec(0.01f64..10.0, 4),
+                ),
+                1..10,
+            ),
+        ) {
+            let specs: Vec<Spec> = specs
+                .into_iter()
+                .map(|(links, forward, bytes, works)| {
+                    let hops: Vec<(usize, bool)> = links.iter().map(|&l| (l, forward)).collect();
+                    let works = works[..hops.len()].to_vec();
+                    (hops, bytes, works)
+                })
+                .collect();
+            let flows = joined(&channels, &specs);
+            let used = used(&flows);
+            for (&(link, _), &units) in &used {
+                prop_assert!(units <= f64::from(channels[link]) * (1.0 + TOLERANCE));
+            }
+            for b in bundles(&flows) {
+                let rate = b.share * b.rate;
+                let at_bound = b.weights.iter().any(|a| a * b.share >= 1.0 - TOLERANCE);
+                let bottlenecked = b.key.route.iter().any(|hop| {
+                    let full = used[&(hop.link, hop.forward)] >= f64::from(channels[hop.link]) * (1.0 - TOLERANCE);
+                    let highest = bundles(&flows)
+                        .filter(|o| o.key.route.contains(hop))
+                        .all(|o| o.share * o.rate <= rate * (1.0 + TOLERANCE));
+                    full && highest
+                });
+                prop_assert!(at_bound || bottlenecked, "bundle {:?} at rate {rate}", b.key.route);
+            }
+        }
+    }
+}
