@@ -130,7 +130,7 @@ impl Sim {
     fn done(&self, resume: Resume, call: &str) -> Fallible<()> {
         match resume {
             Resume::Done => Ok(()),
-            other => Err(format!("{call}: the engine answered {other:?}").into()),
+            other => Err(unexpected(other, call)),
         }
     }
 
@@ -378,7 +378,16 @@ impl std::fmt::Display for Received {
 fn handle_of(resume: Resume, call: &str) -> Fallible<Handle> {
     match resume {
         Resume::Handle(h) => Ok(h),
-        other => Err(format!("{call}: the engine answered {other:?}").into()),
+        other => Err(unexpected(other, call)),
+    }
+}
+
+/// The script's error for an answer `call` does not expect: a refusal as the engine gives its
+/// reason (the script fails at the call's line), anything else as a bug report.
+fn unexpected(resume: Resume, call: &str) -> Box<EvalAltResult> {
+    match resume {
+        Resume::Refused(why) => format!("{call}: {why}").into(),
+        other => format!("{call}: the engine answered {other:?}").into(),
     }
 }
 

@@ -18,11 +18,6 @@ pub enum SimError {
         time: f64,
         message: String,
     },
-    Link {
-        who: String,
-        time: f64,
-        message: String,
-    },
     InvalidRequest {
         who: String,
         message: String,
@@ -44,9 +39,6 @@ impl fmt::Display for SimError {
                 Ok(())
             }
             SimError::Process { who, time, message } => write!(f, "{who} failed at t = {time} s: {message}"),
-            SimError::Link { who, time, message } => {
-                write!(f, "{who}: transfer time at t = {time} s: {message}")
-            }
             SimError::InvalidRequest { who, message } => write!(f, "{who}: {message}"),
         }
     }

@@ -90,6 +90,9 @@ pub enum Resume {
     /// send, or a receive whose message an earlier wait handed over).
     Completed(Vec<Option<Message>>),
     Tested(bool),
+    /// The request cannot be served, and why: a send to no process, of a bad size, over no
+    /// route, or one its links' models refuse. A scripted process fails at its call with it.
+    Refused(String),
 }
 
 /// An isend or a posted receive, to wait for or test.

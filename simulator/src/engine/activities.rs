@@ -1,7 +1,7 @@
 //! What a process does with its time: compute (on its node's shared cores), sleep, receive,
 //! wait for and test its non-blocking sends and receives.
 
-use super::{Blocked, Departure, Engine, EventKind, HandleState, ProcessState};
+use super::{Blocked, Engine, EventKind, HandleState, ProcessState};
 use crate::error::SimError;
 use crate::process::{Handle, Message, Process, Request, Resume, Source};
 use crate::results::SpanKind;
@@ -79,18 +79,18 @@ impl<P: Process> Engine<'_, P> {
                 host_memory,
                 tracked,
             } => {
-                let handle = tracked.then(|| self.new_handle(pid));
-                let departure = Departure {
-                    to,
-                    bytes,
-                    direction,
-                    host_memory,
-                    handle,
+                // Timed now, so that a send that cannot go (no route, a link model's error)
+                // fails at the script's call, even when it leaves later.
+                let mut transfer = match self.prepare(pid, to, bytes, direction, host_memory) {
+                    Ok(transfer) => transfer,
+                    Err(why) => return Ok(Some(Resume::Refused(why))),
                 };
+                let handle = tracked.then(|| self.new_handle(pid));
+                transfer.handle = handle;
                 if ahead {
-                    self.events.schedule(clock, EventKind::Departs(pid, departure));
+                    self.events.schedule(clock, EventKind::Departs(transfer));
                 } else {
-                    self.depart(pid, departure)?;
+                    self.depart(transfer)?;
                 }
                 handle.map_or(Resume::Done, Resume::Handle)
             }
@@ -137,11 +137,6 @@ impl<P: Process> Engine<'_, P> {
                 return Ok(None);
             }
         }))
-    }
-
-    /// Sends what a process sent (now, or when its clock ran ahead, at that clock).
-    pub(super) fn depart(&mut self, pid: Pid, d: Departure) -> Result<(), SimError> {
-        self.send(pid, d.to, d.bytes, d.direction, d.host_memory, d.handle)
     }
 
     /// Checks a compute's numbers and counts its work (and energy, where its power is stated)

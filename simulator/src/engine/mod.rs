@@ -76,7 +76,7 @@ enum EventKind {
     /// A request made while the process ran ahead, due at its clock (see `serve`).
     Request(Pid, Request),
     /// A send made while the process ran ahead, leaving at its clock.
-    Departs(Pid, Departure),
+    Departs(Box<InFlight>),
     /// The next compute due on a node's shared cores is done.
     CoresFinish(usize),
     /// A message's latency is over: its bytes join the links of its route.
@@ -85,15 +85,6 @@ enum EventKind {
     FlowsFinish(BundleId),
     /// A message needing no link time arrives.
     Deliver(Box<InFlight>),
-}
-
-/// A send's arguments, and the handle of a tracked one.
-struct Departure {
-    to: Pid,
-    bytes: f64,
-    direction: Option<Direction>,
-    host_memory: HostMemory,
-    handle: Option<Handle>,
 }
 
 /// What a process is blocked in.
@@ -329,7 +320,7 @@ impl<P: Process> Engine<'_, P> {
             match event {
                 EventKind::Resume(pid, input) => self.step(pid, input)?,
                 EventKind::Request(pid, request) => self.serve_later(pid, request)?,
-                EventKind::Departs(pid, departure) => self.depart(pid, departure)?,
+                EventKind::Departs(transfer) => self.depart(transfer)?,
                 EventKind::CoresFinish(node) => self.cores_finish(node)?,
                 EventKind::Started(transfer) => self.join_links(transfer)?,
                 EventKind::FlowsFinish(bundle) => self.flows_finish(bundle)?,

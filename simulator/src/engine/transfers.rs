@@ -18,48 +18,41 @@ use crate::flows::BundleId;
 use crate::platform::{Direction, Hop, HostMemory, LinkId};
 use crate::process::{Handle, Message, Process};
 use crate::results::SpanKind;
-use crate::uncertainty::Estimate;
+use crate::uncertainty::{Estimate, Spread};
 use crate::Pid;
 
 /// A message on its way (boxed in the event and flow queues, which move their entries).
 pub(crate) struct InFlight {
     message: Message,
     /// The isend's handle, completed at delivery.
-    handle: Option<Handle>,
+    pub(super) handle: Option<Handle>,
     route: Rc<[Hop]>,
+    /// Its startups and the crossed switches' latencies [s].
+    latency: f64,
     /// Per hop, the seconds its bytes need with the link to themselves.
     works: Box<[f64]>,
+    /// Per hop, the half-width of the link model's error bar [s].
+    uncertainties: Box<[f64]>,
 }
 
 impl<P: Process> Engine<'_, P> {
-    pub(super) fn send(
+    /// A message of `bytes` from `from` to `to`, its route found and timed by its links'
+    /// models; or why it cannot go, naming the receiver (the sender fails with it).
+    pub(super) fn prepare(
         &mut self,
         from: Pid,
         to: Pid,
         bytes: f64,
         direction: Option<Direction>,
         host_memory: HostMemory,
-        handle: Option<Handle>,
-    ) -> Result<(), SimError> {
+    ) -> Result<Box<InFlight>, String> {
         if to >= self.placements.len() {
-            return Err(self.invalid(
-                from,
-                format!(
-                    "send to pid {to}, but the run has pids 0 to {}",
-                    self.placements.len() - 1
-                ),
+            return Err(format!(
+                "send to pid {to}, but the run has pids 0 to {}",
+                self.placements.len() - 1
             ));
         }
-        let bytes = self.checked_request(from, bytes, "a message size [bytes]")?;
-        let now = self.now();
-        let mut message = Message {
-            from,
-            to,
-            bytes,
-            sent: now,
-            arrived: now,
-            spread: self.states[from].spread,
-        };
+        let bytes = finite_non_negative(bytes, "a message size [bytes]")?;
         let (a, b) = (&self.placements[from], &self.placements[to]);
         // Within a unit, or a pure synchronization (thesis Table 5.1): no link time.
         let route = if bytes == 0.0 {
@@ -67,7 +60,7 @@ impl<P: Process> Engine<'_, P> {
         } else {
             self.platform
                 .route(a.node, b.node, [a.unit, b.unit])
-                .map_err(|e| self.invalid(from, format!("a message to {}: {e}", self.who(to))))?
+                .map_err(|e| format!("a message to {}: {e}", self.who(to)))?
         };
         let direction = direction.unwrap_or_else(|| {
             let kinds = (self.platform.nodes[a.node].kind, self.platform.nodes[b.node].kind);
@@ -75,26 +68,54 @@ impl<P: Process> Engine<'_, P> {
         });
         let mut latency = self.crossing_latency(&route);
         let mut works = Vec::with_capacity(route.len());
+        let mut uncertainties = Vec::with_capacity(route.len());
         for &hop in route.iter() {
-            let whole = self.link_time(hop.link, bytes, direction, host_memory)?;
-            let startup = self.link_time(hop.link, 0.0, direction, host_memory)?.seconds;
-            let startup = startup.min(whole.seconds);
-            message.spread = message.spread.widened(whole.uncertainty);
+            let whole = self.link_time(hop.link, bytes, direction, host_memory);
+            let startup = self.link_time(hop.link, 0.0, direction, host_memory);
+            let (whole, startup) = whole
+                .and_then(|whole| Ok((whole, startup?.seconds.min(whole.seconds))))
+                .map_err(|e| format!("a message to {}: {}: {e}", self.who(to), self.link_name(hop.link)))?;
+            uncertainties.push(whole.uncertainty);
             latency += startup;
             works.push(whole.seconds - startup);
         }
-        let transfer = Box::new(InFlight {
-            message,
-            handle,
+        Ok(Box::new(InFlight {
+            message: Message {
+                from,
+                to,
+                bytes,
+                sent: 0.0,
+                arrived: 0.0,
+                spread: Spread::default(),
+            },
+            handle: None,
             route,
+            latency,
             works: works.into(),
-        });
-        if latency > 0.0 {
-            self.events.schedule(now + latency, EventKind::Started(transfer));
-            Ok(())
+            uncertainties: uncertainties.into(),
+        }))
+    }
+
+    /// Sends a prepared message now: its sender's error bar widened by its links', its latency
+    /// alone, then its bytes on the links.
+    pub(super) fn depart(&mut self, mut transfer: Box<InFlight>) -> Result<(), SimError> {
+        let now = self.now();
+        let m = &mut transfer.message;
+        m.sent = now;
+        m.arrived = now;
+        m.spread = transfer
+            .uncertainties
+            .iter()
+            .fold(self.states[m.from].spread, |spread, &u| spread.widened(u));
+        if transfer.route.is_empty() {
+            self.events.schedule(now, EventKind::Deliver(transfer));
+        } else if transfer.latency > 0.0 {
+            self.events
+                .schedule(now + transfer.latency, EventKind::Started(transfer));
         } else {
-            self.join_links(transfer)
+            self.join_links(transfer)?;
         }
+        Ok(())
     }
 
     /// The latency of the nodes a route crosses on its way (not its ends).
@@ -116,23 +137,14 @@ impl<P: Process> Engine<'_, P> {
         bytes: f64,
         direction: Direction,
         host_memory: HostMemory,
-    ) -> Result<Estimate, SimError> {
+    ) -> Result<Estimate, String> {
         let estimate = self
             .timing
             .transfer_time(link, bytes, direction, host_memory)
-            .map_err(|e| self.link_error(link, e))?;
-        finite_non_negative(estimate.seconds, "transfer_time [s]")
-            .and_then(|_| finite_non_negative(estimate.uncertainty, "transfer_time's uncertainty [s]"))
-            .map_err(|e| self.link_error(link, e))?;
+            .map_err(|e| format!("transfer time: {e}"))?;
+        finite_non_negative(estimate.seconds, "transfer_time [s]")?;
+        finite_non_negative(estimate.uncertainty, "transfer_time's uncertainty [s]")?;
         Ok(estimate)
-    }
-
-    fn link_error(&self, link: LinkId, message: String) -> SimError {
-        SimError::Link {
-            who: self.link_name(link),
-            time: self.now(),
-            message,
-        }
     }
 
     /// Its latency over, the message's bytes join every link of its route (or, needing no

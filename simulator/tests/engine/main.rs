@@ -44,6 +44,9 @@ impl Process for Replay {
         if let Resume::Handle(h) = input {
             self.handles.push(h);
         }
+        if let Resume::Refused(why) = &input {
+            return Request::Fail(why.clone());
+        }
         self.seen.borrow_mut().push((self.pid, now, input));
         let mine = |h: &Handle| self.handles.get(h.0).copied().unwrap_or(*h);
         match self.requests.pop_front() {
