@@ -23,6 +23,20 @@ use crate::variable::Variable;
 pub(crate) struct Placed<S> {
     pub spec: S,
     pub path: String,
+    /// Whether `path` names the field that made it (`node[0].internal`, `cluster[0].link`)
+    /// rather than a table whose fields (`component`, `model`) errors name.
+    pub generated: bool,
+}
+
+impl<S> Placed<S> {
+    /// The path of its field `name`: the path itself where it was generated from one field.
+    pub fn field(&self, name: &str) -> String {
+        if self.generated {
+            self.path.clone()
+        } else {
+            format!("{}.{name}", self.path)
+        }
+    }
 }
 
 /// Every node and link of a system file, clusters expanded (see the module's doc).
@@ -43,9 +57,14 @@ impl Expanded {
                 self.links.push(Placed {
                     spec: internal,
                     path: format!("{path}.internal"),
+                    generated: true,
                 });
             }
-            self.nodes.push(Placed { spec, path });
+            self.nodes.push(Placed {
+                spec,
+                path,
+                generated: false,
+            });
         }
         for (number, l) in links.iter().enumerate() {
             let mut spec = l.clone();
@@ -53,6 +72,7 @@ impl Expanded {
             self.links.push(Placed {
                 spec,
                 path: format!("{path}link[{number}]"),
+                generated: false,
             });
         }
     }
@@ -85,7 +105,8 @@ pub(crate) fn expand(
             );
         }
         let endpoints = boards as usize * board.attach.len();
-        let fabric = build(&topology, endpoints).map_err(|e| error(&format!(".{}", e.field), e.message))?;
+        let fabric = build(&topology, endpoints)
+            .map_err(|e| error(&format!(".{}", e.field), format!("`{}`: {}", e.field, e.message)))?;
         let switch = cluster.switch.clone().unwrap_or_default();
         for s in &fabric.switches {
             out.nodes.push(Placed {
@@ -99,6 +120,7 @@ pub(crate) fn expand(
                     internal_model: None,
                 },
                 path: format!("{path}.switch"),
+                generated: true,
             });
         }
         let id = |end: End| match end {
@@ -117,6 +139,7 @@ pub(crate) fn expand(
                     channels: None,
                 },
                 path: format!("{path}.link"),
+                generated: true,
             });
         }
     }
@@ -289,6 +312,12 @@ fn field_path(field: &str) -> &'static str {
 /// doc); errors name the file and the path.
 pub(crate) fn check(file: &SystemFile, origin: &str) -> Result<(), SystemError> {
     let at = |path: String, message: String| SystemError::new(message).in_file(origin).at_path(path);
+    if file.nodes.is_empty() && file.clusters.is_empty() {
+        return Err(at(
+            "(top level)".to_owned(),
+            "(top level): a system needs a [[node]] or a [[cluster]]".to_owned(),
+        ));
+    }
     let internal = |nodes: &[NodeSpec], path: &str| {
         for (number, n) in nodes.iter().enumerate() {
             if n.count > 1 && n.internal.is_none() {

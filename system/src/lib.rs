@@ -29,7 +29,7 @@ pub use error::SystemError;
 pub use inline::self_contained_toml;
 pub use kernel::{read_listing, KernelSpec, ParsedKernel};
 pub use models::BUILTIN_MODELS;
-pub use resolve::{load, load_with, number_attribute, ModelSource, Resolved, System};
+pub use resolve::{load, load_with, number_attribute, resolve_text, ModelSource, Resolved, System};
 pub use schema::{check_system, system_schema};
 pub use spec::{
     BoardSpec, ClusterSpec, ComponentSpec, LinkSpec, ModelSpec, NodeSpec, SystemFile, TopologyName,

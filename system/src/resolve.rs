@@ -85,7 +85,7 @@ fn link_error(origin: &str, path: &str, owner: &str, component: &Component, erro
         .at_path(path)
 }
 
-/// An end of the link at `path` that names no node.
+/// An end of a link that names no node; `path` is its `between`.
 fn unknown_node<'a>(
     origin: &str,
     path: &str,
@@ -98,7 +98,7 @@ fn unknown_node<'a>(
         did_you_mean(closest(id, ids))
     ))
     .in_file(origin)
-    .at_path(format!("{path}.between"))
+    .at_path(path)
 }
 
 /// A component's `channels` attribute as a count of channels.
@@ -160,7 +160,13 @@ impl SystemFile {
             let path = format!("link[{number}]");
             let owner = link_owner(&path, l);
             if let Some(id) = l.between.iter().find(|id| !ids().any(|n| n == id.as_str())) {
-                return Err(unknown_node(origin, &path, &owner, id, ids()));
+                return Err(unknown_node(
+                    origin,
+                    &format!("{path}.between"),
+                    &owner,
+                    id,
+                    ids(),
+                ));
             }
             if let Some((index, spec)) = self
                 .components
@@ -214,7 +220,7 @@ impl SystemFile {
                         .map(String::as_str)
                         .chain(catalog.iter().map(|c| c.name.as_str()));
                     error(
-                        format!("{path}.component"),
+                        path.to_owned(),
                         format!(
                             "{owner}: unknown component `{name}`{}",
                             did_you_mean(closest(name, names))
@@ -235,7 +241,9 @@ impl SystemFile {
         };
         let mut nodes = Vec::with_capacity(expanded.nodes.len());
         let mut index: HashMap<String, usize> = HashMap::with_capacity(expanded.nodes.len());
-        for Placed { spec: n, path } in expanded.nodes {
+        for placed in expanded.nodes {
+            let (component_path, model_path) = (placed.field("component"), placed.field("model"));
+            let Placed { spec: n, path, .. } = placed;
             let owner = format!("node `{}`", n.id);
             if index.insert(n.id.clone(), nodes.len()).is_some() {
                 return Err(error(format!("{path}.id"), format!("{owner} is declared twice")));
@@ -246,7 +254,7 @@ impl SystemFile {
                     format!("{owner}: count must be at least 1"),
                 ));
             }
-            let component = component(&n.component, &owner, &path)?;
+            let component = component(&n.component, &owner, &component_path)?;
             let is_switch = component.kind == ComponentKind::Switch;
             if is_switch && !n.labels.is_empty() {
                 return Err(error(
@@ -267,7 +275,7 @@ impl SystemFile {
                         ),
                     ))
                 }
-                (false, _) => model(&n.model, &owner, &path)?,
+                (false, _) => model(&n.model, &owner, &model_path)?,
             };
             nodes.push(Resolved {
                 component,
@@ -276,14 +284,17 @@ impl SystemFile {
             });
         }
         let mut links = Vec::with_capacity(expanded.links.len());
-        for Placed { spec: l, path } in expanded.links {
+        for placed in expanded.links {
+            let (component_path, model_path) = (placed.field("component"), placed.field("model"));
+            let between_path = placed.field("between");
+            let Placed { spec: l, path, .. } = placed;
             let owner = link_owner(&path, &l);
             let mut ends = [0; 2];
             for (end, id) in ends.iter_mut().zip(&l.between) {
                 *end = index.get(id).copied().ok_or_else(|| {
                     unknown_node(
                         origin,
-                        &path,
+                        &between_path,
                         &owner,
                         id,
                         nodes.iter().map(|r| r.spec.id.as_str()),
@@ -291,13 +302,13 @@ impl SystemFile {
                 })?;
             }
             let link = Resolved {
-                component: component(&l.component, &owner, &path)?,
-                model: model(&l.model, &owner, &path)?,
+                component: component(&l.component, &owner, &component_path)?,
+                model: model(&l.model, &owner, &model_path)?,
                 spec: l,
             };
             if link.component.kind != ComponentKind::Network {
                 return Err(error(
-                    format!("{path}.component"),
+                    component_path,
                     format!(
                         "{owner}: component `{}` is a {}, not a NETWORK",
                         link.component.name,
@@ -414,7 +425,24 @@ pub fn load(path: &Path) -> Result<System, SystemError> {
 pub fn load_with(path: &Path, variables: &BTreeMap<String, Variable>) -> Result<System, SystemError> {
     let origin = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| SystemError::new(e.to_string()).in_file(&origin))?;
-    SystemFile::parse(&text, &origin)?
-        .resolve_with(&origin, Some(path.parent().unwrap_or(Path::new("."))), variables)
-        .map_err(|e| read::locate(e, &text))
+    resolve_text(
+        &text,
+        &origin,
+        Some(path.parent().unwrap_or(Path::new("."))),
+        variables,
+    )
+}
+
+/// A system file's text parsed ([`SystemFile::parse`]) and resolved
+/// ([`SystemFile::resolve_with`]); an error found while resolving is shown at the line of
+/// its path too.
+pub fn resolve_text(
+    text: &str,
+    origin: &str,
+    base_dir: Option<&Path>,
+    variables: &BTreeMap<String, Variable>,
+) -> Result<System, SystemError> {
+    SystemFile::parse(text, origin)?
+        .resolve_with(origin, base_dir, variables)
+        .map_err(|e| read::locate(e, text))
 }

@@ -28,8 +28,8 @@ pub struct SystemFile {
     /// Inline computational models; they shadow built-in models of the same name.
     #[serde(default, rename = "model", skip_serializing_if = "Vec::is_empty")]
     pub models: Vec<ModelSpec>,
-    /// The placed components.
-    #[serde(rename = "node")]
+    /// The placed components (besides those of clusters).
+    #[serde(default, rename = "node")]
     pub nodes: Vec<NodeSpec>,
     /// The links between nodes; messages between nodes with no link of their own take the
     /// path of fewest links.
@@ -159,21 +159,21 @@ pub struct BoardSpec {
     pub attach: Vec<String>,
 }
 
-/// The generated networks ([`hetsim_topology`]), as SimGrid's cluster zones name theirs.
+/// The generated networks ([`hetsim_topology`]), as SimGrid's cluster zones name theirs:
+/// `star` (one `switch`, a wire from every attached node), `fat-tree` (PGFT(h; down; up;
+/// parallel) as SimGrid's FAT_TREE, or the k-ary tree of `k`), `leaf-spine` (leaves of
+/// `leaf_down` attached nodes, each wired to every one of `spines`), `torus` (the attached
+/// nodes in a torus of `dims`, 1 to 3 of them, no switches), `ring` (the attached nodes in
+/// a ring), `dragonfly` (`groups`, `chassis`, `routers` as [count, wires], `nodes` per
+/// router).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum TopologyName {
-    /// One switch, a wire from every attached node (`switch`).
     Star,
-    /// PGFT(h; down; up; parallel) as SimGrid's FAT_TREE, or the k-ary tree of `k`.
     FatTree,
-    /// Leaves of `leaf_down` attached nodes, each wired to every one of `spines`.
     LeafSpine,
-    /// The attached nodes in a torus of `dims` (1 to 3), no switches.
     Torus,
-    /// The attached nodes in a ring, no switches.
     Ring,
-    /// `groups`, `chassis`, `routers` ([count, wires] each) and `nodes` per router.
     Dragonfly,
 }
 
