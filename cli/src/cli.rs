@@ -203,7 +203,7 @@ pub struct ModelArgs {
 
 #[derive(Debug, Args)]
 pub struct ComponentsArgs {
-    /// Only components of this kind (GPU, CPU, NETWORK).
+    /// Only components of this kind (GPU, CPU, NETWORK, SWITCH).
     #[arg(long)]
     pub kind: Option<String>,
     /// Only the component with this exact name.

@@ -109,7 +109,7 @@ fn system() -> impl Strategy<Value = Value> {
     let toml = (hostile_number(), hostile_number(), prop_oneof![Just("cpu-flops"), Just("nope"), Just("")]).prop_map(
         |(count, multiplicity, model)| {
             json!(format!(
-                "[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"{model}\"\ncount = {count}\nlabels = {{ P = {multiplicity} }}\n"
+                "[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"{model}\"\ncount = {count}\ninternal = \"InfiniBand NDR 400G\"\nlabels = {{ P = {multiplicity} }}\n"
             ))
         },
     );
@@ -200,7 +200,7 @@ fn mostly_valid_submission() -> impl Strategy<Value = Value> {
     )
         .prop_map(|(app, count, multiplicity, processes, x, y, broken, junk)| {
             let system = format!(
-                "[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\ncount = {count}\nlabels = {{ P = {multiplicity} }}\n"
+                "[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\ncount = {count}\ninternal = \"InfiniBand NDR 400G\"\nlabels = {{ P = {multiplicity} }}\n"
             );
             let mut body = json!({ "queue": "default", "app": app, "system": system, "variables": { "x": x, "y": y } });
             if let Some(n) = processes {

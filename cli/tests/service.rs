@@ -19,7 +19,7 @@ fn hostile_submissions_are_refused_by_name_before_anything_is_allocated() {
     let post = |body: String| http(port, "POST", "/api/runs", &body, None);
     let system = |count: &str, multiplicity: &str| {
         format!(
-            r#"[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\ncount = {count}\nlabels = {{ P = {multiplicity} }}\n"#
+            r#"[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\ncount = {count}\ninternal = \"InfiniBand NDR 400G\"\nlabels = {{ P = {multiplicity} }}\n"#
         )
     };
     // The 191-byte request that allocated 128 GB: 4·10⁹ units of one label.

@@ -18,7 +18,9 @@ use crate::queueing::ErrorBars;
 use crate::transfer::{format_knots, Knot};
 use crate::volkov::gmem_throughput;
 
+mod cpu;
 mod gpu_data;
+mod network;
 use gpu_data::h100_sxm5_measured;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -248,7 +250,7 @@ impl Link {
     }
 }
 
-/// Every preset, GPUs first, then CPUs, then links.
+/// Every preset, GPUs first, then CPUs, then links, then switches and NICs.
 pub fn components() -> Vec<Component> {
     let h100 = h100_sxm5_measured();
     let gpus = [
@@ -460,7 +462,7 @@ pub fn components() -> Vec<Component> {
         Link {
             name: "NVLink 4",
             comment: "H100 SXM5, all 18 links, per direction",
-            source: "NVIDIA H100 whitepaper: 18 NVLink 4 links, 900 GB/s bidirectional = 450 GB/s per direction; startup and lambda not measured (0 s, 1): calibrate",
+            source: "NVIDIA H100 whitepaper: 18 NVLink 4 links, 900 GB/s bidirectional = 450 GB/s per direction; startup and lambda not measured and no link latency is published (0 s, 1): calibrate",
             bandwidth: 450e9,
             measured: None,
             pageable: None,
@@ -485,7 +487,9 @@ pub fn components() -> Vec<Component> {
     gpus.into_iter()
         .map(Gpu::component)
         .chain([cpu])
-        .chain(links.into_iter().map(Link::component))
+        .chain(cpu::server_cpus())
+        .chain(links.into_iter().chain(network::links()).map(Link::component))
+        .chain(network::switches())
         .collect()
 }
 

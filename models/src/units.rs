@@ -12,10 +12,11 @@ pub fn attribute_unit(name: &str) -> Option<&'static str> {
         "schedulers" => "per SM",
         "warpSize" => "threads",
         "L2Size" => "B",
-        "bandwidth" | "memoryBandwidth" | "L2Bandwidth" => "B/s",
+        "bandwidth" | "memoryBandwidth" | "L2Bandwidth" | "portBandwidth" => "B/s",
         "performance" => "FLOP/s",
         "blockLaunchRate" => "blocks/s",
         "kernelLaunchOverhead"
+        | "latency"
         | "startup"
         | "startupDtH"
         | "startupHtD"
@@ -52,6 +53,8 @@ mod tests {
             "warpSkew",
             "channels",
             "computeCapability",
+            "ports",
+            "reduction",
         ];
         for component in crate::catalog::components() {
             for name in component.attributes.keys() {

@@ -345,6 +345,14 @@ fn catalog_entries_have_sources_and_thesis_values() {
         "PCIe 4.0 x16",
         "PCIe 5.0 x16",
         "NVLink 4",
+        "NVSwitch gen3 - HGX H100/H200",
+        "InfiniBand NDR 400G",
+        "ConnectX-7 400G",
+        "NVIDIA Quantum-2 QM9700",
+        "400GbE RoCE",
+        "NVIDIA Spectrum-4 SN5600",
+        "AMD EPYC 9654",
+        "Intel Xeon Platinum 8480+",
     ] {
         let c = all
             .iter()
@@ -356,4 +364,29 @@ fn catalog_entries_have_sources_and_thesis_values() {
     assert_eq!(titan.attributes["GMEMThroughput"], Scalar::Number(13.03));
     let pcie2 = catalog::find("PCIe 2.0 4x - gajger").unwrap();
     assert_eq!(pcie2.attributes["lambdaDtH"], Scalar::Number(0.8421)); // Table 6.2
+                                                                       // Datasheet arithmetic: 96 cores x 2.4 GHz x 32 FP32 FLOP/cycle (AMD EPYC 9654);
+                                                                       // 56 x 2.0 GHz x 64 (Xeon 8480+); NDR 400 Gb/s = 50 GB/s per direction.
+    let epyc = catalog::find("AMD EPYC 9654").unwrap();
+    assert_eq!(epyc.attributes["performance"], Scalar::Number(7.3728e12));
+    let xeon = catalog::find("Intel Xeon Platinum 8480+").unwrap();
+    assert_eq!(xeon.attributes["performance"], Scalar::Number(7.168e12));
+    assert_eq!(
+        catalog::find("InfiniBand NDR 400G").unwrap().attributes["bandwidth"],
+        Scalar::Number(50e9)
+    );
+    // Switches state what the engine reads (latency) and, where they have it, their reduction.
+    for (name, reduction) in [
+        ("NVSwitch gen3 - HGX H100/H200", Some("NVLS")),
+        ("NVIDIA Quantum-2 QM9700", Some("SHARP")),
+        ("ConnectX-7 400G", None),
+    ] {
+        let c = catalog::find(name).unwrap();
+        assert_eq!(c.kind, catalog::ComponentKind::Switch, "{name}");
+        assert!(
+            c.attributes["latency"].as_number().is_some_and(|l| l >= 0.0),
+            "{name}"
+        );
+        let stated = c.attributes.get("reduction").map(|r| r.to_string());
+        assert_eq!(stated, reduction.map(|r| format!("{r:?}")), "{name}");
+    }
 }

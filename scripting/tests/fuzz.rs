@@ -111,7 +111,7 @@ fn system_toml() -> impl Strategy<Value = String> {
         format!("[[component]]\nname = \"{n}\"\nkind = \"{k}\"\nattributes = {{ {a} }}\n")
     });
     let node = (name(), component_name(), model_name(), number(), name(), number()).prop_map(|(id, c, m, count, l, mult)| {
-        format!("[[node]]\nid = \"{id}\"\ncomponent = \"{c}\"\nmodel = \"{m}\"\ncount = {count}\nlabels = {{ {l} = {mult} }}\n")
+        format!("[[node]]\nid = \"{id}\"\ncomponent = \"{c}\"\nmodel = \"{m}\"\ncount = {count}\ninternal = \"InfiniBand NDR 400G\"\nlabels = {{ {l} = {mult} }}\n")
     });
     let link = (
         name(),

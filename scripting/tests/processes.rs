@@ -21,6 +21,7 @@ fn run_on_many(app: &str, count: u64) -> Result<RunReport, String> {
             id = "n"
             component = "cpu"
             count = {count}
+            internal = "InfiniBand NDR 400G"
             model = "cpu-flops"
             labels = {{ W = 1 }}
             "#

@@ -97,6 +97,13 @@ impl From<SystemError> for String {
     }
 }
 
+/// `; did you mean `x`?` for a suggested name, or nothing.
+pub(crate) fn did_you_mean(suggestion: Option<String>) -> String {
+    suggestion
+        .map(|h| format!("; did you mean `{h}`?"))
+        .unwrap_or_default()
+}
+
 /// The 1-based line and column (in characters) of byte `offset` in `text`.
 pub(crate) fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
     let before = text.get(..offset).unwrap_or(text);

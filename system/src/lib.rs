@@ -15,6 +15,7 @@
 //! system (Rhai models and applications) is hetsim-scripting's.
 
 pub mod error;
+mod expand;
 pub mod inline;
 pub mod kernel;
 pub mod models;
@@ -28,7 +29,9 @@ pub use error::SystemError;
 pub use inline::self_contained_toml;
 pub use kernel::{read_listing, KernelSpec, ParsedKernel};
 pub use models::BUILTIN_MODELS;
-pub use resolve::{load, number_attribute, ModelSource, Resolved, System};
+pub use resolve::{load, load_with, number_attribute, resolve_text, ModelSource, Resolved, System};
 pub use schema::{check_system, system_schema};
-pub use spec::{ComponentSpec, LinkSpec, ModelSpec, NodeSpec, SystemFile};
+pub use spec::{
+    BoardSpec, ClusterSpec, ComponentSpec, LinkSpec, ModelSpec, NodeSpec, SystemFile, TopologyName,
+};
 pub use variable::{Variable, RESERVED_NAMES};

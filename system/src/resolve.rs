@@ -6,16 +6,18 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use hetsim_models::catalog::{self, Component};
+use hetsim_models::catalog::{self, Component, ComponentKind};
 use hetsim_models::params::closest;
 use hetsim_models::transfer;
 use hetsim_models::Scalar;
 use hetsim_simulator::{Link, LinkParameterError};
 
-use crate::error::SystemError;
+use crate::error::{did_you_mean, SystemError};
+use crate::expand::{check, expand, Placed};
 use crate::kernel::{read_listing, KernelSpec};
 use crate::models::BUILTIN_MODELS;
 use crate::spec::{LinkSpec, ModelSpec, NodeSpec, SystemFile};
+use crate::variable::Variable;
 use crate::{read, schema};
 
 /// A computational model's name (for messages) and Rhai source.
@@ -87,29 +89,33 @@ fn check_link(spec: &LinkSpec, component: &Component) -> Result<(), String> {
     transfer::check_link_attributes(&component.attributes).map_err(|e| e.to_string())
 }
 
-/// How messages name link `number` (0-based, in file order): `link[0] `a`–`b``.
-fn link_owner(number: usize, link: &LinkSpec) -> String {
-    format!("link[{number}] `{}`–`{}`", link.between[0], link.between[1])
+/// How messages name the link at `path` in the file: `link[0] `a`–`b``, `board[0].link[2]
+/// `b3.gpu0`–`b3.nvswitch``, `cluster[0].link `b0.nic0`–`fabric.leaf0``.
+fn link_owner(path: &str, link: &LinkSpec) -> String {
+    format!("{path} `{}`–`{}`", link.between[0], link.between[1])
 }
 
-/// Link `number`'s parameters refused, as `origin: link[0] `a`–`b`, component `c`: why`.
-fn link_error(origin: &str, number: usize, owner: &str, component: &Component, error: String) -> SystemError {
+/// The parameters of the link at `path` refused, as `origin: link[0] `a`–`b`, component `c`: why`.
+fn link_error(origin: &str, path: &str, owner: &str, component: &Component, error: String) -> SystemError {
     SystemError::new(format!("{owner}, component `{}`: {error}", component.name))
         .in_file(origin)
-        .at_path(format!("link[{number}]"))
+        .at_path(path)
 }
 
-/// An end of link `number` that names no node.
+/// An end of a link that names no node; `path` is its `between`.
 fn unknown_node<'a>(
     origin: &str,
-    number: usize,
+    path: &str,
     owner: &str,
     id: &str,
     ids: impl IntoIterator<Item = &'a str>,
 ) -> SystemError {
-    SystemError::new(format!("{owner}: unknown node `{id}`{}", hint(closest(id, ids))))
-        .in_file(origin)
-        .at_path(format!("link[{number}].between"))
+    SystemError::new(format!(
+        "{owner}: unknown node `{id}`{}",
+        did_you_mean(closest(id, ids))
+    ))
+    .in_file(origin)
+    .at_path(path)
 }
 
 /// A component's `channels` attribute as a count of channels.
@@ -142,10 +148,6 @@ pub struct System {
     pub kernels: Vec<KernelSpec>,
 }
 
-fn hint(h: Option<String>) -> String {
-    h.map(|h| format!("; did you mean `{h}`?")).unwrap_or_default()
-}
-
 impl SystemFile {
     /// Parses TOML, or JSON when the text starts with `{`, and checks it as
     /// [`SystemFile::from_value`] does; `origin` names the file in errors.
@@ -164,6 +166,7 @@ impl SystemFile {
         let file: SystemFile =
             serde_json::from_value(value).map_err(|e| SystemError::new(e.to_string()).in_file(origin))?;
         file.check_links(origin)?;
+        check(&file, origin)?;
         Ok(file)
     }
 
@@ -171,9 +174,16 @@ impl SystemFile {
     fn check_links(&self, origin: &str) -> Result<(), SystemError> {
         let ids = || self.nodes.iter().map(|n| n.id.as_str());
         for (number, l) in self.links.iter().enumerate() {
-            let owner = link_owner(number, l);
+            let path = format!("link[{number}]");
+            let owner = link_owner(&path, l);
             if let Some(id) = l.between.iter().find(|id| !ids().any(|n| n == id.as_str())) {
-                return Err(unknown_node(origin, number, &owner, id, ids()));
+                return Err(unknown_node(
+                    origin,
+                    &format!("{path}.between"),
+                    &owner,
+                    id,
+                    ids(),
+                ));
             }
             if let Some((index, spec)) = self
                 .components
@@ -184,15 +194,28 @@ impl SystemFile {
                 let component = spec
                     .to_component()
                     .map_err(|e| e.in_file(origin).at_path(format!("component[{index}].kind")))?;
-                check_link(l, &component).map_err(|e| link_error(origin, number, &owner, &component, e))?;
+                check_link(l, &component).map_err(|e| link_error(origin, &path, &owner, &component, e))?;
             }
         }
         Ok(())
     }
 
     /// Resolves components (inline first, then the catalog) and models (inline, built-in,
-    /// or `.rhai` files relative to `base_dir`; with no `base_dir`, files are refused).
+    /// or `.rhai` files relative to `base_dir`; with no `base_dir`, files are refused), each
+    /// cluster with its `boards` (see [`SystemFile::resolve_with`] for run variables).
     pub fn resolve(self, origin: &str, base_dir: Option<&Path>) -> Result<System, SystemError> {
+        self.resolve_with(origin, base_dir, &BTreeMap::new())
+    }
+
+    /// As [`SystemFile::resolve`], a cluster's number of boards taken from the run variable
+    /// its `boards_variable` names where `variables` holds it.
+    pub fn resolve_with(
+        self,
+        origin: &str,
+        base_dir: Option<&Path>,
+        variables: &BTreeMap<String, Variable>,
+    ) -> Result<System, SystemError> {
+        let expanded = expand(&self, variables).map_err(|e| e.in_file(origin))?;
         let catalog = catalog::components();
         let mut inline = BTreeMap::new();
         for (index, c) in self.components.iter().enumerate() {
@@ -214,59 +237,31 @@ impl SystemFile {
                         .map(String::as_str)
                         .chain(catalog.iter().map(|c| c.name.as_str()));
                     error(
-                        format!("{path}.component"),
+                        path.to_owned(),
                         format!(
                             "{owner}: unknown component `{name}`{}",
-                            hint(closest(name, names))
+                            did_you_mean(closest(name, names))
                         ),
                     )
                 })
         };
         let inline_models = &self.models;
-        let model = |name: &str, owner: &str, path: &str| -> Result<ModelSource, SystemError> {
-            if let Some(m) = inline_models.iter().find(|m| m.name == name) {
-                return Ok(ModelSource {
-                    name: format!("{name} (inline)"),
-                    source: m.source.clone(),
-                });
+        let mut models: HashMap<String, ModelSource> = HashMap::new();
+        let mut model = |name: &str, owner: &str, path: &str| -> Result<ModelSource, SystemError> {
+            if let Some(found) = models.get(name) {
+                return Ok(found.clone());
             }
-            if let Some((_, source)) = BUILTIN_MODELS.iter().find(|(n, _)| *n == name) {
-                return Ok(ModelSource {
-                    name: format!("{name}.rhai"),
-                    source: (*source).to_owned(),
-                });
-            }
-            if let (true, Some(base_dir)) = (name.ends_with(".rhai"), base_dir) {
-                let file: PathBuf = base_dir.join(name);
-                let source = std::fs::read_to_string(&file).map_err(|e| {
-                    error(
-                        format!("{path}.model"),
-                        format!("{owner}: model file {}: {e}", file.display()),
-                    )
-                })?;
-                return Ok(ModelSource {
-                    name: file.display().to_string(),
-                    source,
-                });
-            }
-            let names = inline_models
-                .iter()
-                .map(|m| m.name.as_str())
-                .chain(BUILTIN_MODELS.iter().map(|(n, _)| *n));
-            Err(error(
-                format!("{path}.model"),
-                format!(
-                    "{owner}: unknown model `{name}`{} (known: {}; or a .rhai file)",
-                    hint(closest(name, names.clone())),
-                    names.collect::<Vec<_>>().join(", ")
-                ),
-            ))
+            let found = find_model(inline_models, name, base_dir)
+                .map_err(|m| error(format!("{path}.model"), format!("{owner}: {m}")))?;
+            models.insert(name.to_owned(), found.clone());
+            Ok(found)
         };
-        let mut nodes = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
-        for (number, n) in self.nodes.into_iter().enumerate() {
+        let mut nodes = Vec::with_capacity(expanded.nodes.len());
+        let mut index: HashMap<String, usize> = HashMap::with_capacity(expanded.nodes.len());
+        for placed in expanded.nodes {
+            let (component_path, model_path) = (placed.field("component"), placed.field("model"));
+            let Placed { spec: n, path, .. } = placed;
             let owner = format!("node `{}`", n.id);
-            let path = format!("node[{number}]");
             if index.insert(n.id.clone(), nodes.len()).is_some() {
                 return Err(error(format!("{path}.id"), format!("{owner} is declared twice")));
             }
@@ -276,22 +271,47 @@ impl SystemFile {
                     format!("{owner}: count must be at least 1"),
                 ));
             }
+            let component = component(&n.component, &owner, &component_path)?;
+            let is_switch = component.kind == ComponentKind::Switch;
+            if is_switch && !n.labels.is_empty() {
+                return Err(error(
+                    format!("{path}.labels"),
+                    format!("{owner}: a switch runs no processes, so it takes no `labels`"),
+                ));
+            }
+            let model = match (n.model.is_empty(), is_switch) {
+                (true, true) => ModelSource {
+                    name: "switch (no model)".to_owned(),
+                    source: SWITCH_MODEL.to_owned(),
+                },
+                (true, false) => {
+                    return Err(error(
+                        path,
+                        format!(
+                            "{owner}: `model` is required, the computational model of its computations (only a SWITCH node has none)"
+                        ),
+                    ))
+                }
+                (false, _) => model(&n.model, &owner, &model_path)?,
+            };
             nodes.push(Resolved {
-                component: component(&n.component, &owner, &path)?,
-                model: model(&n.model, &owner, &path)?,
+                component,
+                model,
                 spec: n,
             });
         }
-        let mut links = Vec::new();
-        for (number, l) in self.links.into_iter().enumerate() {
-            let owner = link_owner(number, &l);
-            let path = format!("link[{number}]");
+        let mut links = Vec::with_capacity(expanded.links.len());
+        for placed in expanded.links {
+            let (component_path, model_path) = (placed.field("component"), placed.field("model"));
+            let between_path = placed.field("between");
+            let Placed { spec: l, path, .. } = placed;
+            let owner = link_owner(&path, &l);
             let mut ends = [0; 2];
             for (end, id) in ends.iter_mut().zip(&l.between) {
                 *end = index.get(id).copied().ok_or_else(|| {
                     unknown_node(
                         origin,
-                        number,
+                        &between_path,
                         &owner,
                         id,
                         nodes.iter().map(|r| r.spec.id.as_str()),
@@ -299,12 +319,22 @@ impl SystemFile {
                 })?;
             }
             let link = Resolved {
-                component: component(&l.component, &owner, &path)?,
-                model: model(&l.model, &owner, &path)?,
+                component: component(&l.component, &owner, &component_path)?,
+                model: model(&l.model, &owner, &model_path)?,
                 spec: l,
             };
+            if link.component.kind != ComponentKind::Network {
+                return Err(error(
+                    component_path,
+                    format!(
+                        "{owner}: component `{}` is a {}, not a NETWORK",
+                        link.component.name,
+                        link.component.kind.as_str()
+                    ),
+                ));
+            }
             check_link(&link.spec, &link.component)
-                .map_err(|e| link_error(origin, number, &owner, &link.component, e))?;
+                .map_err(|e| link_error(origin, &path, &owner, &link.component, e))?;
             links.push((link, ends));
         }
         let kernels = self
@@ -323,6 +353,44 @@ impl SystemFile {
             kernels,
         })
     }
+}
+
+/// What a SWITCH node resolves to as its model: a switch runs no processes, so the engine
+/// never asks it for a compute time; it is there so that every node has a model.
+const SWITCH_MODEL: &str = "fn compute_time(params) { throw \"a switch runs no processes\"; }";
+
+/// Model `name`: inline, built-in, or a `.rhai` file under `base_dir`; else why not.
+fn find_model(inline: &[ModelSpec], name: &str, base_dir: Option<&Path>) -> Result<ModelSource, String> {
+    if let Some(m) = inline.iter().find(|m| m.name == name) {
+        return Ok(ModelSource {
+            name: format!("{name} (inline)"),
+            source: m.source.clone(),
+        });
+    }
+    if let Some((_, source)) = BUILTIN_MODELS.iter().find(|(n, _)| *n == name) {
+        return Ok(ModelSource {
+            name: format!("{name}.rhai"),
+            source: (*source).to_owned(),
+        });
+    }
+    if let (true, Some(base_dir)) = (name.ends_with(".rhai"), base_dir) {
+        let file: PathBuf = base_dir.join(name);
+        let source =
+            std::fs::read_to_string(&file).map_err(|e| format!("model file {}: {e}", file.display()))?;
+        return Ok(ModelSource {
+            name: file.display().to_string(),
+            source,
+        });
+    }
+    let names = inline
+        .iter()
+        .map(|m| m.name.as_str())
+        .chain(BUILTIN_MODELS.iter().map(|(n, _)| *n));
+    Err(format!(
+        "unknown model `{name}`{} (known: {}; or a .rhai file)",
+        did_you_mean(closest(name, names.clone())),
+        names.collect::<Vec<_>>().join(", ")
+    ))
 }
 
 impl SystemFile {
@@ -344,12 +412,12 @@ impl SystemFile {
     /// that name, which `resolve` takes before any file: the system then resolves the same
     /// without its files, as `hetsim submit` sends it to a server.
     pub fn inline_model_files(mut self, base_dir: &Path) -> Result<Self, SystemError> {
-        let named = self
-            .nodes
-            .iter()
-            .map(|n| n.model.clone())
-            .chain(self.links.iter().map(|l| l.model.clone()));
-        let files: Vec<String> = named.filter(|name| name.ends_with(".rhai")).collect();
+        let files: Vec<String> = self
+            .used()
+            .into_iter()
+            .map(|(_, model)| model)
+            .filter(|name| name.ends_with(".rhai"))
+            .collect();
         for name in files {
             if self.models.iter().any(|m| m.name == name) {
                 continue;
@@ -363,9 +431,35 @@ impl SystemFile {
     }
 }
 
-/// Reads and resolves a system model file.
+/// Reads and resolves a system model file, each cluster with its `boards`.
 pub fn load(path: &Path) -> Result<System, SystemError> {
+    load_with(path, &BTreeMap::new())
+}
+
+/// Reads and resolves a system model file, a cluster's number of boards taken from the run
+/// variable its `boards_variable` names where `variables` holds it. An error found while
+/// resolving is shown at the line of its path, as one found while parsing.
+pub fn load_with(path: &Path, variables: &BTreeMap<String, Variable>) -> Result<System, SystemError> {
     let origin = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| SystemError::new(e.to_string()).in_file(&origin))?;
-    SystemFile::parse(&text, &origin)?.resolve(&origin, Some(path.parent().unwrap_or(Path::new("."))))
+    resolve_text(
+        &text,
+        &origin,
+        Some(path.parent().unwrap_or(Path::new("."))),
+        variables,
+    )
+}
+
+/// A system file's text parsed ([`SystemFile::parse`]) and resolved
+/// ([`SystemFile::resolve_with`]); an error found while resolving is shown at the line of
+/// its path too.
+pub fn resolve_text(
+    text: &str,
+    origin: &str,
+    base_dir: Option<&Path>,
+    variables: &BTreeMap<String, Variable>,
+) -> Result<System, SystemError> {
+    SystemFile::parse(text, origin)?
+        .resolve_with(origin, base_dir, variables)
+        .map_err(|e| read::locate(e, text))
 }

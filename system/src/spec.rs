@@ -28,8 +28,8 @@ pub struct SystemFile {
     /// Inline computational models; they shadow built-in models of the same name.
     #[serde(default, rename = "model", skip_serializing_if = "Vec::is_empty")]
     pub models: Vec<ModelSpec>,
-    /// The placed components.
-    #[serde(rename = "node")]
+    /// The placed components (besides those of clusters).
+    #[serde(default, rename = "node")]
     pub nodes: Vec<NodeSpec>,
     /// The links between nodes; messages between nodes with no link of their own take the
     /// path of fewest links.
@@ -38,6 +38,12 @@ pub struct SystemFile {
     /// Analysed GPU kernels that `kernel_params(name, …)` serves to the application.
     #[serde(default, rename = "kernel", skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<KernelSpec>,
+    /// Board templates: nodes and links that a `cluster` repeats.
+    #[serde(default, rename = "board", skip_serializing_if = "Vec::is_empty")]
+    pub boards: Vec<BoardSpec>,
+    /// Copies of a board joined by a generated network.
+    #[serde(default, rename = "cluster", skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<ClusterSpec>,
 }
 
 /// A computational model given in the system file itself.
@@ -56,7 +62,8 @@ pub struct ModelSpec {
 pub struct ComponentSpec {
     /// The name nodes and links give as their `component`.
     pub name: String,
-    /// GPU, CPU, NETWORK or SWITCH (any case).
+    /// GPU, CPU, NETWORK or SWITCH (any case). A SWITCH node runs no processes and adds its
+    /// `latency` [s] to every message that crosses it.
     pub kind: String,
     #[serde(default)]
     pub vendor: String,
@@ -102,16 +109,136 @@ pub struct NodeSpec {
     pub id: String,
     /// An inline component's name or a catalog entry's (`hetsim components`).
     pub component: String,
-    /// Identical units of the component (at least 1).
+    /// Identical units of the component (at least 1); more than 1 needs `internal`.
     #[serde(default = "one")]
     #[schemars(range(min = 1))]
     pub count: u32,
     /// A computational model: inline, built-in (`cpu-flops`, `gpu-volkov`, ...) or a `.rhai`
-    /// file relative to the system file.
+    /// file relative to the system file. Required but for a SWITCH node, which has none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub model: String,
-    /// Label → processes of that label one unit can host.
+    /// Label → processes of that label one unit can host (none on a SWITCH node).
     #[serde(default)]
     pub labels: BTreeMap<String, u32>,
+    /// The NETWORK component the units of a node of `count` > 1 talk over: the node's
+    /// internal link, a link from the node to itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal: Option<String>,
+    /// The internal link's transfer model, `link-startup-bandwidth` unless given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal_model: Option<String>,
+}
+
+impl NodeSpec {
+    /// The internal link of a node that names one: between the node and itself.
+    pub fn internal_link(&self) -> Option<LinkSpec> {
+        self.internal.as_ref().map(|component| LinkSpec {
+            between: [self.id.clone(), self.id.clone()],
+            component: component.clone(),
+            model: self.internal_model.clone().unwrap_or_else(link_model),
+            channels: None,
+        })
+    }
+}
+
+/// A board template: nodes and links as at the top level (ids local to the board), which a
+/// cluster copies with the ids prefixed (`b3.gpu5`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BoardSpec {
+    /// The name clusters give as their `board`.
+    pub name: String,
+    /// The board's nodes.
+    #[serde(rename = "node")]
+    pub nodes: Vec<NodeSpec>,
+    /// The links between the board's nodes.
+    #[serde(default, rename = "link")]
+    pub links: Vec<LinkSpec>,
+    /// The board's nodes that attach to a cluster's network, in order (one wire each).
+    #[serde(default)]
+    pub attach: Vec<String>,
+}
+
+/// The generated networks ([`hetsim_topology`]), as SimGrid's cluster zones name theirs:
+/// `star` (one `switch`, a wire from every attached node), `fat-tree` (PGFT(h; down; up;
+/// parallel) as SimGrid's FAT_TREE, or the k-ary tree of `k`), `leaf-spine` (leaves of
+/// `leaf_down` attached nodes, each wired to every one of `spines`), `torus` (the attached
+/// nodes in a torus of `dims`, 1 to 3 of them, no switches), `ring` (the attached nodes in
+/// a ring), `dragonfly` (`groups`, `chassis`, `routers` as [count, wires], `nodes` per
+/// router).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyName {
+    Star,
+    FatTree,
+    LeafSpine,
+    Torus,
+    Ring,
+    Dragonfly,
+}
+
+/// `boards` copies of a board template joined by a generated network: each copy's
+/// `attach` nodes are its endpoints, board after board.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    /// The network's name: its switches are `<name>.<switch>` (`fabric.leaf0`).
+    #[serde(default = "fabric")]
+    pub name: String,
+    /// The `[[board]]` template to copy.
+    pub board: String,
+    /// How many copies, unless the run gives `boards_variable`.
+    #[schemars(range(min = 1))]
+    pub boards: u32,
+    /// A run variable that, where the run gives it, overrides `boards`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boards_variable: Option<String>,
+    /// Copy `i`'s node `n` is `<prefix><i>.<n>`; `b` unless given.
+    #[serde(default = "board_prefix")]
+    pub prefix: String,
+    pub topology: TopologyName,
+    /// The SWITCH component of the network's switches (not needed by torus and ring).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch: Option<String>,
+    /// The NETWORK component of every wire of the network.
+    pub link: String,
+    /// The wires' transfer model, `link-startup-bandwidth` unless given.
+    #[serde(default = "link_model")]
+    pub link_model: String,
+    /// fat-tree: children per switch, level 1 first (SimGrid's m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down: Option<Vec<u32>>,
+    /// fat-tree: parents per node, level 1 first (SimGrid's w).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up: Option<Vec<u32>>,
+    /// fat-tree: wires per parent–child pair, level 1 first (SimGrid's p); leaf-spine: wires
+    /// per leaf–spine pair (1 unless given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<Vec<u32>>,
+    /// fat-tree: the k-ary three-level tree of k-port switches, instead of down/up/parallel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    /// leaf-spine: attached nodes per leaf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf_down: Option<u32>,
+    /// leaf-spine: spines, each wired to every leaf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spines: Option<u32>,
+    /// torus: the size of each dimension, x first; their product is the attached nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dims: Option<Vec<u32>>,
+    /// dragonfly: [groups, wires between two groups].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<u32>>,
+    /// dragonfly: [chassis per group, wires between two chassis' routers].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chassis: Option<Vec<u32>>,
+    /// dragonfly: [routers per chassis, wires between two routers of a chassis].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routers: Option<Vec<u32>>,
+    /// dragonfly: attached nodes per router.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u32>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
@@ -136,6 +263,14 @@ fn one() -> u32 {
 
 fn link_model() -> String {
     "link-startup-bandwidth".to_owned()
+}
+
+fn fabric() -> String {
+    "fabric".to_owned()
+}
+
+fn board_prefix() -> String {
+    "b".to_owned()
 }
 
 /// The schema of a component's `attributes`: numbers or text by name (which a component kind
@@ -164,6 +299,32 @@ fn parse_kind(kind: &str, component: &str) -> Result<ComponentKind, SystemError>
 }
 
 impl SystemFile {
+    /// Every (component, model) pair that a node, a node's internal link, a link, a board's
+    /// node or link or a cluster's switches and wires name, in file order; the model is empty
+    /// where there is none (a switch).
+    pub fn used(&self) -> Vec<(String, String)> {
+        fn of_nodes<'a>(
+            nodes: &'a [NodeSpec],
+            links: &'a [LinkSpec],
+        ) -> impl Iterator<Item = (String, String)> + 'a {
+            nodes
+                .iter()
+                .flat_map(|n| {
+                    let internal = n.internal_link().map(|l| (l.component, l.model));
+                    std::iter::once((n.component.clone(), n.model.clone())).chain(internal)
+                })
+                .chain(links.iter().map(|l| (l.component.clone(), l.model.clone())))
+        }
+        let clusters = self.clusters.iter().flat_map(|c| {
+            let switch = c.switch.clone().map(|s| (s, String::new()));
+            switch.into_iter().chain([(c.link.clone(), c.link_model.clone())])
+        });
+        of_nodes(&self.nodes, &self.links)
+            .chain(self.boards.iter().flat_map(|b| of_nodes(&b.nodes, &b.links)))
+            .chain(clusters)
+            .collect()
+    }
+
     /// Adds, as inline entries, every component and model the nodes and links name that is
     /// not inline yet and that `component` or `model` knows: the result needs nothing but
     /// the built-ins to resolve (a server stores runs this way, so that later edits of its
@@ -173,19 +334,14 @@ impl SystemFile {
         component: impl Fn(&str) -> Option<Component>,
         model: impl Fn(&str) -> Option<String>,
     ) -> Self {
-        let used: Vec<(String, String)> = self
-            .nodes
-            .iter()
-            .map(|n| (n.component.clone(), n.model.clone()))
-            .chain(self.links.iter().map(|l| (l.component.clone(), l.model.clone())))
-            .collect();
+        let used = self.used();
         for (component_name, model_name) in used {
             if !self.components.iter().any(|c| c.name == component_name) {
                 if let Some(c) = component(&component_name) {
                     self.components.push(ComponentSpec::from_component(c));
                 }
             }
-            if !self.models.iter().any(|m| m.name == model_name) {
+            if !model_name.is_empty() && !self.models.iter().any(|m| m.name == model_name) {
                 if let Some(source) = model(&model_name) {
                     self.models.push(ModelSpec {
                         name: model_name,

@@ -99,7 +99,10 @@ fn schema_messages_name_the_file_the_line_the_path_and_what_was_expected() {
         "{err}"
     );
     let err = parse_error("name = \"no nodes\"\n");
-    assert_eq!(err, "bad.toml: (top level): \"node\" is a required property");
+    assert_eq!(
+        err,
+        "bad.toml: (top level): a system needs a [[node]] or a [[cluster]]"
+    );
     // JSON names the same paths.
     let err = SystemFile::parse(
         r#"{"node": [{"id": "a", "component": "c", "model": 7}]}"#,

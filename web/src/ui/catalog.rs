@@ -17,7 +17,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use hetsim_service::storage::ComponentRecord;
 
-const KINDS: [&str; 3] = ["GPU", "CPU", "NETWORK"];
+const KINDS: [&str; 4] = ["GPU", "CPU", "NETWORK", "SWITCH"];
 
 #[derive(Deserialize)]
 pub struct Filter {
