@@ -6,6 +6,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use hetsim_models::params::closest;
+use hetsim_models::nccl::{Algo, Proto};
 use hetsim_simulator::collectives::{self, Algorithm, Collective, Step};
 use hetsim_simulator::{
     finite_non_negative, Direction, Handle, HostMemory, Message, Placement, Request, Resume, Source,
@@ -14,6 +15,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
 use crate::activities::Activities;
 use crate::computational::{Models, Timed};
+use crate::nccl::{self, Asked, Topology};
 use crate::process::{Channel, SharedLog};
 
 type Fallible<T> = Result<T, Box<EvalAltResult>>;
@@ -31,6 +33,8 @@ pub struct RunContext {
     pub models: Rc<Models>,
     pub log: SharedLog,
     pub algorithm: Algorithm,
+    /// The fabric NCCL's tuner reads (crate::nccl).
+    pub topology: Topology,
 }
 
 impl RunContext {
@@ -246,11 +250,18 @@ impl Sim {
     }
 
     /// Runs this process's part of `collective`; options: `label` (default: own label;
-    /// "all" for every process), `root` (rank, default 0), `algorithm` (flat, binomial or
-    /// ring).
+    /// "all" for every process), `root` (rank, default 0), `algorithm` (flat, binomial, ring,
+    /// tree, nvls or nccl: the run's default, NCCL's pick) and `protocol` (LL, LL128, Simple).
+    /// `ring` without a protocol is the plain ring of message steps (no protocol costs); with
+    /// one, and `tree`, `nvls` and `nccl`, the call runs as NCCL would ([`crate::nccl`]).
     fn collective(&mut self, collective: Collective, bytes: f64, options: &Map) -> Fallible<f64> {
         let call = format!("sim.{collective}");
         checked(bytes, &format!("{call}: a message size [bytes]"))?;
+        for (key, _) in options.iter() {
+            if !["label", "root", "algorithm", "protocol"].contains(&key.as_str()) {
+                return Err(format!("{call}: unknown option `{key}` (label, root, algorithm, protocol)").into());
+            }
+        }
         let start = self.now();
         let own = self.context.placements[self.pid].label.clone();
         let label = match options.get("label") {
@@ -285,29 +296,89 @@ impl Sim {
                     members.len()
                 )
             })?;
-        let algorithm = match options.get("algorithm") {
-            Some(a) => {
-                let name = text(a, &format!("{call}: option `algorithm`"))?;
-                Algorithm::parse(&name)
-                    .ok_or_else(|| format!("{call}: algorithm `{name}` is not flat, binomial or ring"))?
+        let steps = match self.choice(options, &call)? {
+            Choice::Plain(algorithm) => collectives::plan(collective, algorithm, members, root, me, bytes),
+            Choice::Nccl(asked) => {
+                let nodes: Vec<usize> = members.iter().map(|&p| self.context.placements[p].node).collect();
+                let (pipeline, _, _) = nccl::pipeline(&self.context.topology, collective, &nodes, bytes, asked)
+                    .map_err(|e| format!("{call}: {e}"))?;
+                collectives::plan_nccl(collective, &pipeline, members, root, me, bytes)
             }
-            None => self.context.algorithm,
         };
-        for (key, _) in options.iter() {
-            if !["label", "root", "algorithm"].contains(&key.as_str()) {
-                return Err(format!("{call}: unknown option `{key}` (label, root, algorithm)").into());
+        self.run_steps(steps)?;
+        Ok(self.now() - start)
+    }
+
+    /// The call's `algorithm` and `protocol`, or the run's default.
+    fn choice(&self, options: &Map, call: &str) -> Fallible<Choice> {
+        let protocol = match options.get("protocol") {
+            Some(p) => {
+                let name = text(p, &format!("{call}: option `protocol`"))?;
+                Some(Proto::parse(&name).ok_or_else(|| format!("{call}: protocol `{name}` is not LL, LL128 or Simple"))?)
             }
-        }
-        for step in collectives::plan(collective, algorithm, members, root, me, bytes) {
+            None => None,
+        };
+        let name = match options.get("algorithm") {
+            Some(a) => text(a, &format!("{call}: option `algorithm`"))?,
+            None if protocol.is_some() => "nccl".to_owned(),
+            None => {
+                return Ok(match self.context.algorithm {
+                    Algorithm::Nccl => Choice::Nccl(Asked::default()),
+                    plain => Choice::Plain(plain),
+                })
+            }
+        };
+        let algo = match name.to_ascii_lowercase().as_str() {
+            "tree" => Some(Algo::Tree),
+            "nvls" => Some(Algo::Nvls),
+            "ring" if protocol.is_some() => Some(Algo::Ring),
+            _ => match Algorithm::parse(&name) {
+                Some(Algorithm::Nccl) => None,
+                Some(plain) if protocol.is_none() => return Ok(Choice::Plain(plain)),
+                Some(_) => return Err(format!("{call}: algorithm `{name}` takes no protocol").into()),
+                None => {
+                    return Err(format!(
+                        "{call}: algorithm `{name}` is not flat, binomial, ring, tree, nvls or nccl"
+                    )
+                    .into())
+                }
+            },
+        };
+        Ok(Choice::Nccl(Asked { algo, proto: protocol }))
+    }
+
+    /// Executes a plan: sends (tracked where the plan waits for them), receives, delays.
+    fn run_steps(&mut self, steps: Vec<Step>) -> Fallible<()> {
+        let tracked = steps.contains(&Step::Flush);
+        let mut pending = Vec::new();
+        for step in steps {
             match step {
+                Step::Send { to, bytes } if tracked => {
+                    pending.push(self.isend(bytes, to, SendOptions::default())?);
+                }
                 Step::Send { to, bytes } => self.send(bytes, to, SendOptions::default())?,
                 Step::Receive { from } => {
                     self.receive(Source::Pid(from))?;
                 }
+                Step::Delay { seconds } if seconds > 0.0 => self.sleep(seconds)?,
+                Step::Delay { .. } => {}
+                Step::Flush if pending.is_empty() => {}
+                Step::Flush => {
+                    self.wait_all(std::mem::take(&mut pending), "sim.collective")?;
+                }
             }
         }
-        Ok(self.now() - start)
+        if !pending.is_empty() {
+            self.wait_all(pending, "sim.collective")?;
+        }
+        Ok(())
     }
+}
+
+/// How a collective call runs.
+enum Choice {
+    Plain(Algorithm),
+    Nccl(Asked),
 }
 
 /// How a message travels: `sim.send`'s direction and options.
@@ -527,6 +598,7 @@ pub fn register(engine: &mut Engine) {
         ("allreduce", Collective::Allreduce),
         ("allgather", Collective::Allgather),
         ("alltoall", Collective::Alltoall),
+        ("reducescatter", Collective::ReduceScatter),
     ] {
         engine.register_fn(name, move |s: &mut Sim, bytes: Dynamic| {
             let bytes = number(&bytes, &format!("sim.{name}: bytes"))?;

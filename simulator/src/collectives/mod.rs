@@ -35,11 +35,12 @@ pub use nccl::{plan_nccl, Pipeline, Shape};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Algorithm {
     Flat,
-    #[default]
     Binomial,
     /// For allreduce, allgather and alltoall; the rooted collectives take it as binomial.
     Ring,
-    /// Whatever NCCL's tuner picks for the call (its caller resolves it to a [`Pipeline`]).
+    /// Whatever NCCL's tuner picks for the call (its caller resolves it to a [`Pipeline`]);
+    /// the default of calls that name no algorithm.
+    #[default]
     Nccl,
 }
 
