@@ -99,7 +99,11 @@ impl Topology {
         }
         Topology {
             island: (0..nodes).map(|i| root(&mut parent, i)).collect(),
-            is_gpu: system.nodes.iter().map(|n| n.component.kind == ComponentKind::Gpu).collect(),
+            is_gpu: system
+                .nodes
+                .iter()
+                .map(|n| n.component.kind == ComponentKind::Gpu)
+                .collect(),
             fastest,
             network,
             latency,
@@ -109,7 +113,10 @@ impl Topology {
 
     /// The fabric of members on `nodes` (one per member), as NCCL's tuner sees it.
     fn fabric(&self, nodes: &[usize]) -> (Fabric, Option<usize>) {
-        let mut islands: Vec<usize> = nodes.iter().filter_map(|&n| self.island.get(n).copied()).collect();
+        let mut islands: Vec<usize> = nodes
+            .iter()
+            .filter_map(|&n| self.island.get(n).copied())
+            .collect();
         islands.sort_unstable();
         islands.dedup();
         let link = nodes
@@ -117,13 +124,19 @@ impl Topology {
             .filter_map(|&n| self.fastest.get(n).copied().flatten())
             .max_by(|a, b| a.0.total_cmp(&b.0));
         let (rate, intra) = link.map_or((0.0, Hw::Net), |(r, h, _)| (r, h));
-        let all_gpus = nodes.iter().all(|&n| self.is_gpu.get(n).copied().unwrap_or(false));
+        let all_gpus = nodes
+            .iter()
+            .all(|&n| self.is_gpu.get(n).copied().unwrap_or(false));
         let fabric = Fabric {
             ranks: nodes.len(),
             nodes: islands.len().max(1),
             intra,
             intra_gbps: rate / 1e9,
-            inter_gbps: if self.network > 0.0 { self.network / 1e9 } else { 50.0 },
+            inter_gbps: if self.network > 0.0 {
+                self.network / 1e9
+            } else {
+                50.0
+            },
             nvls: all_gpus && intra == Hw::NvLink && islands.len() == 1,
         };
         (fabric, link.map(|l| l.2))
@@ -168,7 +181,10 @@ pub fn pipeline(
     };
     let candidates: Vec<(Algo, Proto)> = match asked.algo {
         Some(a) => choices(a).collect(),
-        None => [Algo::Tree, Algo::Ring, Algo::Nvls].into_iter().flat_map(choices).collect(),
+        None => [Algo::Tree, Algo::Ring, Algo::Nvls]
+            .into_iter()
+            .flat_map(choices)
+            .collect(),
     };
     let (algo, proto) = match tuned {
         Some(f) => candidates
@@ -188,9 +204,16 @@ pub fn pipeline(
         // All-to-all and the collectives NCCL lacks: point to point, Simple.
         None => (Algo::Ring, asked.proto.unwrap_or(Proto::Simple)),
     };
-    let stated = |p: Proto| link.and_then(|l| topology.latency.get(l)).and_then(|l| l[p as usize]);
+    let stated = |p: Proto| {
+        link.and_then(|l| topology.latency.get(l))
+            .and_then(|l| l[p as usize])
+    };
     let step = |a: Algo| stated(proto).unwrap_or(fabric.intra.latency_us(a, proto) * 1e-6);
-    let efficiency = if fabric.intra == Hw::NvLink { nccl::NVLINK_EFFICIENCY } else { 1.0 };
+    let efficiency = if fabric.intra == Hw::NvLink {
+        nccl::NVLINK_EFFICIENCY
+    } else {
+        1.0
+    };
     let pipeline = match algo {
         Algo::Nvls => Pipeline {
             shape: Shape::Nvls,
@@ -203,7 +226,11 @@ pub fn pipeline(
             max_chunks: usize::MAX,
         },
         Algo::Ring | Algo::Tree => Pipeline {
-            shape: if algo == Algo::Tree { Shape::Tree } else { Shape::Ring },
+            shape: if algo == Algo::Tree {
+                Shape::Tree
+            } else {
+                Shape::Ring
+            },
             wire: proto.wire_factor() / efficiency,
             base_delay: nccl::base_latency_us(algo, proto) * 1e-6,
             step_delay: step(algo),

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use hetsim_models::params::closest;
 use hetsim_models::nccl::{Algo, Proto};
+use hetsim_models::params::closest;
 use hetsim_simulator::collectives::{self, Algorithm, Collective, Step};
 use hetsim_simulator::{
     finite_non_negative, Direction, Handle, HostMemory, Message, Placement, Request, Resume, Source,
@@ -259,7 +259,9 @@ impl Sim {
         checked(bytes, &format!("{call}: a message size [bytes]"))?;
         for (key, _) in options.iter() {
             if !["label", "root", "algorithm", "protocol"].contains(&key.as_str()) {
-                return Err(format!("{call}: unknown option `{key}` (label, root, algorithm, protocol)").into());
+                return Err(
+                    format!("{call}: unknown option `{key}` (label, root, algorithm, protocol)").into(),
+                );
             }
         }
         let start = self.now();
@@ -300,8 +302,9 @@ impl Sim {
             Choice::Plain(algorithm) => collectives::plan(collective, algorithm, members, root, me, bytes),
             Choice::Nccl(asked) => {
                 let nodes: Vec<usize> = members.iter().map(|&p| self.context.placements[p].node).collect();
-                let (pipeline, _, _) = nccl::pipeline(&self.context.topology, collective, &nodes, bytes, asked)
-                    .map_err(|e| format!("{call}: {e}"))?;
+                let (pipeline, _, _) =
+                    nccl::pipeline(&self.context.topology, collective, &nodes, bytes, asked)
+                        .map_err(|e| format!("{call}: {e}"))?;
                 collectives::plan_nccl(collective, &pipeline, members, root, me, bytes)
             }
         };
@@ -314,7 +317,10 @@ impl Sim {
         let protocol = match options.get("protocol") {
             Some(p) => {
                 let name = text(p, &format!("{call}: option `protocol`"))?;
-                Some(Proto::parse(&name).ok_or_else(|| format!("{call}: protocol `{name}` is not LL, LL128 or Simple"))?)
+                Some(
+                    Proto::parse(&name)
+                        .ok_or_else(|| format!("{call}: protocol `{name}` is not LL, LL128 or Simple"))?,
+                )
             }
             None => None,
         };
@@ -344,7 +350,10 @@ impl Sim {
                 }
             },
         };
-        Ok(Choice::Nccl(Asked { algo, proto: protocol }))
+        Ok(Choice::Nccl(Asked {
+            algo,
+            proto: protocol,
+        }))
     }
 
     /// Executes a plan: sends (tracked where the plan waits for them), receives, delays.

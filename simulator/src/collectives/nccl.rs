@@ -82,7 +82,7 @@ pub fn plan_nccl(
     let mut steps = vec![Step::Delay {
         seconds: pipeline.base_delay,
     }];
-    let shift = |volume: f64| nvls(members, me, pipeline, volume);
+    let shift = |volume: f64| nvls(members, me, pipeline, bytes, volume);
     steps.extend(match (collective, pipeline.shape) {
         (C::Allreduce, Shape::Nvls) => shift(bytes * (1.0 + 1.0 / n as f64)),
         (C::Allgather | C::ReduceScatter, Shape::Nvls) => shift(bytes * (n - 1) as f64 / n as f64),
@@ -130,11 +130,12 @@ fn ring(members: &[Pid], me: usize, pipeline: &Pipeline, rounds: usize, bytes: f
     (0..rounds).flat_map(|_| step).collect()
 }
 
-/// NVLS as rounds of a shift of `volume` bytes in all to the right neighbour.
-fn nvls(members: &[Pid], me: usize, pipeline: &Pipeline, volume: f64) -> Vec<Step> {
+/// NVLS as rounds of a shift of `volume` bytes in all to the right neighbour; a round
+/// handles `pipeline.chunk` bytes of the call's `bytes`.
+fn nvls(members: &[Pid], me: usize, pipeline: &Pipeline, bytes: f64, volume: f64) -> Vec<Step> {
     let n = members.len();
     let rounds = if pipeline.chunk > 0.0 {
-        (volume / pipeline.chunk).ceil().max(1.0) as usize
+        (bytes / pipeline.chunk).ceil().max(1.0) as usize
     } else {
         1
     };
@@ -252,11 +253,11 @@ fn tree(members: &[Pid], me: usize, pipeline: &Pipeline, bytes: f64) -> Vec<Step
     let trees = [double_tree(0, me, n), double_tree(1, me, n)];
     let (count, size) = pipeline.chunks(bytes / 2.0);
     let mut steps = Vec::new();
+    // Tree by tree within a chunk: a rank can be its peer's child in one tree and its parent
+    // in the other, so receiving from both trees' children first would wait in a circle.
     for _ in 0..count {
-        for (_, children) in &trees {
+        for (parent, children) in &trees {
             steps.extend(children.iter().map(|&c| Step::Receive { from: members[c] }));
-        }
-        for (parent, _) in &trees {
             if let Some(p) = parent {
                 steps.extend(hop(pipeline, members[*p], size));
             }
@@ -264,12 +265,10 @@ fn tree(members: &[Pid], me: usize, pipeline: &Pipeline, bytes: f64) -> Vec<Step
         steps.push(Step::Flush);
     }
     for _ in 0..count {
-        for (parent, _) in &trees {
+        for (parent, children) in &trees {
             if let Some(p) = parent {
                 steps.push(Step::Receive { from: members[*p] });
             }
-        }
-        for (_, children) in &trees {
             for &c in children {
                 steps.extend(hop(pipeline, members[c], size));
             }
