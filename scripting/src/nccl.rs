@@ -10,8 +10,9 @@
 
 use hetsim_models::catalog::ComponentKind;
 use hetsim_models::nccl::{self, Algo, Fabric, Func, Hw, Proto};
-use hetsim_simulator::collectives::{Collective, Pipeline, Shape};
+use hetsim_simulator::collectives::{Algorithm, Collective, Pipeline, Shape};
 use hetsim_system::{number_attribute, System};
+use rhai::Map;
 
 /// The time of one NVLS round (16 channels × one chunk) beyond its bytes [s]: **calibrated**,
 /// the one constant fitted on the DGX H100 all-reduce (../shared/measurements/nccl, sizes
@@ -256,4 +257,75 @@ pub fn name(algo: Algo) -> &'static str {
         Algo::Ring => "ring",
         Algo::Nvls => "nvls",
     }
+}
+
+/// How a collective call runs.
+pub enum Choice {
+    Plain(Algorithm),
+    Nccl(Asked),
+}
+
+fn text(value: &rhai::Dynamic, what: &str) -> Result<String, String> {
+    value
+        .clone()
+        .try_cast::<rhai::ImmutableString>()
+        .map(|s| s.to_string())
+        .ok_or_else(|| format!("{what}: expected a string, got {}", value.type_name()))
+}
+
+/// The call's `algorithm` and `protocol`, or the run's default.
+pub fn choice(
+    options: &Map,
+    default: Algorithm,
+    collective: Collective,
+    call: &str,
+) -> Result<Choice, String> {
+    let protocol = match options.get("protocol") {
+        Some(p) => {
+            let name = text(p, &format!("{call}: option `protocol`"))?;
+            Some(
+                Proto::parse(&name)
+                    .ok_or_else(|| format!("{call}: protocol `{name}` is not LL, LL128 or Simple"))?,
+            )
+        }
+        None => None,
+    };
+    let name = match options.get("algorithm") {
+        Some(a) => text(a, &format!("{call}: option `algorithm`"))?,
+        None if protocol.is_some() => "nccl".to_owned(),
+        None => {
+            return Ok(match default {
+                // NCCL has no barrier, scatter or gather: those stay binomial.
+                Algorithm::Nccl
+                    if matches!(
+                        collective,
+                        Collective::Barrier | Collective::Scatter | Collective::Gather
+                    ) =>
+                {
+                    Choice::Plain(Algorithm::Binomial)
+                }
+                Algorithm::Nccl => Choice::Nccl(Asked::default()),
+                plain => Choice::Plain(plain),
+            });
+        }
+    };
+    let algo = match name.to_ascii_lowercase().as_str() {
+        "tree" => Some(Algo::Tree),
+        "nvls" => Some(Algo::Nvls),
+        "ring" if protocol.is_some() => Some(Algo::Ring),
+        _ => match Algorithm::parse(&name) {
+            Some(Algorithm::Nccl) => None,
+            Some(plain) if protocol.is_none() => return Ok(Choice::Plain(plain)),
+            Some(_) => return Err(format!("{call}: algorithm `{name}` takes no protocol")),
+            None => {
+                return Err(format!(
+                    "{call}: algorithm `{name}` is not flat, binomial, ring, tree, nvls or nccl"
+                ))
+            }
+        },
+    };
+    Ok(Choice::Nccl(Asked {
+        algo,
+        proto: protocol,
+    }))
 }

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use hetsim_models::nccl::{Algo, Proto};
 use hetsim_models::params::closest;
 use hetsim_simulator::collectives::{self, Algorithm, Collective, Step};
 use hetsim_simulator::{
@@ -15,7 +14,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
 use crate::activities::Activities;
 use crate::computational::{Models, Timed};
-use crate::nccl::{self, Asked, Topology};
+use crate::nccl::{self, Choice, Topology};
 use crate::process::{Channel, SharedLog};
 
 type Fallible<T> = Result<T, Box<EvalAltResult>>;
@@ -298,7 +297,7 @@ impl Sim {
                     members.len()
                 )
             })?;
-        let steps = match self.choice(options, &call)? {
+        let steps = match nccl::choice(options, self.context.algorithm, collective, &call)? {
             Choice::Plain(algorithm) => collectives::plan(collective, algorithm, members, root, me, bytes),
             Choice::Nccl(asked) => {
                 let nodes: Vec<usize> = members.iter().map(|&p| self.context.placements[p].node).collect();
@@ -310,50 +309,6 @@ impl Sim {
         };
         self.run_steps(steps)?;
         Ok(self.now() - start)
-    }
-
-    /// The call's `algorithm` and `protocol`, or the run's default.
-    fn choice(&self, options: &Map, call: &str) -> Fallible<Choice> {
-        let protocol = match options.get("protocol") {
-            Some(p) => {
-                let name = text(p, &format!("{call}: option `protocol`"))?;
-                Some(
-                    Proto::parse(&name)
-                        .ok_or_else(|| format!("{call}: protocol `{name}` is not LL, LL128 or Simple"))?,
-                )
-            }
-            None => None,
-        };
-        let name = match options.get("algorithm") {
-            Some(a) => text(a, &format!("{call}: option `algorithm`"))?,
-            None if protocol.is_some() => "nccl".to_owned(),
-            None => {
-                return Ok(match self.context.algorithm {
-                    Algorithm::Nccl => Choice::Nccl(Asked::default()),
-                    plain => Choice::Plain(plain),
-                })
-            }
-        };
-        let algo = match name.to_ascii_lowercase().as_str() {
-            "tree" => Some(Algo::Tree),
-            "nvls" => Some(Algo::Nvls),
-            "ring" if protocol.is_some() => Some(Algo::Ring),
-            _ => match Algorithm::parse(&name) {
-                Some(Algorithm::Nccl) => None,
-                Some(plain) if protocol.is_none() => return Ok(Choice::Plain(plain)),
-                Some(_) => return Err(format!("{call}: algorithm `{name}` takes no protocol").into()),
-                None => {
-                    return Err(format!(
-                        "{call}: algorithm `{name}` is not flat, binomial, ring, tree, nvls or nccl"
-                    )
-                    .into())
-                }
-            },
-        };
-        Ok(Choice::Nccl(Asked {
-            algo,
-            proto: protocol,
-        }))
     }
 
     /// Executes a plan: sends (tracked where the plan waits for them), receives, delays.
@@ -382,12 +337,6 @@ impl Sim {
         }
         Ok(())
     }
-}
-
-/// How a collective call runs.
-enum Choice {
-    Plain(Algorithm),
-    Nccl(Asked),
 }
 
 /// How a message travels: `sim.send`'s direction and options.
