@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod data_file;
 pub mod hierarchy;
 pub mod hong_kim;
+pub mod nccl;
 pub mod nelder_mead;
 pub mod occupancy;
 pub mod params;

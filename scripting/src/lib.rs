@@ -10,6 +10,7 @@
 //! - [`sandbox`]: the limits every script runs under, and [`memory`] its run's memory budget;
 //! - [`inputs`]: the variables an app reads, required or not, and the one check of a
 //!   run's variables against them;
+//! - [`nccl`]: a collective's NCCL algorithm, protocol and costs from the system's fabric;
 //! - [`run`]: one simulation run, end to end;
 //! - [`report`]: its report by level of detail (summary, processes, computes), JSON or CSV;
 //! - [`ScriptError`]: the error of this crate's functions, with the script's line and column
@@ -22,6 +23,7 @@ pub mod functions;
 pub mod inputs;
 pub mod kernels;
 pub mod memory;
+pub mod nccl;
 pub mod process;
 pub mod report;
 pub mod run;

@@ -227,6 +227,7 @@ pub fn run(
         models: models.clone(),
         log: log.clone(),
         algorithm: options.algorithm,
+        topology: crate::nccl::Topology::of(system),
     });
     let variables: Vec<(String, Dynamic)> = variables.iter().map(|(k, v)| (k.clone(), dynamic(v))).collect();
     let variables = Rc::new(variables);

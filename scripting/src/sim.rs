@@ -14,6 +14,7 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
 use crate::activities::Activities;
 use crate::computational::{Models, Timed};
+use crate::nccl::{self, Choice, Topology};
 use crate::process::{Channel, SharedLog};
 
 type Fallible<T> = Result<T, Box<EvalAltResult>>;
@@ -31,6 +32,8 @@ pub struct RunContext {
     pub models: Rc<Models>,
     pub log: SharedLog,
     pub algorithm: Algorithm,
+    /// The fabric NCCL's tuner reads (crate::nccl).
+    pub topology: Topology,
 }
 
 impl RunContext {
@@ -246,11 +249,20 @@ impl Sim {
     }
 
     /// Runs this process's part of `collective`; options: `label` (default: own label;
-    /// "all" for every process), `root` (rank, default 0), `algorithm` (flat, binomial or
-    /// ring).
+    /// "all" for every process), `root` (rank, default 0), `algorithm` (flat, binomial, ring,
+    /// tree, nvls or nccl: the run's default, NCCL's pick) and `protocol` (LL, LL128, Simple).
+    /// `ring` without a protocol is the plain ring of message steps (no protocol costs); with
+    /// one, and `tree`, `nvls` and `nccl`, the call runs as NCCL would ([`crate::nccl`]).
     fn collective(&mut self, collective: Collective, bytes: f64, options: &Map) -> Fallible<f64> {
         let call = format!("sim.{collective}");
         checked(bytes, &format!("{call}: a message size [bytes]"))?;
+        for (key, _) in options.iter() {
+            if !["label", "root", "algorithm", "protocol"].contains(&key.as_str()) {
+                return Err(
+                    format!("{call}: unknown option `{key}` (label, root, algorithm, protocol)").into(),
+                );
+            }
+        }
         let start = self.now();
         let own = self.context.placements[self.pid].label.clone();
         let label = match options.get("label") {
@@ -285,28 +297,45 @@ impl Sim {
                     members.len()
                 )
             })?;
-        let algorithm = match options.get("algorithm") {
-            Some(a) => {
-                let name = text(a, &format!("{call}: option `algorithm`"))?;
-                Algorithm::parse(&name)
-                    .ok_or_else(|| format!("{call}: algorithm `{name}` is not flat, binomial or ring"))?
+        let steps = match nccl::choice(options, self.context.algorithm, collective, &call)? {
+            Choice::Plain(algorithm) => collectives::plan(collective, algorithm, members, root, me, bytes),
+            Choice::Nccl(asked) => {
+                let nodes: Vec<usize> = members.iter().map(|&p| self.context.placements[p].node).collect();
+                let (pipeline, _, _) =
+                    nccl::pipeline(&self.context.topology, collective, &nodes, bytes, asked)
+                        .map_err(|e| format!("{call}: {e}"))?;
+                collectives::plan_nccl(collective, &pipeline, members, root, me, bytes)
             }
-            None => self.context.algorithm,
         };
-        for (key, _) in options.iter() {
-            if !["label", "root", "algorithm"].contains(&key.as_str()) {
-                return Err(format!("{call}: unknown option `{key}` (label, root, algorithm)").into());
-            }
-        }
-        for step in collectives::plan(collective, algorithm, members, root, me, bytes) {
+        self.run_steps(steps)?;
+        Ok(self.now() - start)
+    }
+
+    /// Executes a plan: sends (tracked where the plan waits for them), receives, delays.
+    fn run_steps(&mut self, steps: Vec<Step>) -> Fallible<()> {
+        let tracked = steps.contains(&Step::Flush);
+        let mut pending = Vec::new();
+        for step in steps {
             match step {
+                Step::Send { to, bytes } if tracked => {
+                    pending.push(self.isend(bytes, to, SendOptions::default())?);
+                }
                 Step::Send { to, bytes } => self.send(bytes, to, SendOptions::default())?,
                 Step::Receive { from } => {
                     self.receive(Source::Pid(from))?;
                 }
+                Step::Delay { seconds } if seconds > 0.0 => self.sleep(seconds)?,
+                Step::Delay { .. } => {}
+                Step::Flush if pending.is_empty() => {}
+                Step::Flush => {
+                    self.wait_all(std::mem::take(&mut pending), "sim.collective")?;
+                }
             }
         }
-        Ok(self.now() - start)
+        if !pending.is_empty() {
+            self.wait_all(pending, "sim.collective")?;
+        }
+        Ok(())
     }
 }
 
@@ -536,6 +565,7 @@ pub fn register(engine: &mut Engine) {
         ("allreduce", Collective::Allreduce),
         ("allgather", Collective::Allgather),
         ("alltoall", Collective::Alltoall),
+        ("reducescatter", Collective::ReduceScatter),
     ] {
         engine.register_fn(name, move |s: &mut Sim, bytes: Dynamic| {
             let bytes = number(&bytes, &format!("sim.{name}: bytes"))?;

@@ -18,6 +18,9 @@
 //! broadcast of all n shares; alltoall is the pairwise exchange under binomial too (a tree
 //! does not shorten it) and, flat, every member sending to every other then receiving.
 //!
+//! - **NCCL's algorithms** (ring with chunks, double binary tree, NVLS): see [`nccl`]; a
+//!   call names one through [`plan_nccl`] with the protocol's costs in a [`Pipeline`].
+//!
 //! Barrier is a zero-byte gather followed by a zero-byte broadcast; zero-byte messages take
 //! no link time, so a barrier costs only the waiting. Reduce moves `bytes` on every edge
 //! (the combined value) and models no combining time: add a `compute` for that.
@@ -26,21 +29,28 @@ use std::fmt;
 
 use crate::Pid;
 
+pub mod nccl;
+pub use nccl::{plan_nccl, Pipeline, Shape};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Algorithm {
     Flat,
-    #[default]
     Binomial,
     /// For allreduce, allgather and alltoall; the rooted collectives take it as binomial.
     Ring,
+    /// Whatever NCCL's tuner picks for the call (its caller resolves it to a [`Pipeline`]);
+    /// the default of calls that name no algorithm.
+    #[default]
+    Nccl,
 }
 
 impl Algorithm {
     pub fn parse(text: &str) -> Option<Self> {
         match text.to_ascii_lowercase().as_str() {
             "flat" => Some(Algorithm::Flat),
-            "binomial" | "tree" => Some(Algorithm::Binomial),
+            "binomial" => Some(Algorithm::Binomial),
             "ring" => Some(Algorithm::Ring),
+            "nccl" | "auto" => Some(Algorithm::Nccl),
             _ => None,
         }
     }
@@ -56,6 +66,8 @@ pub enum Collective {
     Allreduce,
     Allgather,
     Alltoall,
+    /// Each member's `bytes` reduced and scattered: member i keeps the i-th 1/n of the sum.
+    ReduceScatter,
 }
 
 impl fmt::Display for Collective {
@@ -69,6 +81,7 @@ impl fmt::Display for Collective {
             Collective::Allreduce => "allreduce",
             Collective::Allgather => "allgather",
             Collective::Alltoall => "alltoall",
+            Collective::ReduceScatter => "reducescatter",
         })
     }
 }
@@ -76,14 +89,27 @@ impl fmt::Display for Collective {
 /// One step of a process's part in a collective.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Step {
-    Send { to: Pid, bytes: f64 },
-    Receive { from: Pid },
+    Send {
+        to: Pid,
+        bytes: f64,
+    },
+    Receive {
+        from: Pid,
+    },
+    /// Pass `seconds` without sending: a protocol's latency per step (executed as a sleep).
+    Delay {
+        seconds: f64,
+    },
+    /// Wait until this process's earlier sends of the collective are delivered: what keeps
+    /// a pipeline's chunks one after the other on a link instead of sharing it at once.
+    Flush,
 }
 
 /// The steps of member `me` (an index into `members`, which are in rank order) in
 /// `collective` rooted at member `root` (the all-to-all collectives have none); `bytes` is
 /// the size per member (broadcast, reduce and allreduce: the whole value; scatter, gather and
-/// allgather: one member's share; alltoall: what each member sends each other one).
+/// allgather: one member's share; alltoall: what each member sends each other one;
+/// reducescatter: each member's whole input, as nccl-tests' size).
 pub fn plan(
     collective: Collective,
     algorithm: Algorithm,
@@ -129,6 +155,17 @@ pub fn plan(
             steps
         }
         Collective::Alltoall => pairwise(members, me, bytes),
+        // A ring reduce-scatter moves one 1/n share per step, n − 1 steps; flat and binomial
+        // are a reduce of the whole input to member 0, then a scatter of the shares.
+        Collective::ReduceScatter if algorithm == Algorithm::Ring => {
+            ring(members, me, members.len() - 1, bytes / members.len() as f64)
+        }
+        Collective::ReduceScatter => {
+            let share = bytes / members.len() as f64;
+            let mut steps = up(algorithm, members, 0, me, |_| bytes);
+            steps.extend(down(algorithm, members, 0, me, |subtree| share * subtree as f64));
+            steps
+        }
     }
 }
 
@@ -210,7 +247,7 @@ fn down(
             })
             .collect(),
         Algorithm::Flat => vec![Step::Receive { from: members[root] }],
-        Algorithm::Binomial | Algorithm::Ring => {
+        Algorithm::Binomial | Algorithm::Ring | Algorithm::Nccl => {
             let rel = relative(me, root, n);
             let mut steps = Vec::new();
             if rel != 0 {
@@ -246,7 +283,7 @@ fn up(
             to: members[root],
             bytes: size(1),
         }],
-        Algorithm::Binomial | Algorithm::Ring => {
+        Algorithm::Binomial | Algorithm::Ring | Algorithm::Nccl => {
             let rel = relative(me, root, n);
             let subtree = span_of(rel, n).min(n - rel);
             let mut steps: Vec<Step> = children(rel, n)
@@ -277,7 +314,7 @@ mod tests {
             .iter()
             .filter_map(|s| match *s {
                 Step::Send { to, bytes } => Some((to, bytes)),
-                Step::Receive { .. } => None,
+                _ => None,
             })
             .collect()
     }

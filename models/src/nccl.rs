@@ -1,0 +1,427 @@
+//! NCCL's own cost model of its collectives (the "tuner"), as NCCL 2.2x writes it in
+//! `src/graph/tuning.cc` (`ncclTopoTuneModel`, `ncclTopoGetAlgoTime`) and
+//! `src/enqueue.cc` (`topoGetAlgoInfo`, the NVLS chunk size): for a collective, a size, the
+//! GPU count and the fabric, the latency [µs] and bandwidth [GB/s] of every algorithm and
+//! protocol, and the pair with the least `latency + bytes / (1000 · bandwidth)`, which is
+//! the one NCCL runs when nothing forces another.
+//!
+//! Only the facts are taken over (the tables' numbers and the formulas' shape); the simulator
+//! does not use these times, it runs the chosen algorithm as messages (see
+//! `hetsim_simulator::collectives`). Left out: CollNet (SHARP over InfiniBand), NVLS-Tree
+//! across boards and PAT (one GPU per node), which NCCL enables only where the fabric has
+//! them; the tree "correction factors" of medium sizes and the ring "plateau" factor are in.
+
+/// NCCL's algorithms that the simulator runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algo {
+    /// Double binary tree (all-reduce only).
+    Tree,
+    Ring,
+    /// NVLink SHARP: in-switch reduction and multicast on an NVSwitch (Hopper and later).
+    Nvls,
+}
+
+/// NCCL's protocols: LL (8-byte lines of 4 data bytes and a 4-byte flag), LL128 (128-byte
+/// lines of which 120 are data) and Simple (bulk copies with a fence per step).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Proto {
+    Ll,
+    Ll128,
+    Simple,
+}
+
+impl Proto {
+    pub const ALL: [Proto; 3] = [Proto::Ll, Proto::Ll128, Proto::Simple];
+
+    /// Bytes on the wire per data byte: LL sends a flag with every 4 data bytes, LL128 one
+    /// 8-byte flag per 128-byte line (NCCL's `NCCL_LL128_DATAELEMS / NCCL_LL128_LINEELEMS`).
+    pub fn wire_factor(self) -> f64 {
+        match self {
+            Proto::Ll => 2.0,
+            Proto::Ll128 => 128.0 / 120.0,
+            Proto::Simple => 1.0,
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.to_ascii_lowercase().as_str() {
+            "ll" => Some(Proto::Ll),
+            "ll128" => Some(Proto::Ll128),
+            "simple" => Some(Proto::Simple),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Proto::Ll => "LL",
+            Proto::Ll128 => "LL128",
+            Proto::Simple => "Simple",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The collectives NCCL tunes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    Reduce,
+}
+
+/// What kind of link a hop is, for NCCL's latency table (`NCCL_HW_NVLINK`, `_PCI`, `_NET`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hw {
+    NvLink,
+    Pci,
+    Net,
+}
+
+impl Hw {
+    /// NCCL's per-step latency of `algo` and `proto` over this kind of link [µs]
+    /// (`hwLatencies` of `ncclTunerConstantsDefaults`).
+    pub fn latency_us(self, algo: Algo, proto: Proto) -> f64 {
+        let table: [[f64; 3]; 3] = match self {
+            // Tree, Ring, NVLS; columns LL, LL128, Simple.
+            Hw::NvLink => [[0.6, 1.25, 4.0], [0.6, 1.9, 3.4], [0.0, 0.0, 25.0]],
+            Hw::Pci => [[1.0, 1.9, 4.0], [1.0, 2.5, 5.7], [0.0, 0.0, 0.0]],
+            Hw::Net => [[5.0, 8.5, 14.0], [2.7, 4.0, 14.0], [0.0, 0.0, 18.0]],
+        };
+        table[algo_index(algo)][proto.index()]
+    }
+}
+
+fn algo_index(algo: Algo) -> usize {
+    match algo {
+        Algo::Tree => 0,
+        Algo::Ring => 1,
+        Algo::Nvls => 2,
+    }
+}
+
+/// NCCL's base latency of each algorithm and protocol [µs] (`baseLatencies`); NVLS has none
+/// (its whole latency is the link's).
+pub fn base_latency_us(algo: Algo, proto: Proto) -> f64 {
+    match algo {
+        Algo::Tree => [6.8, 14.0, 8.4][proto.index()],
+        Algo::Ring => [6.6, 14.0, 8.4][proto.index()],
+        Algo::Nvls => 0.0,
+    }
+}
+
+/// NVLink bandwidth NCCL counts per Hopper NVLink 4 link (`SM90_NVLINK_BW`, GB/s) against the
+/// link's 25 GB/s per direction: the share of an NVLink's rate a copy reaches.
+pub const NVLINK_EFFICIENCY: f64 = 20.6 / 25.0;
+/// NVLS channels on Hopper (`NVLS_NCHANNELS_SM90`), and ring/tree channels taken equal.
+pub const CHANNELS: usize = 16;
+/// NCCL's default NVLS chunk (`nvlsChunkSize`, 128 KiB).
+pub const NVLS_CHUNK: f64 = 131072.0;
+/// NVLS efficiency NCCL assumes on Hopper (`nvlsEfficiency`).
+const NVLS_EFFICIENCY: f64 = 0.85;
+
+/// The communicator and its fabric as NCCL's tuner sees them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fabric {
+    pub ranks: usize,
+    /// NVLink islands (boards) the ranks span: NCCL's `nNodes`.
+    pub nodes: usize,
+    /// The kind of link inside a node.
+    pub intra: Hw,
+    /// One GPU's bandwidth to its node's peers, per direction [GB/s] (NVLink: the link's rate).
+    pub intra_gbps: f64,
+    /// One GPU's bandwidth to other nodes (its NIC) [GB/s]; unused on one node.
+    pub inter_gbps: f64,
+    /// NVLS is possible: every rank on one NVSwitch (or an NVLink fabric standing in for one).
+    pub nvls: bool,
+}
+
+impl Fabric {
+    /// NCCL's `nChannels · bwIntra` (or `bwInter` past two nodes): the graph's bus bandwidth.
+    fn graph_gbps(&self) -> f64 {
+        let intra = match self.intra {
+            Hw::NvLink => self.intra_gbps * NVLINK_EFFICIENCY,
+            Hw::Pci | Hw::Net => self.intra_gbps,
+        };
+        if self.nodes <= 2 {
+            intra
+        } else {
+            intra.min(self.inter_gbps * (self.ranks / self.nodes) as f64)
+        }
+    }
+
+    fn ppn(&self) -> f64 {
+        self.ranks as f64 / self.nodes.max(1) as f64
+    }
+
+    /// Whether NCCL would run `algo` with `proto` for `func` here.
+    pub fn supports(&self, func: Func, algo: Algo, proto: Proto) -> bool {
+        match (func, algo) {
+            (_, Algo::Nvls) => {
+                proto == Proto::Simple
+                    && self.nvls
+                    && self.nodes == 1
+                    && matches!(func, Func::AllReduce | Func::AllGather | Func::ReduceScatter)
+            }
+            (Func::AllReduce, Algo::Tree) => true,
+            (_, Algo::Tree) => false,
+            (_, Algo::Ring) => true,
+        }
+    }
+
+    /// NCCL's bandwidth of `algo`/`proto` for `func` [GB/s of nccl-tests' size], before the
+    /// per-size corrections; `None` where NCCL does not run it.
+    pub fn bandwidth(&self, func: Func, algo: Algo, proto: Proto) -> Option<f64> {
+        if self.ranks < 2 || !self.supports(func, algo, proto) {
+            return None;
+        }
+        let n = self.ranks as f64;
+        let channels = CHANNELS as f64;
+        let single = self.nodes == 1;
+        let nsteps = match func {
+            Func::AllReduce => 2.0 * (n - 1.0),
+            Func::AllGather | Func::ReduceScatter => n - 1.0,
+            Func::Broadcast | Func::Reduce => n,
+        };
+        let mut bus = match algo {
+            Algo::Nvls => {
+                let mut per = self.graph_gbps() / channels * NVLS_EFFICIENCY * (channels - 1.0) / channels;
+                per *= if func == Func::AllReduce {
+                    2.0
+                } else {
+                    (self.ppn() - 1.0) / self.ppn()
+                };
+                per * channels
+            }
+            Algo::Ring | Algo::Tree => self.graph_gbps(),
+        };
+        // llMaxBws (one node: Hopper's; more: an Intel host's) and Hopper's per-channel caps,
+        // by one node / two / more.
+        let column = self.nodes.clamp(1, 3) - 1;
+        let ll_max: f64 = if single { 141.0 } else { [39.0, 39.0, 20.4][column] };
+        match (algo, proto) {
+            (Algo::Ring, Proto::Ll) => bus = ll_max.min(bus * 0.5),
+            (Algo::Ring, Proto::Ll128) => bus = (bus * 0.92).min(channels * 36.7),
+            (Algo::Tree, _) => {
+                bus = (bus * 0.92).min(channels * [38.7, 41.4, 36.0][column]);
+                match proto {
+                    Proto::Ll => bus = (bus / 3.8).min(ll_max),
+                    Proto::Ll128 => {
+                        let cap = channels * [36.7, 36.7, 29.0][column];
+                        bus = (bus * if single { 7.0 / 9.0 } else { 120.0 / 128.0 }).min(cap);
+                    }
+                    Proto::Simple => {}
+                }
+            }
+            _ => {}
+        }
+        // Bus bandwidth to algorithm bandwidth (NCCL leaves NVLS all-gather/reduce-scatter as is).
+        let ratio = match (algo, func) {
+            (Algo::Nvls, Func::AllGather | Func::ReduceScatter) => 1.0,
+            (Algo::Ring | Algo::Nvls, _) => n / nsteps,
+            (Algo::Tree, _) => 0.5,
+        };
+        Some(bus * ratio)
+    }
+
+    /// NCCL's latency of `algo`/`proto` for `func` [µs].
+    pub fn latency_us(&self, func: Func, algo: Algo, proto: Proto) -> f64 {
+        let n = self.ranks as f64;
+        let ppn = self.ppn();
+        let intra = self.intra.latency_us(algo, proto);
+        let net_algo = if ppn <= 1.0 { Algo::Tree } else { algo };
+        let inter = Hw::Net.latency_us(net_algo, proto);
+        let base = base_latency_us(algo, proto);
+        match algo {
+            Algo::Ring => {
+                let nsteps = match func {
+                    Func::AllReduce => 2.0 * (n - 1.0),
+                    Func::AllGather | Func::ReduceScatter => n - 1.0,
+                    Func::Broadcast | Func::Reduce => return base + intra,
+                };
+                let nodes = self.nodes as f64;
+                let inter_steps = match (self.nodes, func) {
+                    (1, _) => 0.0,
+                    (_, Func::AllReduce) => 2.0 * (nodes - 1.0),
+                    _ => nodes - 1.0,
+                };
+                let overhead = if self.nodes > 1 {
+                    if proto == Proto::Simple {
+                        3.0
+                    } else {
+                        1.0
+                    }
+                } else {
+                    0.0
+                };
+                base + (nsteps - inter_steps) * intra.max(overhead) + inter_steps * inter
+            }
+            Algo::Tree => {
+                let levels = (self.nodes.max(1) as f64).log2().floor();
+                base + 2.0 * ((ppn - 1.0) * intra + levels * inter)
+            }
+            Algo::Nvls => intra,
+        }
+    }
+
+    /// NCCL's estimate of one call [µs], or `None` where NCCL does not run `algo`/`proto`.
+    pub fn time_us(&self, func: Func, algo: Algo, proto: Proto, bytes: f64) -> Option<f64> {
+        let mut bw = self.bandwidth(func, algo, proto)?;
+        let mut latency = self.latency_us(func, algo, proto);
+        if algo == Algo::Tree && func == Func::AllReduce {
+            bw *= tree_correction(proto, bytes);
+        }
+        let per_rank = bytes / (CHANNELS * self.ranks) as f64;
+        if algo == Algo::Ring
+            && proto == Proto::Simple
+            && self.nodes > 1
+            && func == Func::AllReduce
+            && per_rank >= 64.0
+        {
+            latency *= 1.4; // the ring's "plateau" on Ampere and later
+        }
+        (bw > 0.0).then(|| latency + bytes / (1000.0 * bw))
+    }
+
+    /// The algorithm and protocol NCCL picks for `bytes` of `func` (nccl-tests' size): the
+    /// least [`Self::time_us`]; ties go to the earlier of tree, ring, NVLS and LL, LL128, Simple.
+    pub fn pick(&self, func: Func, bytes: f64) -> Option<(Algo, Proto)> {
+        let mut best: Option<(f64, Algo, Proto)> = None;
+        for algo in [Algo::Tree, Algo::Ring, Algo::Nvls] {
+            for proto in Proto::ALL {
+                if let Some(t) = self.time_us(func, algo, proto, bytes) {
+                    if best.is_none_or(|(b, _, _)| t < b) {
+                        best = Some((t, algo, proto));
+                    }
+                }
+            }
+        }
+        best.map(|(_, a, p)| (a, p))
+    }
+}
+
+/// `treeCorrectionFactor` of tuning.cc: powers of two from 64 B to 256 MiB.
+fn tree_correction(proto: Proto, bytes: f64) -> f64 {
+    const TABLE: [[f64; 24]; 3] = [
+        [
+            1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9,
+            1.0, 1.0, 1.0, 1.0, 1.0,
+        ],
+        [
+            1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9,
+            0.9, 0.9, 1.0, 1.0, 1.0,
+        ],
+        [
+            0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7,
+            0.7, 0.8, 0.9, 0.9, 0.9,
+        ],
+    ];
+    let lines = (bytes / 64.0).floor();
+    if lines < 1.0 {
+        return 1.0;
+    }
+    let log = lines.log2().floor() as usize;
+    if log < 23 {
+        TABLE[proto.index()][log]
+    } else {
+        1.0
+    }
+}
+
+/// NCCL's NVLS chunk for `bytes` (enqueue.cc): 128 KiB, halved to 64, 32 and 16 KiB below 64,
+/// 8 and 2 rounds of `CHANNELS` chunks of the larger size.
+pub fn nvls_chunk(bytes: f64) -> f64 {
+    let ops = CHANNELS as f64;
+    let mut chunk = NVLS_CHUNK;
+    if bytes < 64.0 * ops * chunk && chunk > 65536.0 {
+        chunk = 65536.0;
+    }
+    if bytes < 8.0 * ops * chunk && chunk > 32768.0 {
+        chunk = 32768.0;
+    }
+    if bytes < 2.0 * ops * chunk && chunk > 16384.0 {
+        chunk = 16384.0;
+    }
+    chunk
+}
+
+/// Rounds of an NVLS call: each moves one chunk on every channel.
+pub fn nvls_rounds(bytes: f64) -> usize {
+    (bytes / (CHANNELS as f64 * nvls_chunk(bytes))).ceil().max(1.0) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One DGX H100 board: 8 GPUs, NVLink 4 at 450 GB/s per direction to the NVSwitch.
+    fn dgx(ranks: usize) -> Fabric {
+        Fabric {
+            ranks,
+            nodes: 1,
+            intra: Hw::NvLink,
+            intra_gbps: 450.0,
+            inter_gbps: 50.0,
+            nvls: true,
+        }
+    }
+
+    #[test]
+    fn latencies_are_nccls_tables() {
+        // Ring LL all-reduce on 8 GPUs: base 6.6 + 14 steps x 0.6 us (tuning.cc).
+        let f = dgx(8);
+        assert!((f.latency_us(Func::AllReduce, Algo::Ring, Proto::Ll) - 15.0).abs() < 1e-9);
+        assert!((f.latency_us(Func::AllReduce, Algo::Nvls, Proto::Simple) - 25.0).abs() < 1e-9);
+        // Tree Simple: 8.4 + 2 x 7 x 4.0.
+        assert!((f.latency_us(Func::AllReduce, Algo::Tree, Proto::Simple) - 64.4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_dgx_h100_picks_ring_ll_when_small_and_nvls_when_large() {
+        // What NCCL runs on a DGX H100 (the README of ../shared/measurements/nccl): LL for
+        // small all-reduces, NVLS for large ones; the switch lies near 1 MiB.
+        let f = dgx(8);
+        assert_eq!(f.pick(Func::AllReduce, 8.0), Some((Algo::Ring, Proto::Ll)));
+        assert_eq!(f.pick(Func::AllReduce, 262144.0), Some((Algo::Ring, Proto::Ll)));
+        assert_eq!(
+            f.pick(Func::AllReduce, 16.0 * 1048576.0),
+            Some((Algo::Nvls, Proto::Simple))
+        );
+        assert_eq!(f.pick(Func::AllReduce, 16e9), Some((Algo::Nvls, Proto::Simple)));
+        // Broadcast has only the ring; without NVLS large all-reduces go to ring Simple.
+        assert_eq!(f.pick(Func::Broadcast, 1e9).map(|p| p.0), Some(Algo::Ring));
+        let pcie = Fabric {
+            intra: Hw::Pci,
+            intra_gbps: 50.0,
+            nvls: false,
+            ..f
+        };
+        assert_eq!(pcie.pick(Func::AllReduce, 1e9), Some((Algo::Ring, Proto::Simple)));
+        assert_eq!(dgx(1).pick(Func::AllReduce, 1e6), None);
+    }
+
+    #[test]
+    fn nvls_chunks_shrink_for_small_calls() {
+        assert_eq!(nvls_chunk(16e9), 131072.0);
+        assert_eq!(nvls_chunk(16.0 * 1048576.0), 65536.0);
+        assert_eq!(nvls_chunk(4.0 * 1048576.0), 32768.0);
+        assert_eq!(nvls_chunk(512.0 * 1024.0), 16384.0);
+        // 16 GiB in rounds of 16 channels x 128 KiB.
+        assert_eq!(nvls_rounds(17179869184.0), 8192);
+        assert_eq!(nvls_rounds(8.0), 1);
+    }
+
+    #[test]
+    fn protocols_parse_and_weigh_their_flags() {
+        assert_eq!(Proto::parse("ll128"), Some(Proto::Ll128));
+        assert_eq!(Proto::parse("SIMPLE"), Some(Proto::Simple));
+        assert_eq!(Proto::parse("fast"), None);
+        assert_eq!(Proto::Ll.wire_factor(), 2.0);
+        assert!(Proto::Ll128.wire_factor() > 1.0 && Proto::Ll128.wire_factor() < 1.07);
+    }
+}

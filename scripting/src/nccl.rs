@@ -1,0 +1,331 @@
+//! A collective's NCCL plan from the system: the fabric NCCL's tuner sees (NVLink islands,
+//! link kinds and rates), the algorithm and protocol it picks or the call forces, and the
+//! protocol's costs as a [`Pipeline`] for `hetsim_simulator::collectives::plan_nccl`.
+//!
+//! Hardware facts are link component attributes where a system states them, NCCL's tables
+//! (`hetsim_models::nccl`) otherwise: `protocolLatencyLL`, `protocolLatencyLL128`,
+//! `protocolLatencySimple` [s per step], and `nvlsRoundLatency` [s] on the NVLink component.
+//! A link's kind is NVLink when its component's name says NVLink or NVSwitch, PCI when it says
+//! PCIe, the network otherwise.
+
+use hetsim_models::catalog::ComponentKind;
+use hetsim_models::nccl::{self, Algo, Fabric, Func, Hw, Proto};
+use hetsim_simulator::collectives::{Algorithm, Collective, Pipeline, Shape};
+use hetsim_system::{number_attribute, System};
+use rhai::Map;
+
+/// The time of one NVLS round (16 channels × one chunk) beyond its bytes [s]: **calibrated**,
+/// the one constant fitted on the DGX H100 all-reduce (../shared/measurements/nccl, sizes
+/// ≥ 1 MiB, least mean relative error with NCCL's 25 µs NVLS latency kept): 2.55 µs.
+pub const NVLS_ROUND_LATENCY: f64 = 2.55e-6;
+
+/// Most chunks a chain or tree call is cut into.
+const MAX_CHUNKS: usize = 64;
+/// NCCL's step buffer per protocol divided into `NCCL_STEPS` = 8 slots (LL 256 KiB, LL128
+/// 4.5 MiB, Simple 4 MiB; a chunk is one slot, LL's half of it is data).
+fn chunk_bytes(proto: Proto) -> f64 {
+    match proto {
+        Proto::Ll => 262144.0 / 8.0 / 2.0,
+        Proto::Ll128 => 4718592.0 / 8.0 * 120.0 / 128.0,
+        Proto::Simple => 4194304.0 / 8.0,
+    }
+}
+
+/// Per node: its NVLink island and the links' facts that the tuner reads.
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    island: Vec<usize>,
+    is_gpu: Vec<bool>,
+    /// Per node: the fastest NVLink (else any) link touching it [B/s] and its kind.
+    fastest: Vec<Option<(f64, Hw, usize)>>,
+    /// The fastest network link of the system [B/s].
+    network: f64,
+    latency: Vec<[Option<f64>; 3]>,
+    round_latency: Vec<Option<f64>>,
+}
+
+fn kind_of(name: &str) -> Hw {
+    let name = name.to_ascii_lowercase();
+    if name.contains("nvlink") || name.contains("nvswitch") {
+        Hw::NvLink
+    } else if name.contains("pcie") {
+        Hw::Pci
+    } else {
+        Hw::Net
+    }
+}
+
+fn root(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+impl Topology {
+    pub fn of(system: &System) -> Self {
+        let nodes = system.nodes.len();
+        let mut parent: Vec<usize> = (0..nodes).collect();
+        let mut fastest: Vec<Option<(f64, Hw, usize)>> = vec![None; nodes];
+        let mut network: f64 = 0.0;
+        let mut latency = Vec::new();
+        let mut round_latency = Vec::new();
+        for (index, (link, [a, b])) in system.links.iter().enumerate() {
+            let hw = kind_of(&link.component.name);
+            let rate = number_attribute(&link.component, "bandwidth").unwrap_or(0.0);
+            let attribute = |name: &str| number_attribute(&link.component, name);
+            latency.push([
+                attribute("protocolLatencyLL"),
+                attribute("protocolLatencyLL128"),
+                attribute("protocolLatencySimple"),
+            ]);
+            round_latency.push(attribute("nvlsRoundLatency"));
+            if hw == Hw::NvLink {
+                let (ra, rb) = (root(&mut parent, *a), root(&mut parent, *b));
+                parent[ra] = rb;
+            }
+            if hw == Hw::Net {
+                network = network.max(rate);
+            }
+            for end in [*a, *b] {
+                let better = match fastest[end] {
+                    None => true,
+                    Some((r, h, _)) => (hw == Hw::NvLink, rate) > (h == Hw::NvLink, r),
+                };
+                if better {
+                    fastest[end] = Some((rate, hw, index));
+                }
+            }
+        }
+        Topology {
+            island: (0..nodes).map(|i| root(&mut parent, i)).collect(),
+            is_gpu: system
+                .nodes
+                .iter()
+                .map(|n| n.component.kind == ComponentKind::Gpu)
+                .collect(),
+            fastest,
+            network,
+            latency,
+            round_latency,
+        }
+    }
+
+    /// The fabric of members on `nodes` (one per member), as NCCL's tuner sees it.
+    fn fabric(&self, nodes: &[usize]) -> (Fabric, Option<usize>) {
+        let mut islands: Vec<usize> = nodes
+            .iter()
+            .filter_map(|&n| self.island.get(n).copied())
+            .collect();
+        islands.sort_unstable();
+        islands.dedup();
+        let link = nodes
+            .iter()
+            .filter_map(|&n| self.fastest.get(n).copied().flatten())
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let (rate, intra) = link.map_or((0.0, Hw::Net), |(r, h, _)| (r, h));
+        let all_gpus = nodes
+            .iter()
+            .all(|&n| self.is_gpu.get(n).copied().unwrap_or(false));
+        let fabric = Fabric {
+            ranks: nodes.len(),
+            nodes: islands.len().max(1),
+            intra,
+            intra_gbps: rate / 1e9,
+            inter_gbps: if self.network > 0.0 {
+                self.network / 1e9
+            } else {
+                50.0
+            },
+            nvls: all_gpus && intra == Hw::NvLink && islands.len() == 1,
+        };
+        (fabric, link.map(|l| l.2))
+    }
+}
+
+fn func(collective: Collective) -> Option<Func> {
+    match collective {
+        Collective::Allreduce => Some(Func::AllReduce),
+        Collective::Allgather => Some(Func::AllGather),
+        Collective::ReduceScatter => Some(Func::ReduceScatter),
+        Collective::Broadcast => Some(Func::Broadcast),
+        Collective::Reduce => Some(Func::Reduce),
+        _ => None,
+    }
+}
+
+/// What a call asks of NCCL: an algorithm (`None`: the tuner's) and a protocol (`None`: the
+/// tuner's for that algorithm).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Asked {
+    pub algo: Option<Algo>,
+    pub proto: Option<Proto>,
+}
+
+/// The pipeline of `collective` over members on `nodes` for `bytes` (nccl-tests' size), with
+/// the algorithm and protocol that run it; an error names what the fabric cannot run.
+pub fn pipeline(
+    topology: &Topology,
+    collective: Collective,
+    nodes: &[usize],
+    bytes: f64,
+    asked: Asked,
+) -> Result<(Pipeline, Algo, Proto), String> {
+    let (fabric, link) = topology.fabric(nodes);
+    let tuned = func(collective);
+    let choices = |algo: Algo| {
+        Proto::ALL
+            .into_iter()
+            .filter(move |&p| asked.proto.is_none_or(|q| q == p))
+            .map(move |p| (algo, p))
+    };
+    let candidates: Vec<(Algo, Proto)> = match asked.algo {
+        Some(a) => choices(a).collect(),
+        None => [Algo::Tree, Algo::Ring, Algo::Nvls]
+            .into_iter()
+            .flat_map(choices)
+            .collect(),
+    };
+    let (algo, proto) = match tuned {
+        Some(f) => candidates
+            .iter()
+            .copied()
+            .filter_map(|(a, p)| fabric.time_us(f, a, p, bytes).map(|t| (t, a, p)))
+            .min_by(|x, y| x.0.total_cmp(&y.0))
+            .map(|(_, a, p)| (a, p))
+            .ok_or_else(|| {
+                format!(
+                    "NCCL does not run {collective} as {} here ({} GPUs on {} NVLink island(s))",
+                    describe(asked),
+                    fabric.ranks,
+                    fabric.nodes
+                )
+            })?,
+        // All-to-all and the collectives NCCL lacks: point to point, Simple.
+        None => (Algo::Ring, asked.proto.unwrap_or(Proto::Simple)),
+    };
+    let stated = |p: Proto| {
+        link.and_then(|l| topology.latency.get(l))
+            .and_then(|l| l[p as usize])
+    };
+    let step = |a: Algo| stated(proto).unwrap_or(fabric.intra.latency_us(a, proto) * 1e-6);
+    let efficiency = if fabric.intra == Hw::NvLink {
+        nccl::NVLINK_EFFICIENCY
+    } else {
+        1.0
+    };
+    let pipeline = match algo {
+        Algo::Nvls => Pipeline {
+            shape: Shape::Nvls,
+            wire: 1.0,
+            base_delay: fabric.intra.latency_us(Algo::Nvls, proto) * 1e-6,
+            step_delay: link
+                .and_then(|l| topology.round_latency.get(l).copied().flatten())
+                .unwrap_or(NVLS_ROUND_LATENCY),
+            chunk: nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes),
+            max_chunks: usize::MAX,
+        },
+        Algo::Ring | Algo::Tree => Pipeline {
+            shape: if algo == Algo::Tree {
+                Shape::Tree
+            } else {
+                Shape::Ring
+            },
+            wire: proto.wire_factor() / efficiency,
+            base_delay: nccl::base_latency_us(algo, proto) * 1e-6,
+            step_delay: step(algo),
+            chunk: chunk_bytes(proto) * nccl::CHANNELS as f64,
+            max_chunks: MAX_CHUNKS,
+        },
+    };
+    Ok((pipeline, algo, proto))
+}
+
+fn describe(asked: Asked) -> String {
+    format!(
+        "{}/{}",
+        asked.algo.map_or("any algorithm", name),
+        asked.proto.map_or("any protocol", Proto::as_str)
+    )
+}
+
+/// An algorithm's name as calls write it.
+pub fn name(algo: Algo) -> &'static str {
+    match algo {
+        Algo::Tree => "tree",
+        Algo::Ring => "ring",
+        Algo::Nvls => "nvls",
+    }
+}
+
+/// How a collective call runs.
+pub enum Choice {
+    Plain(Algorithm),
+    Nccl(Asked),
+}
+
+fn text(value: &rhai::Dynamic, what: &str) -> Result<String, String> {
+    value
+        .clone()
+        .try_cast::<rhai::ImmutableString>()
+        .map(|s| s.to_string())
+        .ok_or_else(|| format!("{what}: expected a string, got {}", value.type_name()))
+}
+
+/// The call's `algorithm` and `protocol`, or the run's default.
+pub fn choice(
+    options: &Map,
+    default: Algorithm,
+    collective: Collective,
+    call: &str,
+) -> Result<Choice, String> {
+    let protocol = match options.get("protocol") {
+        Some(p) => {
+            let name = text(p, &format!("{call}: option `protocol`"))?;
+            Some(
+                Proto::parse(&name)
+                    .ok_or_else(|| format!("{call}: protocol `{name}` is not LL, LL128 or Simple"))?,
+            )
+        }
+        None => None,
+    };
+    let name = match options.get("algorithm") {
+        Some(a) => text(a, &format!("{call}: option `algorithm`"))?,
+        None if protocol.is_some() => "nccl".to_owned(),
+        None => {
+            return Ok(match default {
+                // NCCL has no barrier, scatter or gather: those stay binomial.
+                Algorithm::Nccl
+                    if matches!(
+                        collective,
+                        Collective::Barrier | Collective::Scatter | Collective::Gather
+                    ) =>
+                {
+                    Choice::Plain(Algorithm::Binomial)
+                }
+                Algorithm::Nccl => Choice::Nccl(Asked::default()),
+                plain => Choice::Plain(plain),
+            });
+        }
+    };
+    let algo = match name.to_ascii_lowercase().as_str() {
+        "tree" => Some(Algo::Tree),
+        "nvls" => Some(Algo::Nvls),
+        "ring" if protocol.is_some() => Some(Algo::Ring),
+        _ => match Algorithm::parse(&name) {
+            Some(Algorithm::Nccl) => None,
+            Some(plain) if protocol.is_none() => return Ok(Choice::Plain(plain)),
+            Some(_) => return Err(format!("{call}: algorithm `{name}` takes no protocol")),
+            None => {
+                return Err(format!(
+                    "{call}: algorithm `{name}` is not flat, binomial, ring, tree, nvls or nccl"
+                ))
+            }
+        },
+    };
+    Ok(Choice::Nccl(Asked {
+        algo,
+        proto: protocol,
+    }))
+}

@@ -1,0 +1,151 @@
+//! Collectives as NCCL runs them, held to their closed forms on an ideal fabric: GPUs joined
+//! pairwise by links of 1 GB/s per direction, no startup (every message is one hop, so the
+//! engine's time of a message alone on its link is exactly bytes / bandwidth).
+
+mod common;
+
+use common::{labels, system_from};
+use hetsim_models::nccl::{self, Algo, Hw, Proto};
+use hetsim_scripting::{run, RunOptions};
+
+const BANDWIDTH: f64 = 1e9;
+
+/// `n` H100s, every pair joined by an "NVLink" of 1 GB/s (NCCL's NVLink tables apply).
+fn mesh(n: usize, link: &str) -> hetsim_system::System {
+    let mut toml = format!(
+        "[[component]]\nname = \"{link}\"\nkind = \"NETWORK\"\nattributes = {{ bandwidth = {BANDWIDTH}, startup = 0, lambda = 1 }}\n"
+    );
+    for i in 0..n {
+        toml += &format!(
+            "[[node]]\nid = \"g{i}\"\ncomponent = \"H100 SXM5 80GB\"\nmodel = \"gpu-volkov\"\nlabels = {{ GPU = 1 }}\n"
+        );
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            toml += &format!("[[link]]\nbetween = [\"g{i}\", \"g{j}\"]\ncomponent = \"{link}\"\n");
+        }
+    }
+    system_from(&toml, "mesh.toml")
+}
+
+/// The overall time of one `call` (e.g. `sim.allreduce(1e9, #{ algorithm: "ring" })`).
+fn time(n: usize, link: &str, call: &str) -> Result<f64, String> {
+    let gpus = labels(&[("GPU", n as u64)]);
+    let report = run(
+        call,
+        "app.rhai",
+        &mesh(n, link),
+        &gpus,
+        &Default::default(),
+        &RunOptions::default(),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(report.results.overall_time)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1e-12)
+}
+
+#[test]
+fn ring_all_reduce_is_two_n_minus_one_nths_over_the_bandwidth_plus_its_steps_latency() {
+    // NCCL's ring Simple: base 8.4 us + 2(n - 1) steps x 3.4 us (NVLink), each step 1/n of
+    // the value at the share of an NVLink NCCL's copies reach (20.6 / 25).
+    let (n, bytes) = (4, 1e9);
+    let t = time(
+        n,
+        "NVLink test",
+        "sim.allreduce(1e9, #{ algorithm: \"ring\", protocol: \"Simple\" });",
+    )
+    .unwrap();
+    let steps = 2.0 * (n - 1) as f64;
+    let expected = 8.4e-6 + steps * 3.4e-6 + steps / n as f64 * bytes / (BANDWIDTH * nccl::NVLINK_EFFICIENCY);
+    assert!(close(t, expected), "{t} vs {expected}");
+    // LL: twice the bytes on the wire, 0.6 us a step, 6.6 us base.
+    let t = time(
+        n,
+        "NVLink test",
+        "sim.allreduce(1e6, #{ algorithm: \"ring\", protocol: \"LL\" });",
+    )
+    .unwrap();
+    let expected =
+        6.6e-6 + steps * 0.6e-6 + steps / n as f64 * 2.0 * 1e6 / (BANDWIDTH * nccl::NVLINK_EFFICIENCY);
+    assert!(close(t, expected), "{t} vs {expected}");
+}
+
+#[test]
+fn ring_all_gather_and_reduce_scatter_take_n_minus_one_steps() {
+    let n = 8;
+    let expected = 8.4e-6 + 7.0 * 3.4e-6 + 7.0 / 8.0 * 8e8 / (BANDWIDTH * nccl::NVLINK_EFFICIENCY);
+    for call in ["allgather", "reducescatter"] {
+        let app = format!("sim.{call}(8e8, #{{ algorithm: \"ring\", protocol: \"Simple\" }});");
+        let t = time(n, "NVLink test", &app).unwrap();
+        assert!(close(t, expected), "{call}: {t} vs {expected}");
+    }
+}
+
+#[test]
+fn nvls_all_reduce_moves_one_and_one_nth_of_the_value_per_port_in_rounds() {
+    // 25 us (NCCL's NVLS latency) + a round latency per 16 x 128 KiB of the value +
+    // bytes (1 + 1/n) / bandwidth.
+    let (n, bytes) = (8, 2f64.powi(30));
+    let t = time(
+        n,
+        "NVLink test",
+        "sim.allreduce(1073741824.0, #{ algorithm: \"nvls\" });",
+    )
+    .unwrap();
+    let rounds = nccl::nvls_rounds(bytes) as f64;
+    let expected = 25e-6
+        + rounds * hetsim_scripting::nccl::NVLS_ROUND_LATENCY
+        + bytes * (1.0 + 1.0 / n as f64) / BANDWIDTH;
+    assert!(close(t, expected), "{t} vs {expected}");
+    assert_eq!(rounds, 512.0);
+}
+
+#[test]
+#[ignore = "open defect: the simulated tree takes about 6x its bound (7.26 s against 1.21 s); see docs/VALIDATION-NETWORK.md"]
+fn tree_all_reduce_is_pipelined_near_its_bandwidth_bound() {
+    // Each tree carries half the value; up then down, in 64 chunks: the bandwidth term
+    // (every link direction carries the half once up and once down, phases one after the
+    // other) is B / bw, plus the fill of (depth - 1) chunks per phase and the hops' latency.
+    let (n, bytes) = (8, 1e9);
+    let t = time(
+        n,
+        "NVLink test",
+        "sim.allreduce(1e9, #{ algorithm: \"tree\", protocol: \"Simple\" });",
+    )
+    .unwrap();
+    let bound = bytes / (BANDWIDTH * nccl::NVLINK_EFFICIENCY);
+    assert!(t > bound && t < bound * 1.15, "{t} vs bound {bound}");
+}
+
+#[test]
+fn the_default_is_nccls_pick_and_bad_choices_are_refused() {
+    // 8 B on 8 GPUs: NCCL's ring LL, 6.6 + 14 x 0.6 us and next to no bytes.
+    let t = time(8, "NVLink test", "sim.allreduce(8);").unwrap();
+    let fabric = nccl::Fabric {
+        ranks: 8,
+        nodes: 1,
+        intra: Hw::NvLink,
+        intra_gbps: 1.0,
+        inter_gbps: 50.0,
+        nvls: true,
+    };
+    assert_eq!(
+        fabric.pick(nccl::Func::AllReduce, 8.0),
+        Some((Algo::Ring, Proto::Ll))
+    );
+    assert!((t - 15.0e-6).abs() < 1e-7, "{t}");
+    // The plain ring of before (no protocol) keeps its old time: 2(n - 1)/n B / bw.
+    let t = time(4, "NVLink test", "sim.allreduce(4e6, #{ algorithm: \"ring\" });").unwrap();
+    assert!(close(t, 1.5 * 4e6 / BANDWIDTH), "{t}");
+    // NVLS needs NVLink: over a plain network link it is refused, naming the call.
+    let error = time(4, "Ethernet", "sim.allreduce(1e6, #{ algorithm: \"nvls\" });").unwrap_err();
+    assert!(
+        error.contains("sim.allreduce") && error.contains("nvls"),
+        "{error}"
+    );
+    let error = time(4, "NVLink test", "sim.allreduce(1e6, #{ protocol: \"fast\" });").unwrap_err();
+    assert!(error.contains("protocol `fast`"), "{error}");
+}
