@@ -155,9 +155,10 @@ pub struct RunArgs {
     /// A run variable, e.g. `--var blockSize=256` (repeatable).
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
-    /// Algorithm of collectives that name none: binomial (default), flat or ring (ring for
-    /// allreduce, allgather and alltoall; binomial for the rest).
-    #[arg(long, default_value = "binomial")]
+    /// Algorithm of collectives that name none: nccl (default: what NCCL's tuner picks for
+    /// the size, the members and the topology; docs/VALIDATION-NETWORK.md), binomial, flat
+    /// or ring (ring for allreduce, allgather and alltoall; binomial for the rest).
+    #[arg(long, default_value = "nccl")]
     pub algorithm: String,
     /// Print the report as one JSON object (the summary level unless --detail asks more).
     #[arg(long, conflicts_with = "csv")]

@@ -52,8 +52,14 @@ fn more_scripted_processes_than_the_old_per_process_stacks_allowed_run_to_the_en
     "#;
     let report = run_on_many(app, n).unwrap();
     assert_eq!(report.results.processes.len(), n as usize);
+    // The last sender's time, plus at most every 8-byte message in turn on the units'
+    // internal link (NDR, 50 GB/s, no startup).
     let last = (n - 1) as f64 * 1e-6;
-    assert!((report.results.overall_time - last).abs() < 1e-12);
+    let overall = report.results.overall_time;
+    assert!(
+        overall >= last && overall <= last + n as f64 * 8.0 / 50e9,
+        "{overall}"
+    );
 }
 
 #[test]

@@ -49,7 +49,7 @@ fn simulate(
     let variables: BTreeMap<String, Variable> =
         serde_json::from_str(&inputs.variables).map_err(|e| format!("stored variables: {e}"))?;
     inject_faults(&variables);
-    let system = SystemFile::parse(&inputs.system, "system")?.resolve("system", None)?;
+    let system = SystemFile::parse(&inputs.system, "system")?.resolve_with("system", None, &variables)?;
     let mut options = RunOptions {
         cancel,
         ..RunOptions::default()

@@ -142,6 +142,9 @@ pub fn number_attribute(component: &Component, key: &str) -> Option<f64> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct System {
     pub name: String,
+    /// The run variables the file reads (its clusters' `boards_variable`): a run may give
+    /// them though its app reads none of them.
+    pub variables: Vec<String>,
     pub nodes: Vec<Resolved<NodeSpec>>,
     pub links: Vec<(Resolved<LinkSpec>, [usize; 2])>,
     /// Every kernel with its listing read in and checked.
@@ -216,6 +219,11 @@ impl SystemFile {
         variables: &BTreeMap<String, Variable>,
     ) -> Result<System, SystemError> {
         let expanded = expand(&self, variables).map_err(|e| e.in_file(origin))?;
+        let read_variables = self
+            .clusters
+            .iter()
+            .filter_map(|c| c.boards_variable.clone())
+            .collect();
         let catalog = catalog::components();
         let mut inline = BTreeMap::new();
         for (index, c) in self.components.iter().enumerate() {
@@ -348,6 +356,7 @@ impl SystemFile {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(System {
             name: self.name,
+            variables: read_variables,
             nodes,
             links,
             kernels,

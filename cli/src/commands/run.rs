@@ -11,7 +11,7 @@ use hetsim_scripting::{
 use hetsim_service::table::number;
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{Options, Progress, ProgressFn};
-use hetsim_system::{load as load_system, Variable};
+use hetsim_system::{load_with, Variable};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::RunArgs;
@@ -42,15 +42,19 @@ fn variables(args: &[String]) -> Result<BTreeMap<String, Variable>> {
 
 pub fn run(args: RunArgs) -> Result<()> {
     let app = read_text(&args.app)?;
-    let system = load_system(&args.system).map_err(|e| anyhow!(e))?;
-    let labels = labels_over_defaults(&system, &labels(&args.labels)?);
     let variables = variables(&args.vars)?;
+    let system = load_with(&args.system, &variables).map_err(|e| anyhow!(e))?;
+    let labels = labels_over_defaults(&system, &labels(&args.labels)?);
     let origin = args.app.display().to_string();
     let inputs = app_inputs(&app, &origin).map_err(|e| anyhow!(e))?;
-    check_variables(&inputs, variables.keys().map(String::as_str), &origin).map_err(|e| anyhow!(e))?;
+    let for_the_app = variables.keys().filter(|name| !system.variables.contains(name));
+    check_variables(&inputs, for_the_app.map(String::as_str), &origin).map_err(|e| anyhow!(e))?;
     let variables = with_declared_defaults(&inputs, variables);
     let Some(algorithm) = Algorithm::parse(&args.algorithm) else {
-        bail!("--algorithm {:?}: expected binomial or flat", args.algorithm);
+        bail!(
+            "--algorithm {:?}: expected nccl, binomial, flat or ring",
+            args.algorithm
+        );
     };
     let detail = Detail::from(args.detail);
     let bar = progress_bar();

@@ -169,7 +169,12 @@ impl RunSpec {
         let inputs = super::app_inputs(&app, "app")
             .await
             .map_err(|e| SpecError::invalid("app", e))?;
-        check_variables(&inputs, sub.variables.keys().map(String::as_str), "the app")
+        let (system_json, system) = system(store, &sub).await?;
+        let for_the_app = sub
+            .variables
+            .keys()
+            .filter(|name| !system.variables.contains(name));
+        check_variables(&inputs, for_the_app.map(String::as_str), "the app")
             .map_err(|e| SpecError::invalid(&format!("variables.{}", e.name), e.message))?;
         // A single value adds no run and, wherever its axis sits, changes no run's order.
         for (name, value) in declared_defaults(&inputs) {
@@ -177,13 +182,15 @@ impl RunSpec {
                 variable_axes.push((name, vec![value]));
             }
         }
-        let (system_json, system) = system(store, &sub).await?;
+        let variants = system_variants(&system_json, &system, &variable_axes)?;
         let labels = combinations(&label_axes)
             .map(|labels| {
                 let labels = labels_over_defaults(&system, &labels);
-                check_labels(&system, &labels, limits.max_processes)
-                    .map(|()| labels)
-                    .map_err(|e| SpecError::invalid("labels", e))
+                for variant in variants.iter().chain([&system]) {
+                    check_labels(variant, &labels, limits.max_processes)
+                        .map_err(|e| SpecError::invalid("labels", e))?;
+                }
+                Ok(labels)
             })
             .collect::<SpecResult<_>>()?;
         Ok(RunSpec {
@@ -329,6 +336,28 @@ async fn system(store: &Store, sub: &Submission) -> SpecResult<(String, System)>
         .resolve("system", None)
         .map_err(|e| SpecError::invalid("system", e))?;
     Ok((json, resolved))
+}
+
+/// The system as each combination of the run variables it reads resolves it (none when it
+/// reads none), so that every run's labels are checked against the system it will run on. A
+/// label a submission leaves out takes its count from the system at its own defaults.
+fn system_variants(json: &str, system: &System, variable_axes: &[Axis<Variable>]) -> SpecResult<Vec<System>> {
+    let read: Vec<Axis<Variable>> = variable_axes
+        .iter()
+        .filter(|(name, _)| system.variables.contains(name))
+        .cloned()
+        .collect();
+    if read.is_empty() {
+        return Ok(Vec::new());
+    }
+    let value: Value = serde_json::from_str(json).map_err(|e| SpecError::invalid("system", e.to_string()))?;
+    combinations(&read)
+        .map(|variables| {
+            SystemFile::from_value(value.clone(), "system")
+                .and_then(|file| file.resolve_with("system", None, &variables))
+                .map_err(|e| SpecError::invalid("system", e))
+        })
+        .collect()
 }
 
 /// Each key with its values: one value, or (in a sweep) a JSON array of them.
