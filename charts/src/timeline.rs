@@ -27,11 +27,12 @@ const MAX_NAME_WIDTH: f64 = 280.0;
 const PAD: f64 = 6.0;
 
 /// Each kind with its colour and its legend entry, in legend order.
-const KINDS: [(SpanKind, &str, &str); 4] = [
+const KINDS: [(SpanKind, &str, &str); 5] = [
     (SpanKind::Compute, "#2ca02c", "compute"),
     (SpanKind::Sleep, "#bcbd22", "sleep"),
     (SpanKind::Wait, "#d62728", "wait (blocked in receive)"),
     (SpanKind::Send, "#1f77b4", "send (message in flight)"),
+    (SpanKind::Collective, "#9467bd", "collective (call to return)"),
 ];
 
 fn colour(kind: SpanKind) -> &'static str {
@@ -183,10 +184,12 @@ fn bars(s: &mut String, run: &RunTrace, names: &[String], layout: &Layout) {
             continue;
         };
         let y = TOP + ROW * row as f64;
-        let (top, height) = if span.kind == SpanKind::Send {
-            (y + 13.0, 3.0)
-        } else {
-            (y + 3.0, ROW - 8.0)
+        // A message and a collective overlap the process's other spans: thin bands below
+        // and above them.
+        let (top, height) = match span.kind {
+            SpanKind::Send => (y + 13.0, 3.0),
+            SpanKind::Collective => (y, 2.5),
+            _ => (y + 3.0, ROW - 8.0),
         };
         let x = layout.x(span.start);
         let width = (layout.x(span.end) - x).max(0.5);

@@ -124,6 +124,7 @@ pub fn kind_name(kind: SpanKind) -> &'static str {
         SpanKind::Sleep => "sleep",
         SpanKind::Wait => "wait",
         SpanKind::Send => "send",
+        SpanKind::Collective => "collective",
     }
 }
 

@@ -37,7 +37,7 @@ pub use inputs::{
 };
 pub use report::Detail;
 pub use run::{
-    check_app, check_labels, check_process_count, default_labels, labels_over_defaults, run, RunOptions,
-    RunReport,
+    check_app, check_labels, check_process_count, default_labels, labels_over_defaults, platform, run,
+    RunOptions, RunReport,
 };
 pub use sandbox::{CancelFlag, Limits, CANCELLED};

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use hetsim_models::catalog::{Component, ComponentKind};
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{place, simulate, Activity, Node, Options, Platform, Results, SimError};
-use hetsim_system::{number_attribute, System, Variable, RESERVED_NAMES};
+use hetsim_simulator::{place, simulate, Activity, Node, Options, Platform, Results, Routing, SimError};
+use hetsim_system::{number_attribute, RoutingSpec, System, Variable, RESERVED_NAMES};
 use rhai::{Dynamic, Map, Scope};
 use serde::Serialize;
 
@@ -78,7 +78,11 @@ pub fn platform(system: &System) -> Result<Platform, ScriptError> {
         .enumerate()
         .map(|(number, (l, between))| l.engine_link(*between).map_err(|e| format!("link {number}: {e}")))
         .collect::<Result<_, String>>()?;
-    Ok(Platform::new(nodes, links)?)
+    let routing = match system.routing {
+        RoutingSpec::Shortest => Routing::Shortest,
+        RoutingSpec::Ecmp => Routing::Ecmp,
+    };
+    Ok(Platform::new(nodes, links)?.with_routing(routing))
 }
 
 /// What crossing a node costs a message: a switch's `latency` attribute [s]; nothing for

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use hetsim_models::params::closest;
 use hetsim_simulator::collectives::{self, Algorithm, Collective, Step};
 use hetsim_simulator::{
-    finite_non_negative, Direction, Handle, HostMemory, Message, Placement, Request, Resume, Source,
+    finite_non_negative, Direction, Handle, HostMemory, Message, Placement, Request, Resume, Source, SpanKind,
 };
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
@@ -297,17 +297,29 @@ impl Sim {
                     members.len()
                 )
             })?;
-        let steps = match nccl::choice(options, self.context.algorithm, collective, &call)? {
-            Choice::Plain(algorithm) => collectives::plan(collective, algorithm, members, root, me, bytes),
+        let (steps, how) = match nccl::choice(options, self.context.algorithm, collective, &call)? {
+            Choice::Plain(algorithm) => (
+                collectives::plan(collective, algorithm, members, root, me, bytes),
+                format!("{algorithm:?}").to_lowercase(),
+            ),
             Choice::Nccl(asked) => {
                 let nodes: Vec<usize> = members.iter().map(|&p| self.context.placements[p].node).collect();
-                let (pipeline, _, _) =
+                let (pipeline, algo, proto) =
                     nccl::pipeline(&self.context.topology, collective, &nodes, bytes, asked)
                         .map_err(|e| format!("{call}: {e}"))?;
-                collectives::plan_nccl(collective, &pipeline, members, root, me, bytes)
+                (
+                    collectives::plan_nccl(collective, &pipeline, members, root, me, bytes),
+                    format!("{algo:?} {proto:?}").to_lowercase(),
+                )
             }
         };
         self.run_steps(steps)?;
+        let resume = self.channel.request(Request::Mark {
+            kind: SpanKind::Collective,
+            start,
+            detail: format!("{collective} {how} {bytes} bytes"),
+        });
+        self.done(resume, &call)?;
         Ok(self.now() - start)
     }
 

@@ -102,3 +102,48 @@ fn a_message_that_cannot_go_fails_at_the_apps_line_naming_both_processes() {
         assert!(text.contains(part), "{part} missing in: {text}");
     }
 }
+
+#[test]
+fn a_system_file_asks_for_ecmp_routing() {
+    // Four hosts under each of two leaves, two spines: each host pair across the leaves has
+    // two equal paths. `routing = "ecmp"` spreads the sixteen pairs over both spines; the
+    // default takes the first spine for all.
+    let node = |id: String, component: &str, model: &str| {
+        format!("[[node]]\nid = \"{id}\"\ncomponent = \"{component}\"\n{model}")
+    };
+    let wire = |a: String, b: &str| {
+        format!("[[link]]\nbetween = [\"{a}\", \"{b}\"]\ncomponent = \"InfiniBand NDR 400G\"\n")
+    };
+    let mut text = String::new();
+    for h in 0..8 {
+        let cpu = "model = \"cpu-flops\"\nlabels = { H = 1 }\n";
+        text += &node(format!("h{h}"), "Intel Core i7-4790K", cpu);
+        text += &wire(format!("h{h}"), ["l0", "l1"][h / 4]);
+    }
+    for s in ["l0", "l1", "s0", "s1"] {
+        text += &node(s.to_owned(), "NVIDIA Quantum-2 QM9700", "");
+    }
+    for (l, s) in [("l0", "s0"), ("l0", "s1"), ("l1", "s0"), ("l1", "s1")] {
+        text += &wire(l.to_owned(), s);
+    }
+    let spines = |routing: &str| {
+        let system = system_from(&format!("{routing}\n{text}"), "fabric.toml");
+        let platform = hetsim_scripting::platform(&system).unwrap();
+        let ids: Vec<&str> = platform.nodes.iter().map(|n| n.id.as_str()).collect();
+        let spine_of = |from: usize, to: usize| {
+            let route = platform.route(from, to, [0, 0]).unwrap();
+            let [a, b] = platform.links[route[1].link].between;
+            [ids[a], ids[b]]
+                .into_iter()
+                .find(|id| id.starts_with('s'))
+                .map(str::to_owned)
+        };
+        let pairs = (0..4).flat_map(|a| (4..8).map(move |b| (a, b)));
+        pairs
+            .map(|(a, b)| spine_of(a, b))
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    assert_eq!(spines(""), 1);
+    assert_eq!(spines("routing = \"ecmp\""), 2);
+}

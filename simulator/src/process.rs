@@ -2,6 +2,7 @@
 //! the outcomes it resumes with.
 
 use crate::platform::{Direction, HostMemory};
+use crate::results::SpanKind;
 use crate::uncertainty::Spread;
 use crate::Pid;
 
@@ -71,6 +72,13 @@ pub enum Request {
     Wait { handles: Vec<Handle> },
     /// Resumes at once with `Tested`: whether `handle` has completed.
     Test { handle: Handle },
+    /// Records a span of `kind` from `start` to the process's clock (when tracing): what the
+    /// process calls the requests it made since, a collective for one. Resumes at once.
+    Mark {
+        kind: SpanKind,
+        start: f64,
+        detail: String,
+    },
     /// The program returned.
     Finish,
     /// The program failed; the run fails with this message.

@@ -42,6 +42,9 @@ pub enum SpanKind {
     Wait,
     /// A message in flight, on the sender's row: from the send to the arrival.
     Send,
+    /// A collective, on each member's row: from its call to its return; its detail names
+    /// the collective, its algorithm (and protocol) and its bytes.
+    Collective,
 }
 
 /// One interval of one process's time line.

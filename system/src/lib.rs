@@ -32,6 +32,7 @@ pub use models::BUILTIN_MODELS;
 pub use resolve::{load, load_with, number_attribute, resolve_text, ModelSource, Resolved, System};
 pub use schema::{check_system, system_schema};
 pub use spec::{
-    BoardSpec, ClusterSpec, ComponentSpec, LinkSpec, ModelSpec, NodeSpec, SystemFile, TopologyName,
+    BoardSpec, ClusterSpec, ComponentSpec, LinkSpec, ModelSpec, NodeSpec, RoutingSpec, SystemFile,
+    TopologyName,
 };
 pub use variable::{Variable, RESERVED_NAMES};

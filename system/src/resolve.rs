@@ -16,7 +16,7 @@ use crate::error::{did_you_mean, SystemError};
 use crate::expand::{check, expand, Placed};
 use crate::kernel::{read_listing, KernelSpec};
 use crate::models::BUILTIN_MODELS;
-use crate::spec::{LinkSpec, ModelSpec, NodeSpec, SystemFile};
+use crate::spec::{LinkSpec, ModelSpec, NodeSpec, RoutingSpec, SystemFile};
 use crate::variable::Variable;
 use crate::{read, schema};
 
@@ -145,6 +145,7 @@ pub struct System {
     /// The run variables the file reads (its clusters' `boards_variable`): a run may give
     /// them though its app reads none of them.
     pub variables: Vec<String>,
+    pub routing: RoutingSpec,
     pub nodes: Vec<Resolved<NodeSpec>>,
     pub links: Vec<(Resolved<LinkSpec>, [usize; 2])>,
     /// Every kernel with its listing read in and checked.
@@ -357,6 +358,7 @@ impl SystemFile {
         Ok(System {
             name: self.name,
             variables: read_variables,
+            routing: self.routing,
             nodes,
             links,
             kernels,

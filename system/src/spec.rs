@@ -31,10 +31,14 @@ pub struct SystemFile {
     /// The placed components (besides those of clusters).
     #[serde(default, rename = "node")]
     pub nodes: Vec<NodeSpec>,
-    /// The links between nodes; messages between nodes with no link of their own take the
-    /// path of fewest links.
+    /// The links between nodes; a message between nodes takes the path of least latency
+    /// (docs/SIMULATION.md, "Time, messages, links").
     #[serde(default, rename = "link")]
     pub links: Vec<LinkSpec>,
+    /// How a route is chosen among paths of equal cost: `shortest` (the first declared, the
+    /// default) or `ecmp` (spread over the pairs of nodes by a hash, as ECMP switches do).
+    #[serde(default, skip_serializing_if = "RoutingSpec::is_default")]
+    pub routing: RoutingSpec,
     /// Analysed GPU kernels that `kernel_params(name, …)` serves to the application.
     #[serde(default, rename = "kernel", skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<KernelSpec>,
@@ -44,6 +48,21 @@ pub struct SystemFile {
     /// Copies of a board joined by a generated network.
     #[serde(default, rename = "cluster", skip_serializing_if = "Vec::is_empty")]
     pub clusters: Vec<ClusterSpec>,
+}
+
+/// `routing` as written.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RoutingSpec {
+    #[default]
+    Shortest,
+    Ecmp,
+}
+
+impl RoutingSpec {
+    fn is_default(&self) -> bool {
+        *self == RoutingSpec::Shortest
+    }
 }
 
 /// A computational model given in the system file itself.

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use hetsim_scripting::{default_labels, run, RunOptions, RunReport};
+use hetsim_simulator::SpanKind;
 use hetsim_system::{load as load_system, Variable};
 
 fn example(dir: &str) -> PathBuf {
@@ -88,6 +89,12 @@ fn eight_gpus_train_with_a_ring_allreduce_over_nvlink() {
     );
     let trace = ring.trace.unwrap();
     assert!(trace.iter().any(|s| s.detail.starts_with("50000000 bytes")));
+    // Each GPU's call is one span, named by the collective, its algorithm and its bytes.
+    let calls = trace.iter().filter(|s| s.kind == SpanKind::Collective);
+    assert_eq!(
+        calls.map(|s| s.detail.as_str()).collect::<Vec<_>>(),
+        ["allreduce ring 400000000 bytes"; 8]
+    );
     // A reduce to GPU[0] then a broadcast moves the whole 400 MB over the binomial tree's
     // 3 + 3 levels. Each GPU has one NVLink 4 port to the NVSwitch: the reduce's senders of a
     // level each use their own (3 × 400 MB / 450 GB/s), but a parent's sends to its children

@@ -65,6 +65,10 @@ impl<P: Process> Engine<'_, P> {
                 self.states[pid].ahead = clock + seconds;
                 Resume::Done
             }
+            Request::Mark { kind, start, detail } => {
+                self.span(pid, kind, [start, clock], 0.0, || detail);
+                Resume::Done
+            }
             Request::Fail(message) => {
                 return Err(SimError::Process {
                     who: self.who(pid),
