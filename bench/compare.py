@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """hetsim against its peers, same machine, same run (issue 3 benchmarks).
 
-    python3 bench/compare.py [--runs 3] [--quick]
+    python3 bench/compare.py [--runs 3] [--quick] [--baseline PATH/TO/OLD/hetsim]
 
 Builds hetsim (release) and the SimGrid peer (needs Debian's libsimgrid-dev 3.32 and g++),
 uses SimPy 4.1.2 (pip), then times, as whole processes, the median of --runs runs:
@@ -10,6 +10,10 @@ uses SimPy 4.1.2 (pip), then times, as whole processes, the median of --runs run
   master-worker: 1 master, W workers each on its own node, 10 rounds of one task per worker
              (hetsim scripted in Rhai, W = 10,000, against SimGrid; W = 1,000,000 scripted, from
              examples/master-worker/million.toml, as SimGrid is not run at that size).
+With --baseline, another hetsim binary (an earlier build) runs the same scripted workloads in
+the same run, alternating with this one, so that a change is measured before and after on one
+machine (the million-worker system is given to it as it stood before `internal` links, which
+an earlier build does not read).
 Prints a Markdown table with wall times, peak memory and the ratios, for docs/PERFORMANCE.md.
 """
 import argparse
@@ -56,6 +60,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke test")
+    parser.add_argument("--baseline", help="an earlier hetsim binary to time beside this one")
     args = parser.parse_args()
     trips = 10_000 if args.quick else 100_000
     workers = 1_000 if args.quick else 10_000
@@ -68,13 +73,21 @@ def main():
             subprocess.run([sys.executable, os.path.join(ROOT, "examples/master-worker/generate.py"), str(workers)],
                            stdout=f, check=True)
         rows = []
-        pp_h = median([HETSIM, "run", "--app", "bench/pingpong/app.rhai", "--system", "bench/pingpong/system.toml",
-                       "--var", f"roundTrips={trips}"], args.runs)
+        pingpong = ["run", "--app", "bench/pingpong/app.rhai", "--system", "bench/pingpong/system.toml",
+                    "--var", f"roundTrips={trips}"]
+        if args.baseline:
+            rows.append((f"ping-pong, {trips:,} round trips", "hetsim baseline",
+                         median([args.baseline] + pingpong, args.runs), None))
+        pp_h = median([HETSIM] + pingpong, args.runs)
         pp_s = median([simgrid, "pingpong", str(trips), sg_log], args.runs)
         pp_p = median([sys.executable, "bench/peers/simpy_pingpong.py", str(trips)], args.runs)
         rows.append((f"ping-pong, {trips:,} round trips", "hetsim (Rhai)", pp_h, None))
         rows.append(("", "SimGrid 3.32 (S4U C++)", pp_s, pp_h[0] / pp_s[0]))
         rows.append(("", "SimPy 4.1.2", pp_p, pp_h[0] / pp_p[0]))
+        if args.baseline:
+            rows.append((f"master-worker W={workers:,}, 10 rounds", "hetsim baseline",
+                         median([args.baseline, "run", "--app", "examples/master-worker/app.rhai", "--system", system],
+                                args.runs), None))
         mw_h = median([HETSIM, "run", "--app", "examples/master-worker/app.rhai", "--system", system], args.runs)
         mw_s = median([simgrid, "masterworker", str(workers), "10", sg_log], args.runs)
         rows.append((f"master-worker W={workers:,}, 10 rounds", "hetsim (Rhai)", mw_h, None))
@@ -84,6 +97,13 @@ def main():
             big_system = os.path.join(tmp, "big.toml")
             with open("examples/master-worker/million.toml") as src, open(big_system, "w") as dst:
                 dst.write(src.read().replace("count = 1000000", f"count = {big}"))
+        if args.baseline:
+            before = os.path.join(tmp, "big-before.toml")
+            with open(big_system) as src, open(before, "w") as dst:
+                dst.write("".join(line for line in src if not line.startswith("internal")))
+            rows.append((f"master-worker W={big:,}, 10 rounds", "hetsim baseline",
+                         median([args.baseline, "run", "--app", "examples/master-worker/app.rhai", "--system", before],
+                                1), None))
         mw_big = median([HETSIM, "run", "--app", "examples/master-worker/app.rhai", "--system", big_system], 1)
         rows.append((f"master-worker W={big:,}, 10 rounds", "hetsim (Rhai)", mw_big, None))
     print("| workload | simulator | wall [s] (median) | peak RSS [MiB] | hetsim / peer |")

@@ -4,14 +4,16 @@ from 8 B to 16 GiB through `target/release/hetsim run` (examples/nccl/app.rhai) 
 nccl-tests-like tables (size, time, algbw, busbw) with the error against measured rows where
 a measurement file has the same collective, GPU count and size.
 
-    python3 bench/nccl.py [--system examples/training-8gpu/system.toml] [--gpus 8]
+    python3 bench/nccl.py [--system examples/clusters/hgx-h100.toml] [--gpus 8] [--boards 1]
         [--collectives all_reduce,all_gather] [--min 8] [--max 17179869184]
         [--measured ../shared/measurements/nccl/h100-8gpu-all_reduce.csv ...]
         [--algorithm nvls --protocol Simple]
 
 busbw is nccl-tests' (src/*.cu, `getBw`): algbw x 2(n-1)/n for all_reduce, x (n-1)/n for
 all_gather, reduce_scatter and alltoall. The MAPE lines are split at 1 MiB as the targets of
-issue 48 are.
+issue 48 are. With --boards B (a cluster file such as examples/clusters/h100-ib.toml), the
+run variable `boards` is B, the GPUs 8 B unless --gpus says otherwise, and measured rows are
+those of B nodes.
 """
 
 import argparse
@@ -43,6 +45,8 @@ def simulate(args, collective):
         "--var", f"collective={APP_NAMES[collective]}",
         "--var", f"minBytes={float(args.min)}", "--var", f"maxBytes={float(args.max)}",
     ]
+    if args.boards > 1:
+        command += ["--var", f"boards={args.boards}"]
     for name in ("algorithm", "protocol"):
         if getattr(args, name):
             command += ["--var", f"{name}={getattr(args, name)}"]
@@ -68,8 +72,9 @@ def measured(paths):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--system", default=os.path.join(ROOT, "examples/training-8gpu/system.toml"))
-    p.add_argument("--gpus", type=int, default=8)
+    p.add_argument("--system", default=os.path.join(ROOT, "examples/clusters/hgx-h100.toml"))
+    p.add_argument("--gpus", type=int)
+    p.add_argument("--boards", type=int, default=1)
     p.add_argument("--collectives", default="all_reduce,all_gather,reduce_scatter,alltoall")
     p.add_argument("--min", type=int, default=8)
     p.add_argument("--max", type=int, default=17179869184)
@@ -79,6 +84,7 @@ def main():
         os.path.join(ROOT, "../shared/measurements/nccl/h100-8gpu-all_reduce.csv")])
     p.add_argument("--hetsim", default=os.path.join(ROOT, "target/release/hetsim"))
     args = p.parse_args()
+    args.gpus = args.gpus or 8 * args.boards
     reference = measured([m for m in args.measured if os.path.exists(m)])
     for collective in args.collectives.split(","):
         times = simulate(args, collective)
@@ -90,7 +96,7 @@ def main():
             us = times[size] * 1e6
             algbw = size / times[size] / 1e9 if times[size] > 0 else 0.0
             busbw = algbw * bus_factor(collective, args.gpus)
-            meas = reference.get((collective, args.gpus, 1, size))
+            meas = reference.get((collective, args.gpus, args.boards, size))
             tail = ""
             if meas:
                 err = (us - meas) / meas
