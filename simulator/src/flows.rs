@@ -26,7 +26,7 @@
 //! only over the bundles that share a link, directly or through others, with one whose flows
 //! changed (SimGrid's partial invalidation).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
 use crate::platform::{Hop, LinkId};
@@ -34,6 +34,11 @@ use crate::sharing::Shared;
 
 /// A bundle's index, stable while it has flows.
 pub type BundleId = usize;
+
+/// Emptied bundles kept open for the next flows of their route: a message at a time over a
+/// link (a ping-pong) reuses one bundle instead of opening one per message, and a workload
+/// of many distinct routes or sizes keeps no more than this many idle ones.
+const IDLE_KEPT: usize = 64;
 
 /// Flows `T` over the links of a platform.
 #[derive(Debug)]
@@ -43,6 +48,8 @@ pub struct Flows<T> {
     bundles: Vec<Option<Bundle<T>>>,
     free: Vec<BundleId>,
     index: HashMap<Key, BundleId>,
+    /// Emptied bundles, each once, oldest first (one may have got flows again since).
+    idle: VecDeque<BundleId>,
     /// Marks of the current solve (bundles, directions), compared with `epoch`.
     bundle_mark: Vec<u64>,
     direction_mark: Vec<[u64; 2]>,
@@ -58,6 +65,9 @@ struct Direction {
     flows: usize,
     /// Its bundles and their weight `a` on it.
     bundles: Vec<(BundleId, f64)>,
+    /// Its bundles of one hop, by their rate alone (as bits): found by a scan of a list that
+    /// is mostly one long, without building a [`Key`].
+    singles: Vec<(u64, BundleId)>,
     /// Scratch of a solve: capacity left [units], the weight of unfixed flows on it, and
     /// their count (whether any is left, free of rounding).
     left: f64,
@@ -83,6 +93,8 @@ struct Bundle<T> {
     count: usize,
     /// The share of each of its flows, as last solved.
     share: f64,
+    /// Whether it is in `idle`.
+    idle: bool,
     /// Scratch of a solve: fixed yet, and its rate alone over the fastest's.
     fixed: bool,
     relative: f64,
@@ -101,6 +113,7 @@ impl<T> Flows<T> {
             bundles: Vec::new(),
             free: Vec::new(),
             index: HashMap::new(),
+            idle: VecDeque::new(),
             bundle_mark: Vec::new(),
             direction_mark: vec![[0; 2]; links],
             epoch: 0,
@@ -120,16 +133,29 @@ impl<T> Flows<T> {
         changed: &mut Vec<BundleId>,
     ) {
         let whole = works.iter().copied().fold(0.0, f64::max);
-        let weights: Box<[f64]> = works.iter().map(|w| w / whole).collect();
         let rate = bytes / whole;
-        let key = Key {
-            route: route.clone(),
-            weights: weights.iter().map(|w| w.to_bits()).collect(),
-            rate: rate.to_bits(),
+        let found = match **route {
+            [hop] => self.directions[hop.link][usize::from(!hop.forward)]
+                .singles
+                .iter()
+                .find(|&&(bits, _)| bits == rate.to_bits())
+                .map(|&(_, id)| id),
+            _ => None,
         };
-        let id = match self.index.get(&key) {
-            Some(&id) => id,
-            None => self.open(key, weights, rate),
+        let id = match found {
+            Some(id) => id,
+            None => {
+                let weights: Box<[f64]> = works.iter().map(|w| w / whole).collect();
+                let key = Key {
+                    route: route.clone(),
+                    weights: weights.iter().map(|w| w.to_bits()).collect(),
+                    rate: rate.to_bits(),
+                };
+                match self.index.get(&key) {
+                    Some(&id) => id,
+                    None => self.open(key, weights, rate),
+                }
+            }
         };
         if let Some(bundle) = self.bundles[id].as_mut() {
             bundle.flows.join(now, whole, item);
@@ -156,11 +182,15 @@ impl<T> Flows<T> {
             return done;
         }
         b.count -= done.len();
-        let emptied = b.count == 0;
+        let newly_idle = b.count == 0 && !b.idle;
+        b.idle |= newly_idle;
         self.count_flows(bundle, -(done.len() as isize));
         self.solve(now, bundle, changed);
-        if emptied {
-            self.close(bundle);
+        if newly_idle {
+            self.idle.push_back(bundle);
+            if self.idle.len() > IDLE_KEPT {
+                self.close_oldest_idle();
+            }
         }
         done
     }
@@ -174,6 +204,9 @@ impl<T> Flows<T> {
         for (hop, &a) in key.route.iter().zip(weights.iter()) {
             self.direction_mut(*hop).bundles.push((id, a));
         }
+        if let [hop] = *key.route {
+            self.direction_mut(hop).singles.push((rate.to_bits(), id));
+        }
         self.index.insert(key.clone(), id);
         self.bundles[id] = Some(Bundle {
             key,
@@ -183,10 +216,24 @@ impl<T> Flows<T> {
             flows: Shared::new(f64::INFINITY),
             count: 0,
             share: 1.0,
+            idle: false,
             fixed: false,
             relative: 1.0,
         });
         id
+    }
+
+    /// Closes the bundle idle the longest if it still has no flows (else it stays open).
+    fn close_oldest_idle(&mut self) {
+        let Some(oldest) = self.idle.pop_front() else {
+            return;
+        };
+        if let Some(b) = self.bundles[oldest].as_mut() {
+            b.idle = false;
+            if b.count == 0 {
+                self.close(oldest);
+            }
+        }
     }
 
     fn close(&mut self, id: BundleId) {
@@ -195,6 +242,9 @@ impl<T> Flows<T> {
                 self.direction_mut(*hop).bundles.retain(|&(b, _)| b != id);
             }
             self.index.remove(&bundle.key);
+            if let [hop] = *bundle.key.route {
+                self.direction_mut(hop).singles.retain(|&(_, b)| b != id);
+            }
             self.free.push(id);
         }
     }
@@ -243,6 +293,12 @@ impl<T> Flows<T> {
     /// progressive filling: the direction (or flow bound) with the lowest fair level fixes its
     /// bundles at that level, its capacity is taken out, and so on.
     fn solve(&mut self, now: f64, seed: BundleId, changed: &mut Vec<BundleId>) {
+        if let Some(share) = self.alone(seed) {
+            if share > 0.0 {
+                self.set_share(now, seed, share, changed);
+            }
+            return;
+        }
         self.epoch += 1;
         let (bundles, directions) = self.component(seed);
         for &(link, dir) in &directions {
@@ -287,6 +343,38 @@ impl<T> Flows<T> {
                 unfixed -= 1;
                 self.fix(now, id, level, changed);
             }
+        }
+    }
+
+    /// The share of `id`'s flows where they are the only flows on every direction they cross
+    /// (most messages: nothing else to solve), computed as the progressive filling would
+    /// compute it for them alone, bit for bit; 0 for a bundle without flows.
+    fn alone(&self, id: BundleId) -> Option<f64> {
+        let b = self.bundles[id].as_ref()?;
+        let mut level = f64::INFINITY;
+        let mut bound = f64::INFINITY;
+        for (hop, &a) in b.key.route.iter().zip(b.weights.iter()) {
+            let d = &self.directions[hop.link][usize::from(!hop.forward)];
+            if d.flows != b.count {
+                return None;
+            }
+            if b.count > 0 {
+                level = level.min((d.channels / (b.count as f64 * a)) * d.speed);
+                bound = bound.min(d.speed / a);
+            }
+        }
+        Some(if b.count == 0 { 0.0 } else { level.min(bound) })
+    }
+
+    /// Sets `id`'s share, moving its flows' clock, and notes it in `changed` if it moved.
+    fn set_share(&mut self, now: f64, id: BundleId, share: f64, changed: &mut Vec<BundleId>) {
+        let Some(b) = self.bundles[id].as_mut() else {
+            return;
+        };
+        if b.share != share {
+            b.share = share;
+            b.flows.set_speed(now, share);
+            changed.push(id);
         }
     }
 
@@ -345,11 +433,6 @@ impl<T> Flows<T> {
         };
         b.fixed = true;
         let share = level / b.relative;
-        if b.share != share {
-            b.share = share;
-            b.flows.set_speed(now, share);
-            changed.push(id);
-        }
         let (n, relative, route, weights) = (b.count, b.relative, b.key.route.clone(), b.weights.clone());
         for (hop, a) in route.iter().zip(weights.iter()) {
             let d = self.direction_mut(*hop);
@@ -357,6 +440,7 @@ impl<T> Flows<T> {
             d.unfixed -= n;
             d.left -= n as f64 * a * share / d.speed;
         }
+        self.set_share(now, id, share, changed);
     }
 
     /// The bundles linked to `seed` through the directions they share, and those directions.
@@ -403,6 +487,7 @@ impl Direction {
             speed: 1.0,
             flows: 0,
             bundles: Vec::new(),
+            singles: Vec::new(),
             left: 0.0,
             weight: 0.0,
             unfixed: 0,

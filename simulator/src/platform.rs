@@ -257,6 +257,36 @@ pub struct Platform {
     internal: Vec<Option<LinkId>>,
     routing: Routing,
     routes: RefCell<HashMap<(NodeId, NodeId), Route>>,
+    /// The searches' per-node state, kept between searches and reset where one touched it:
+    /// a search near its ends costs no pass over every node.
+    search: RefCell<Search>,
+}
+
+/// Per node, its cost from a search's origin (where reached) and whether it is settled.
+#[derive(Debug, Default)]
+struct Search {
+    cost: Vec<Option<Cost>>,
+    settled: Vec<bool>,
+    touched: Vec<NodeId>,
+}
+
+impl Search {
+    fn sized(&mut self, nodes: usize) {
+        for &node in &self.touched {
+            self.cost[node] = None;
+            self.settled[node] = false;
+        }
+        self.touched.clear();
+        self.cost.resize(nodes, None);
+        self.settled.resize(nodes, false);
+    }
+
+    fn reach(&mut self, node: NodeId, cost: Cost) {
+        if self.cost[node].is_none() {
+            self.touched.push(node);
+        }
+        self.cost[node] = Some(cost);
+    }
 }
 
 /// What a path costs, compared in order: host nodes crossed between two GPUs, latency,
@@ -344,6 +374,7 @@ impl Platform {
             internal,
             routing: Routing::default(),
             routes: RefCell::new(HashMap::new()),
+            search: RefCell::new(Search::default()),
         })
     }
 
@@ -393,41 +424,49 @@ impl Platform {
         }
     }
 
-    /// Dijkstra from `to` until `from` is settled, then a walk from `from` along links whose
-    /// cost accounts exactly for the remaining cost (a path of least cost, found without a
-    /// table of all pairs).
+    /// Dijkstra from one end until the other is settled, then a walk back from the other end
+    /// along links whose cost accounts exactly for the remaining cost: a path of least cost,
+    /// found without a table of all pairs. Costs are the same both ways, so the search starts
+    /// from the end with fewer links (a worker's one link, not its master's ten thousand).
     fn least_cost_path(&self, from: NodeId, to: NodeId) -> Result<Route, PlatformError> {
         let ends = [from, to];
-        let mut cost: Vec<Option<Cost>> = vec![None; self.nodes.len()];
-        let mut settled = vec![false; self.nodes.len()];
-        cost[to] = Some(Cost::ZERO);
-        let mut frontier = BinaryHeap::from([Reverse(Queued(Cost::ZERO, to))]);
+        let (origin, goal) = if self.adjacency[from].len() < self.adjacency[to].len() {
+            (from, to)
+        } else {
+            (to, from)
+        };
+        let no_route = || PlatformError::NoRoute {
+            from: self.nodes[from].id.clone(),
+            to: self.nodes[to].id.clone(),
+        };
+        let mut search = self.search.borrow_mut();
+        search.sized(self.nodes.len());
+        search.reach(origin, Cost::ZERO);
+        let mut frontier = BinaryHeap::from([Reverse(Queued(Cost::ZERO, origin))]);
         while let Some(Reverse(Queued(c, node))) = frontier.pop() {
-            if settled[node] {
+            if search.settled[node] {
                 continue;
             }
-            settled[node] = true;
-            if node == from {
+            search.settled[node] = true;
+            if node == goal {
                 break;
             }
             for &(next, link) in &self.adjacency[node] {
-                // Searching backwards, the node entered on the message's way is `node`.
+                // Searching from the origin, the node entered on the way there is `node`.
                 let through = self.step(c, link, node, ends);
-                if !settled[next] && cost[next].is_none_or(|old| through.cmp(&old) == Ordering::Less) {
-                    cost[next] = Some(through);
+                if !search.settled[next] && search.cost[next].is_none_or(|old| through.cmp(&old) == Ordering::Less) {
+                    search.reach(next, through);
                     frontier.push(Reverse(Queued(through, next)));
                 }
             }
         }
-        if !settled[from] {
-            return Err(PlatformError::NoRoute {
-                from: self.nodes[from].id.clone(),
-                to: self.nodes[to].id.clone(),
-            });
+        if !search.settled[goal] {
+            return Err(no_route());
         }
+        let (cost, settled) = (&search.cost, &search.settled);
         let mut hops = Vec::new();
-        let mut node = from;
-        while node != to {
+        let mut node = goal;
+        while node != origin {
             let here = cost[node].unwrap_or(Cost::ZERO);
             let on_path: Vec<(NodeId, LinkId)> = self.adjacency[node]
                 .iter()
@@ -444,17 +483,17 @@ impl Platform {
             };
             // A settled node's cost is accounted for by one of its links; were rounding to
             // hide it, the route is refused rather than guessed.
-            let Some(&(next, link)) = on_path.get(pick) else {
-                return Err(PlatformError::NoRoute {
-                    from: self.nodes[from].id.clone(),
-                    to: self.nodes[to].id.clone(),
-                });
-            };
+            let &(next, link) = on_path.get(pick).ok_or_else(no_route)?;
+            // The hop as the message crosses it, from `from` towards `to`.
+            let (enters, leaves) = if goal == from { (next, node) } else { (node, next) };
             hops.push(Hop {
                 link,
-                forward: self.links[link].between[0] == node,
+                forward: self.links[link].between[0] == leaves && self.links[link].between[1] == enters,
             });
             node = next;
+        }
+        if goal == to {
+            hops.reverse();
         }
         Ok(hops.into())
     }

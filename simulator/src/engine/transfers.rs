@@ -31,8 +31,8 @@ pub(crate) struct InFlight {
     latency: f64,
     /// Per hop, the seconds its bytes need with the link to themselves.
     works: Box<[f64]>,
-    /// Per hop, the half-width of the link model's error bar [s].
-    uncertainties: Box<[f64]>,
+    /// The half-widths of its links' error bars, added [s].
+    uncertainty: f64,
 }
 
 impl<P: Process> Engine<'_, P> {
@@ -68,14 +68,14 @@ impl<P: Process> Engine<'_, P> {
         });
         let mut latency = self.crossing_latency(&route);
         let mut works = Vec::with_capacity(route.len());
-        let mut uncertainties = Vec::with_capacity(route.len());
+        let mut uncertainty = 0.0;
         for &hop in route.iter() {
             let whole = self.link_time(hop.link, bytes, direction, host_memory);
             let startup = self.link_time(hop.link, 0.0, direction, host_memory);
             let (whole, startup) = whole
                 .and_then(|whole| Ok((whole, startup?.seconds.min(whole.seconds))))
                 .map_err(|e| format!("a message to {}: {}: {e}", self.who(to), self.link_name(hop.link)))?;
-            uncertainties.push(whole.uncertainty);
+            uncertainty += whole.uncertainty;
             latency += startup;
             works.push(whole.seconds - startup);
         }
@@ -92,7 +92,7 @@ impl<P: Process> Engine<'_, P> {
             route,
             latency,
             works: works.into(),
-            uncertainties: uncertainties.into(),
+            uncertainty,
         }))
     }
 
@@ -103,10 +103,7 @@ impl<P: Process> Engine<'_, P> {
         let m = &mut transfer.message;
         m.sent = now;
         m.arrived = now;
-        m.spread = transfer
-            .uncertainties
-            .iter()
-            .fold(self.states[m.from].spread, |spread, &u| spread.widened(u));
+        m.spread = self.states[m.from].spread.widened(transfer.uncertainty);
         if transfer.route.is_empty() {
             self.events.schedule(now, EventKind::Deliver(transfer));
         } else if transfer.latency > 0.0 {
@@ -149,7 +146,7 @@ impl<P: Process> Engine<'_, P> {
 
     /// Its latency over, the message's bytes join every link of its route (or, needing no
     /// link time, it arrives).
-    pub(super) fn join_links(&mut self, transfer: Box<InFlight>) -> Result<(), SimError> {
+    pub(super) fn join_links(&mut self, mut transfer: Box<InFlight>) -> Result<(), SimError> {
         if !transfer.works.iter().any(|&w| w > 0.0) {
             // Arriving from an event of its own, as every message does, so that the sender
             // goes on first.
@@ -158,7 +155,7 @@ impl<P: Process> Engine<'_, P> {
         }
         let now = self.now();
         let route = transfer.route.clone();
-        let works = transfer.works.clone();
+        let works = std::mem::take(&mut transfer.works);
         let bytes = transfer.message.bytes;
         let mut changed = std::mem::take(&mut self.changed);
         self.flows

@@ -198,13 +198,14 @@ fn a_switch_runs_no_processes() {
     );
 }
 
-/// The hops of a route as the nodes it visits.
+/// The hops of a route as the nodes it visits, each hop's direction checked.
 fn visits(platform: &Platform, from: usize, to: usize) -> Vec<String> {
     let route = platform.route(from, to, [0, 0]).unwrap();
     let mut node = from;
     let mut seen = vec![platform.nodes[from].id.clone()];
     for hop in route.iter() {
         let [a, b] = platform.links[hop.link].between;
+        assert_eq!(hop.forward, a == node, "hop {hop:?} crossed from {node}");
         node = if a == node { b } else { a };
         seen.push(platform.nodes[node].id.clone());
     }
