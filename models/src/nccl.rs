@@ -135,7 +135,8 @@ pub struct Fabric {
     pub intra: Hw,
     /// One GPU's bandwidth to its node's peers, per direction [GB/s] (NVLink: the link's rate).
     pub intra_gbps: f64,
-    /// One GPU's bandwidth to other nodes (its NIC) [GB/s]; unused on one node.
+    /// One GPU's bandwidth to other nodes [GB/s]: its node's NICs × their port rate over the
+    /// node's GPUs; unused on one node.
     pub inter_gbps: f64,
     /// NVLS is possible: every rank on one NVSwitch (or an NVLink fabric standing in for one).
     pub nvls: bool,
@@ -143,15 +144,17 @@ pub struct Fabric {
 
 impl Fabric {
     /// NCCL's `nChannels · bwIntra` (or `bwInter` past two nodes): the graph's bus bandwidth.
+    /// Across nodes the ring search gives every channel one NIC and the same speed inside the
+    /// node as on the network (`search.cc`), so the node's NICs bound both.
     fn graph_gbps(&self) -> f64 {
         let intra = match self.intra {
             Hw::NvLink => self.intra_gbps * NVLINK_EFFICIENCY,
             Hw::Pci | Hw::Net => self.intra_gbps,
         };
-        if self.nodes <= 2 {
+        if self.nodes <= 1 {
             intra
         } else {
-            intra.min(self.inter_gbps * (self.ranks / self.nodes) as f64)
+            intra.min(self.inter_gbps * self.ppn())
         }
     }
 

@@ -40,6 +40,10 @@ pub struct Topology {
     fastest: Vec<Option<(f64, Hw, usize)>>,
     /// The fastest network link of the system [B/s].
     network: f64,
+    /// Per node: its fastest network link [B/s] (0: none), what a NIC's port carries.
+    port: Vec<f64>,
+    /// Per node: the nodes joined to it by a PCIe link (a GPU's NIC, its host).
+    attached: Vec<Vec<usize>>,
     latency: Vec<[Option<f64>; 3]>,
     round_latency: Vec<Option<f64>>,
 }
@@ -71,6 +75,8 @@ impl Topology {
         let mut network: f64 = 0.0;
         let mut latency = Vec::new();
         let mut round_latency = Vec::new();
+        let mut port = vec![0.0_f64; nodes];
+        let mut attached = vec![Vec::new(); nodes];
         for (index, (link, [a, b])) in system.links.iter().enumerate() {
             let hw = kind_of(&link.component.name);
             let rate = number_attribute(&link.component, "bandwidth").unwrap_or(0.0);
@@ -87,6 +93,13 @@ impl Topology {
             }
             if hw == Hw::Net {
                 network = network.max(rate);
+                for end in [*a, *b] {
+                    port[end] = port[end].max(rate);
+                }
+            }
+            if hw == Hw::Pci {
+                attached[*a].push(*b);
+                attached[*b].push(*a);
             }
             for end in [*a, *b] {
                 let better = match fastest[end] {
@@ -107,19 +120,57 @@ impl Topology {
                 .collect(),
             fastest,
             network,
+            port,
+            attached,
             latency,
             round_latency,
         }
     }
 
-    /// The fabric of members on `nodes` (one per member), as NCCL's tuner sees it.
-    fn fabric(&self, nodes: &[usize]) -> (Fabric, Option<usize>) {
-        let mut islands: Vec<usize> = nodes
+    /// The NVLink island of each node in `nodes`: which members share a board.
+    pub fn groups(&self, nodes: &[usize]) -> Vec<usize> {
+        nodes
             .iter()
-            .filter_map(|&n| self.island.get(n).copied())
-            .collect();
+            .map(|&n| self.island.get(n).copied().unwrap_or(n))
+            .collect()
+    }
+
+    /// The network bandwidth of the least-connected island of `nodes` [B/s]: the ports of the
+    /// NICs of its members (a network port on a member, or on a node attached to one by
+    /// PCIe), each NIC counted once; 0 where an island has none.
+    fn node_network(&self, nodes: &[usize]) -> f64 {
+        let groups = self.groups(nodes);
+        let mut islands = groups.clone();
         islands.sort_unstable();
         islands.dedup();
+        islands
+            .iter()
+            .map(|island| {
+                let mut nics: Vec<usize> = nodes
+                    .iter()
+                    .zip(&groups)
+                    .filter(|(_, g)| *g == island)
+                    .flat_map(|(&n, _)| {
+                        let attached = self.attached.get(n).map_or(&[][..], Vec::as_slice);
+                        std::iter::once(n).chain(attached.iter().copied())
+                    })
+                    .filter(|&x| self.port.get(x).is_some_and(|&p| p > 0.0))
+                    .collect();
+                nics.sort_unstable();
+                nics.dedup();
+                nics.iter().map(|&x| self.port[x]).sum::<f64>()
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// The fabric of members on `nodes` (one per member), as NCCL's tuner sees it.
+    fn fabric(&self, nodes: &[usize]) -> (Fabric, Option<usize>) {
+        let mut islands = self.groups(nodes);
+        islands.sort_unstable();
+        islands.dedup();
+        // One GPU's share of its node's NICs (NICs x port rate per node, over its GPUs).
+        let ppn = nodes.len() as f64 / islands.len().max(1) as f64;
+        let node_network = self.node_network(nodes);
         let link = nodes
             .iter()
             .filter_map(|&n| self.fastest.get(n).copied().flatten())
@@ -133,7 +184,9 @@ impl Topology {
             nodes: islands.len().max(1),
             intra,
             intra_gbps: rate / 1e9,
-            inter_gbps: if self.network > 0.0 {
+            inter_gbps: if node_network > 0.0 && node_network.is_finite() {
+                node_network / ppn / 1e9
+            } else if self.network > 0.0 {
                 self.network / 1e9
             } else {
                 50.0
@@ -219,6 +272,7 @@ pub fn pipeline(
         Algo::Nvls => Pipeline {
             shape: Shape::Nvls,
             wire: 1.0,
+            wire_net: 1.0,
             base_delay: fabric.intra.latency_us(Algo::Nvls, proto) * 1e-6,
             step_delay: link
                 .and_then(|l| topology.round_latency.get(l).copied().flatten())
@@ -233,6 +287,8 @@ pub fn pipeline(
                 Shape::Ring
             },
             wire: proto.wire_factor() / efficiency,
+            // NCCL's NVLink efficiency is NVLink's: hops between nodes carry the protocol's.
+            wire_net: proto.wire_factor(),
             base_delay: nccl::base_latency_us(algo, proto) * 1e-6,
             step_delay: step(algo),
             chunk: chunk_bytes(proto) * nccl::CHANNELS as f64,

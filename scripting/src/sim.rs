@@ -307,8 +307,9 @@ impl Sim {
                 let (pipeline, algo, proto) =
                     nccl::pipeline(&self.context.topology, collective, &nodes, bytes, asked)
                         .map_err(|e| format!("{call}: {e}"))?;
+                let groups = self.context.topology.groups(&nodes);
                 (
-                    collectives::plan_nccl(collective, &pipeline, members, root, me, bytes),
+                    collectives::plan_nccl(collective, &pipeline, members, &groups, root, me, bytes),
                     format!("{algo:?} {proto:?}").to_lowercase(),
                 )
             }

@@ -149,3 +149,85 @@ fn the_default_is_nccls_pick_and_bad_choices_are_refused() {
     let error = time(4, "NVLink test", "sim.allreduce(1e6, #{ protocol: \"fast\" });").unwrap_err();
     assert!(error.contains("protocol `fast`"), "{error}");
 }
+
+/// Two boards of `g` GPUs: each GPU on an NVLink of 100 GB/s to its board's switch node and on
+/// a PCIe link of 100 GB/s to its own NIC; every NIC's port (`BANDWIDTH` per direction) goes to
+/// one network switch. Nothing has a startup or a latency.
+fn two_boards(g: usize) -> hetsim_system::System {
+    let mut toml = format!(
+        r#"
+        [[component]]
+        name = "NVLink test"
+        kind = "NETWORK"
+        attributes = {{ bandwidth = 100e9, startup = 0, lambda = 1 }}
+        [[component]]
+        name = "PCIe test"
+        kind = "NETWORK"
+        attributes = {{ bandwidth = 100e9, startup = 0, lambda = 1 }}
+        [[component]]
+        name = "Net test"
+        kind = "NETWORK"
+        attributes = {{ bandwidth = {BANDWIDTH}, startup = 0, lambda = 1 }}
+        [[component]]
+        name = "Switch test"
+        kind = "SWITCH"
+        attributes = {{ latency = 0.0 }}
+        [[node]]
+        id = "net"
+        component = "Switch test"
+        "#
+    );
+    for b in 0..2 {
+        toml += &format!("[[node]]\nid = \"b{b}.sw\"\ncomponent = \"Switch test\"\n");
+        for k in 0..g {
+            toml += &format!(
+                "[[node]]\nid = \"b{b}.gpu{k}\"\ncomponent = \"H100 SXM5 80GB\"\nmodel = \"gpu-volkov\"\nlabels = {{ GPU = 1 }}\n\
+                 [[node]]\nid = \"b{b}.nic{k}\"\ncomponent = \"Switch test\"\n\
+                 [[link]]\nbetween = [\"b{b}.gpu{k}\", \"b{b}.sw\"]\ncomponent = \"NVLink test\"\n\
+                 [[link]]\nbetween = [\"b{b}.gpu{k}\", \"b{b}.nic{k}\"]\ncomponent = \"PCIe test\"\n\
+                 [[link]]\nbetween = [\"b{b}.nic{k}\", \"net\"]\ncomponent = \"Net test\"\n"
+            );
+        }
+    }
+    system_from(&toml, "two-boards.toml")
+}
+
+#[test]
+fn ring_all_reduce_across_two_boards_runs_at_all_their_nics() {
+    // Rail-aligned channels (one leaving each board through each GPU's NIC): the ring's
+    // bandwidth term is NCCL's bus bandwidth bound over the node's NICs, 2(n − 1)/n · B / (k·b)
+    // (Thakur, Rabenseifner & Gropp, "Optimization of collective communication operations in
+    // MPICH", IJHPCA 2005, for the ring's volume; NCCL's `busBw` in nccl-tests' PERFORMANCE.md).
+    // Plus NCCL's base latency and its NVLink step latency per step; the NVLink hops (at
+    // 100 x b) run beside the network's and cost nothing more.
+    let (g, bytes) = (4, 1e9);
+    let n = 2 * g;
+    let gpus = labels(&[("GPU", n as u64)]);
+    let run_one = |call: &str| {
+        run(
+            call,
+            "app.rhai",
+            &two_boards(g),
+            &gpus,
+            &Default::default(),
+            &RunOptions::default(),
+        )
+        .map(|r| r.results.overall_time)
+        .map_err(|e| e.to_string())
+    };
+    let t = run_one("sim.allreduce(1e9, #{ algorithm: \"ring\", protocol: \"Simple\" });").unwrap();
+    let steps = 2.0 * (n - 1) as f64;
+    let bound = steps / n as f64 * bytes / (g as f64 * BANDWIDTH);
+    let expected = 8.4e-6 + steps * 3.4e-6 + bound;
+    assert!(close(t, expected), "{t} vs {expected}");
+    // One ring in member order would cross between the boards through one NIC: g times slower.
+    assert!(t < 1.1 * bound, "{t} vs bound {bound}");
+    // All-gather and reduce-scatter: n − 1 steps, (n − 1)/n · B / (k·b).
+    for call in ["allgather", "reducescatter"] {
+        let app = format!("sim.{call}(1e9, #{{ algorithm: \"ring\", protocol: \"Simple\" }});");
+        let t = run_one(&app).unwrap();
+        let expected =
+            8.4e-6 + (n - 1) as f64 * 3.4e-6 + (n - 1) as f64 / n as f64 * bytes / (g as f64 * BANDWIDTH);
+        assert!(close(t, expected), "{call}: {t} vs {expected}");
+    }
+}

@@ -19,7 +19,8 @@
 //! does not shorten it) and, flat, every member sending to every other then receiving.
 //!
 //! - **NCCL's algorithms** (ring with chunks, double binary tree, NVLS): see [`nccl`]; a
-//!   call names one through [`plan_nccl`] with the protocol's costs in a [`Pipeline`].
+//!   call names one through [`plan_nccl`] with the protocol's costs in a [`Pipeline`]. Rings
+//!   across nodes run as NCCL's rail-aligned channels ([`rails`]).
 //!
 //! Barrier is a zero-byte gather followed by a zero-byte broadcast; zero-byte messages take
 //! no link time, so a barrier costs only the waiting. Reduce moves `bytes` on every edge
@@ -30,6 +31,7 @@ use std::fmt;
 use crate::Pid;
 
 pub mod nccl;
+pub mod rails;
 pub use nccl::{plan_nccl, Pipeline, Shape};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

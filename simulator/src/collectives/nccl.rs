@@ -5,7 +5,9 @@
 //!   sending one 1/n share to the right neighbour and receiving one from the left, after the
 //!   step latency. NCCL cuts each step into chunks over `NCCL_STEPS` = 8 buffer slots and
 //!   channels, which keeps every link busy the whole step: one flow of the step's bytes takes
-//!   the same time, so the ring is not cut further. Broadcast and reduce are a chain around
+//!   the same time, so the ring is not cut further. Across nodes the ring is NCCL's
+//!   rail-aligned channels, one leaving each node through each GPU ([`super::rails`]), the
+//!   hops between nodes carrying `wire_net` bytes per data byte. Broadcast and reduce are a chain around
 //!   the ring from (to) the root, cut into chunks that follow each other down the chain.
 //! - **Tree** (all-reduce): NCCL's double binary tree — two in-order binary trees over the
 //!   ranks, the second the mirror of the first (n even) or the first shifted by one (n odd),
@@ -22,7 +24,7 @@
 //! Every send carries `wire` bytes per data byte (the protocol's flags, the share of a link
 //! NCCL's copies reach); the plan starts with the protocol's base latency.
 
-use super::Step;
+use super::{rails, Step};
 use crate::Pid;
 
 /// Which of NCCL's algorithms a plan runs.
@@ -39,6 +41,8 @@ pub struct Pipeline {
     pub shape: Shape,
     /// Wire bytes per data byte.
     pub wire: f64,
+    /// Wire bytes per data byte of a ring's hops between nodes (see [`super::rails`]).
+    pub wire_net: f64,
     /// Paid once before the first step [s].
     pub base_delay: f64,
     /// Paid before each step's send (ring step, tree hop, NVLS round) [s].
@@ -65,10 +69,13 @@ impl Pipeline {
 /// [`super::plan`] except all-gather, whose `bytes` is the gathered whole (nccl-tests' size).
 /// Collectives NCCL does not run with the shape (a tree all-gather, an NVLS broadcast) run as
 /// its ring; scatter, gather and barrier, which NCCL does not have, run binomially.
+/// `groups[i]` is member i's node (NVLink island): rings across several nodes run as NCCL's
+/// rail-aligned channels ([`super::rails`]); a `groups` of another length is one node.
 pub fn plan_nccl(
     collective: super::Collective,
     pipeline: &Pipeline,
     members: &[Pid],
+    groups: &[usize],
     root: usize,
     me: usize,
     bytes: f64,
@@ -83,12 +90,14 @@ pub fn plan_nccl(
         seconds: pipeline.base_delay,
     }];
     let shift = |volume: f64| nvls(members, me, pipeline, bytes, volume);
+    let wires = (pipeline.wire, pipeline.wire_net);
+    let ring = |rounds| rails::ring_steps(members, groups, me, rounds, share, pipeline.step_delay, wires);
     steps.extend(match (collective, pipeline.shape) {
         (C::Allreduce, Shape::Nvls) => shift(bytes * (1.0 + 1.0 / n as f64)),
         (C::Allgather | C::ReduceScatter, Shape::Nvls) => shift(bytes * (n - 1) as f64 / n as f64),
         (C::Allreduce, Shape::Tree) => tree(members, me, pipeline, bytes),
-        (C::Allreduce, _) => ring(members, me, pipeline, 2 * (n - 1), share),
-        (C::Allgather | C::ReduceScatter, _) => ring(members, me, pipeline, n - 1, share),
+        (C::Allreduce, _) => ring(2 * (n - 1)),
+        (C::Allgather | C::ReduceScatter, _) => ring(n - 1),
         (C::Broadcast, _) => chain(members, me, pipeline, bytes, (0..n).map(|k| (root + k) % n)),
         (C::Reduce, _) => chain(members, me, pipeline, bytes, (1..=n).map(|k| (root + k) % n)),
         (C::Alltoall, _) => {
@@ -111,23 +120,6 @@ pub fn plan_nccl(
         }
     });
     steps
-}
-
-/// `rounds` ring steps of `bytes` each.
-fn ring(members: &[Pid], me: usize, pipeline: &Pipeline, rounds: usize, bytes: f64) -> Vec<Step> {
-    let n = members.len();
-    let (right, left) = (members[(me + 1) % n], members[(me + n - 1) % n]);
-    let step = [
-        Step::Delay {
-            seconds: pipeline.step_delay,
-        },
-        Step::Send {
-            to: right,
-            bytes: bytes * pipeline.wire,
-        },
-        Step::Receive { from: left },
-    ];
-    (0..rounds).flat_map(|_| step).collect()
 }
 
 /// NVLS as rounds of a shift of `volume` bytes in all to the right neighbour; a round
@@ -287,6 +279,7 @@ mod tests {
         Pipeline {
             shape,
             wire: 1.0,
+            wire_net: 1.0,
             base_delay: 1.0,
             step_delay: 0.5,
             chunk: 0.0,
@@ -299,7 +292,7 @@ mod tests {
         let members: Vec<Pid> = (0..n).collect();
         (0..n)
             .map(|me| {
-                plan_nccl(collective, p, &members, 0, me, bytes)
+                plan_nccl(collective, p, &members, &[], 0, me, bytes)
                     .iter()
                     .map(|s| match *s {
                         Step::Send { bytes, .. } => bytes,
@@ -377,14 +370,14 @@ mod tests {
                 })
                 .sum::<f64>()
         };
-        let ring = plan_nccl(Collective::Allreduce, &p, &members, 0, 1, 100.0);
+        let ring = plan_nccl(Collective::Allreduce, &p, &members, &[], 0, 1, 100.0);
         assert_eq!(delays(&ring), 1.0 + 6.0 * 0.5);
         // A broadcast of 100 bytes in chunks of 25: the root sends four chunks, waiting each.
-        let root = plan_nccl(Collective::Broadcast, &p, &members, 2, 2, 100.0);
+        let root = plan_nccl(Collective::Broadcast, &p, &members, &[], 2, 2, 100.0);
         assert_eq!(root.iter().filter(|s| **s == Step::Flush).count(), 4);
         assert!(root.contains(&Step::Send { to: 6, bytes: 25.0 }));
-        let last = plan_nccl(Collective::Broadcast, &p, &members, 2, 1, 100.0);
+        let last = plan_nccl(Collective::Broadcast, &p, &members, &[], 2, 1, 100.0);
         assert_eq!(last[1..], [Step::Receive { from: 3 }; 4]);
-        assert!(plan_nccl(Collective::Allreduce, &p, &[7], 0, 0, 1.0).is_empty());
+        assert!(plan_nccl(Collective::Allreduce, &p, &[7], &[], 0, 0, 1.0).is_empty());
     }
 }
