@@ -262,10 +262,12 @@ pub struct Platform {
     search: RefCell<Search>,
 }
 
-/// Per node, its cost from a search's origin (where reached) and whether it is settled.
+/// Per node, its cost from a search's origin (where reached), the node and link it was first
+/// reached from at that cost, and whether it is settled.
 #[derive(Debug, Default)]
 struct Search {
     cost: Vec<Option<Cost>>,
+    from: Vec<(NodeId, LinkId)>,
     settled: Vec<bool>,
     touched: Vec<NodeId>,
 }
@@ -278,14 +280,16 @@ impl Search {
         }
         self.touched.clear();
         self.cost.resize(nodes, None);
+        self.from.resize(nodes, (0, 0));
         self.settled.resize(nodes, false);
     }
 
-    fn reach(&mut self, node: NodeId, cost: Cost) {
+    fn reach(&mut self, node: NodeId, cost: Cost, from: (NodeId, LinkId)) {
         if self.cost[node].is_none() {
             self.touched.push(node);
         }
         self.cost[node] = Some(cost);
+        self.from[node] = from;
     }
 }
 
@@ -441,7 +445,7 @@ impl Platform {
         };
         let mut search = self.search.borrow_mut();
         search.sized(self.nodes.len());
-        search.reach(origin, Cost::ZERO);
+        search.reach(origin, Cost::ZERO, (origin, 0));
         let mut frontier = BinaryHeap::from([Reverse(Queued(Cost::ZERO, origin))]);
         while let Some(Reverse(Queued(c, node))) = frontier.pop() {
             if search.settled[node] {
@@ -454,8 +458,10 @@ impl Platform {
             for &(next, link) in &self.adjacency[node] {
                 // Searching from the origin, the node entered on the way there is `node`.
                 let through = self.step(c, link, node, ends);
-                if !search.settled[next] && search.cost[next].is_none_or(|old| through.cmp(&old) == Ordering::Less) {
-                    search.reach(next, through);
+                if !search.settled[next]
+                    && search.cost[next].is_none_or(|old| through.cmp(&old) == Ordering::Less)
+                {
+                    search.reach(next, through, (node, link));
                     frontier.push(Reverse(Queued(through, next)));
                 }
             }
@@ -467,23 +473,28 @@ impl Platform {
         let mut hops = Vec::new();
         let mut node = goal;
         while node != origin {
-            let here = cost[node].unwrap_or(Cost::ZERO);
-            let on_path: Vec<(NodeId, LinkId)> = self.adjacency[node]
-                .iter()
-                .copied()
-                .filter(|&(next, link)| {
-                    settled[next]
-                        && cost[next]
-                            .is_some_and(|c| self.step(c, link, next, ends).cmp(&here) == Ordering::Equal)
-                })
-                .collect();
-            let pick = match self.routing {
-                Routing::Shortest => 0,
-                Routing::Ecmp => pair_hash(from, to) % on_path.len().max(1),
+            let (next, link) = match self.routing {
+                // The link the search first reached the node by at its cost.
+                Routing::Shortest => search.from[node],
+                Routing::Ecmp => {
+                    let here = cost[node].unwrap_or(Cost::ZERO);
+                    let on_path: Vec<(NodeId, LinkId)> = self.adjacency[node]
+                        .iter()
+                        .copied()
+                        .filter(|&(next, link)| {
+                            settled[next]
+                                && cost[next].is_some_and(|c| {
+                                    self.step(c, link, next, ends).cmp(&here) == Ordering::Equal
+                                })
+                        })
+                        .collect();
+                    // A settled node's cost is accounted for by one of its links; were
+                    // rounding to hide it, the route is refused rather than guessed.
+                    *on_path
+                        .get(pair_hash(from, to) % on_path.len().max(1))
+                        .ok_or_else(no_route)?
+                }
             };
-            // A settled node's cost is accounted for by one of its links; were rounding to
-            // hide it, the route is refused rather than guessed.
-            let &(next, link) = on_path.get(pick).ok_or_else(no_route)?;
             // The hop as the message crosses it, from `from` towards `to`.
             let (enters, leaves) = if goal == from { (next, node) } else { (node, next) };
             hops.push(Hop {
