@@ -183,10 +183,15 @@ impl RunSpec {
             }
         }
         let variants = system_variants(&system_json, &system, &variable_axes)?;
+        let checked: Vec<&System> = if variants.is_empty() {
+            vec![&system]
+        } else {
+            variants.iter().collect()
+        };
         let labels = combinations(&label_axes)
             .map(|labels| {
                 let labels = labels_over_defaults(&system, &labels);
-                for variant in variants.iter().chain([&system]) {
+                for &variant in &checked {
                     check_labels(variant, &labels, limits.max_processes)
                         .map_err(|e| SpecError::invalid("labels", e))?;
                 }

@@ -118,11 +118,17 @@ impl Launch {
 /// The labels a system's nodes declare, with their total counts.
 fn system_labels(system: &Named) -> BTreeMap<String, u64> {
     let mut labels = BTreeMap::new();
-    if let Ok(file) = SystemFile::parse(&system.body, &system.name) {
-        for node in &file.nodes {
-            for (label, count) in &node.labels {
-                *labels.entry(label.clone()).or_default() += u64::from(*count) * u64::from(node.count);
-            }
+    let Ok(file) = SystemFile::parse(&system.body, &system.name) else {
+        return labels;
+    };
+    // Resolved, a cluster's boards are nodes too; a file that does not resolve keeps its own.
+    let nodes = match file.clone().resolve(&system.name, None) {
+        Ok(resolved) => resolved.nodes.into_iter().map(|n| n.spec).collect(),
+        Err(_) => file.nodes,
+    };
+    for node in &nodes {
+        for (label, count) in &node.labels {
+            *labels.entry(label.clone()).or_default() += u64::from(*count) * u64::from(node.count);
         }
     }
     labels
