@@ -15,6 +15,7 @@ fn the_example_clusters_run_through_submit_with_their_boards_as_a_run_variable()
     let _server = hetsim(&["serve", "--db", db.to_str().unwrap(), "--bind", &bind], &[]);
     wait_healthy(port);
     let server = format!("http://{bind}");
+    // (succeeded, stdout, stderr) of a submission of the training app on `system`.
     let submit = |system: &str, extra: &[&str]| {
         let mut args = vec![
             "submit",
@@ -30,7 +31,9 @@ fn the_example_clusters_run_through_submit_with_their_boards_as_a_run_variable()
             "--json",
         ];
         args.extend(extra);
-        let (ok, out, err) = cli(&args);
+        cli(&args)
+    };
+    let done = |(ok, out, err): (bool, String, String)| {
         assert!(ok, "{err}");
         json(&out)
     };
@@ -46,28 +49,19 @@ fn the_example_clusters_run_through_submit_with_their_boards_as_a_run_variable()
         "steps=1",
         "--json",
     ]);
-    let board = submit("examples/clusters/hgx-h100.toml", &[]);
+    let board = done(submit("examples/clusters/hgx-h100.toml", &[]));
     assert_eq!(board["status"], "done", "{board}");
     assert_eq!(board["result"]["overall_time"], json(&local)["overall_time"]);
-    let four = submit(
+    let four = done(submit(
         "examples/clusters/h100-ib.toml",
         &["--var", "boards=4", "--label", "GPU=32"],
-    );
+    ));
     assert_eq!(four["status"], "done", "{four}");
     assert_eq!(four["result"]["labels"][0]["count"], 32, "{four}");
     // More GPUs than four boards hold is refused at submit, naming the label.
-    let (ok, _, err) = cli(&[
-        "submit",
-        "--server",
-        &server,
-        "--app",
-        "examples/training-8gpu/app.rhai",
-        "--system",
+    let (ok, _, err) = submit(
         "examples/clusters/h100-ib.toml",
-        "--var",
-        "boards=4",
-        "--label",
-        "GPU=40",
-    ]);
+        &["--var", "boards=4", "--label", "GPU=40"],
+    );
     assert!(!ok && err.contains("GPU"), "{err}");
 }
