@@ -4,7 +4,6 @@
 
 mod common;
 
-use common::fixture::*;
 use common::*;
 
 #[test]
