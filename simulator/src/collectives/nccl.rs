@@ -244,11 +244,18 @@ fn tree(members: &[Pid], me: usize, pipeline: &Pipeline, bytes: f64) -> Vec<Step
     let n = members.len();
     let trees = [double_tree(0, me, n), double_tree(1, me, n)];
     let (count, size) = pipeline.chunks(bytes / 2.0);
+    // NCCL runs the two trees on channels of their own; a plan is one sequence, so within a
+    // chunk it first does what waits on nothing or on the fewest: up, the tree where this
+    // rank is a leaf (its own data) before the one where it reduces its children's; down,
+    // the tree where it forwards to children before the one where it only receives. Tree by
+    // tree the other way round, a chunk would cross both trees' depths one after the other.
+    let mut up = trees.clone();
+    up.sort_by_key(|(_, children)| children.len());
+    let mut down = trees;
+    down.sort_by_key(|(_, children)| std::cmp::Reverse(children.len()));
     let mut steps = Vec::new();
-    // Tree by tree within a chunk: a rank can be its peer's child in one tree and its parent
-    // in the other, so receiving from both trees' children first would wait in a circle.
     for _ in 0..count {
-        for (parent, children) in &trees {
+        for (parent, children) in &up {
             steps.extend(children.iter().map(|&c| Step::Receive { from: members[c] }));
             if let Some(p) = parent {
                 steps.extend(hop(pipeline, members[*p], size));
@@ -257,7 +264,7 @@ fn tree(members: &[Pid], me: usize, pipeline: &Pipeline, bytes: f64) -> Vec<Step
         steps.push(Step::Flush);
     }
     for _ in 0..count {
-        for (parent, children) in &trees {
+        for (parent, children) in &down {
             if let Some(p) = parent {
                 steps.push(Step::Receive { from: members[*p] });
             }
