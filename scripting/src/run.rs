@@ -81,6 +81,7 @@ pub fn platform(system: &System) -> Result<Platform, ScriptError> {
     let routing = match system.routing {
         RoutingSpec::Shortest => Routing::Shortest,
         RoutingSpec::Ecmp => Routing::Ecmp,
+        RoutingSpec::Destination => Routing::Destination,
     };
     Ok(Platform::new(nodes, links)?.with_routing(routing))
 }

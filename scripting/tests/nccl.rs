@@ -104,7 +104,7 @@ fn nvls_all_reduce_moves_one_and_one_nth_of_the_value_per_port_in_rounds() {
 }
 
 #[test]
-#[ignore = "open defect: the simulated tree takes about 6x its bound (7.26 s against 1.21 s); see docs/VALIDATION-NETWORK.md"]
+#[ignore = "open defect: the simulated tree takes about 3x its bound (3.64 s against 1.21 s); see docs/VALIDATION-NETWORK.md"]
 fn tree_all_reduce_is_pipelined_near_its_bandwidth_bound() {
     // Each tree carries half the value; up then down, in 64 chunks: the bandwidth term
     // (every link direction carries the half once up and once down, phases one after the

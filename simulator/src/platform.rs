@@ -243,6 +243,10 @@ pub enum Routing {
     /// Equal-cost multi-path: each pair of nodes takes one of them, spread by a hash of the
     /// pair, as ECMP switches spread flows by a hash of their headers.
     Ecmp,
+    /// By destination: every route to a node takes the same one of them, picked by the
+    /// node's index modulo their number, as InfiniBand's subnet manager routes a fat-tree
+    /// (D-mod-K): destinations in turn use the spines in turn.
+    Destination,
 }
 
 /// Nodes and the links between them, with routes computed on demand and cached per pair
@@ -476,7 +480,7 @@ impl Platform {
             let (next, link) = match self.routing {
                 // The link the search first reached the node by at its cost.
                 Routing::Shortest => search.from[node],
-                Routing::Ecmp => {
+                Routing::Ecmp | Routing::Destination => {
                     let here = cost[node].unwrap_or(Cost::ZERO);
                     let on_path: Vec<(NodeId, LinkId)> = self.adjacency[node]
                         .iter()
@@ -490,9 +494,11 @@ impl Platform {
                         .collect();
                     // A settled node's cost is accounted for by one of its links; were
                     // rounding to hide it, the route is refused rather than guessed.
-                    *on_path
-                        .get(pair_hash(from, to) % on_path.len().max(1))
-                        .ok_or_else(no_route)?
+                    let key = match self.routing {
+                        Routing::Ecmp => pair_hash(from, to),
+                        _ => to,
+                    };
+                    *on_path.get(key % on_path.len().max(1)).ok_or_else(no_route)?
                 }
             };
             // The hop as the message crosses it, from `from` towards `to`.

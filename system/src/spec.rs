@@ -36,7 +36,9 @@ pub struct SystemFile {
     #[serde(default, rename = "link")]
     pub links: Vec<LinkSpec>,
     /// How a route is chosen among paths of equal cost: `shortest` (the first declared, the
-    /// default) or `ecmp` (spread over the pairs of nodes by a hash, as ECMP switches do).
+    /// default), `ecmp` (spread over the pairs of nodes by a hash, as ECMP switches do) or
+    /// `destination` (by the destination's index, as InfiniBand's subnet manager routes a
+    /// fat-tree).
     #[serde(default, skip_serializing_if = "RoutingSpec::is_default")]
     pub routing: RoutingSpec,
     /// Analysed GPU kernels that `kernel_params(name, …)` serves to the application.
@@ -57,6 +59,7 @@ pub enum RoutingSpec {
     #[default]
     Shortest,
     Ecmp,
+    Destination,
 }
 
 impl RoutingSpec {

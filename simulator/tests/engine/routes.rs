@@ -292,3 +292,26 @@ fn ecmp_spreads_pairs_over_equal_paths_and_keeps_each_pair_on_one() {
     assert!(spines(&ecmp).len() > 1);
     assert_eq!(visits(&ecmp, 2, 13), visits(&ecmp, 2, 13));
 }
+
+#[test]
+fn destination_routing_sends_every_route_to_a_node_over_one_spine_and_spreads_the_nodes() {
+    // Two leaves of four hosts, four spines: routes to one host all cross one spine, and
+    // the four hosts under a leaf are reached over the four spines (ids 4..8 modulo 4).
+    let mut nodes: Vec<Node> = (0..8)
+        .map(|i| node(&format!("h{i}"), ComponentKind::Cpu, "H", 1))
+        .collect();
+    nodes.extend(["l0", "l1", "s0", "s1", "s2", "s3"].map(|id| switch(id, 0.0)));
+    let mut links: Vec<Link> = (0..8).map(|h| link(h, 8 + h / 4, 1e-6)).collect();
+    for spine in 10..14 {
+        links.extend([link(8, spine, 1e-6), link(9, spine, 1e-6)]);
+    }
+    let platform = Platform::new(nodes, links)
+        .unwrap()
+        .with_routing(Routing::Destination);
+    let spine = |a, b| visits(&platform, a, b)[2].clone();
+    for b in 4..8 {
+        assert!((0..4).all(|a| spine(a, b) == spine(0, b)));
+    }
+    let spines: std::collections::BTreeSet<String> = (4..8).map(|b| spine(0, b)).collect();
+    assert_eq!(spines.len(), 4);
+}
