@@ -239,40 +239,42 @@ pub fn double_tree(t: usize, r: usize, n: usize) -> (Option<usize>, Vec<usize>) 
     )
 }
 
+/// Chunks the tree where a rank waits on others runs behind the other (see `tree`).
+const LAG: usize = 2;
+
 /// The double-binary-tree all-reduce: half of `bytes` per tree, up then down, in chunks.
 fn tree(members: &[Pid], me: usize, pipeline: &Pipeline, bytes: f64) -> Vec<Step> {
     let n = members.len();
     let trees = [double_tree(0, me, n), double_tree(1, me, n)];
     let (count, size) = pipeline.chunks(bytes / 2.0);
-    // NCCL runs the two trees on channels of their own; a plan is one sequence, so within a
-    // chunk it first does what waits on nothing or on the fewest: up, the tree where this
-    // rank is a leaf (its own data) before the one where it reduces its children's; down,
-    // the tree where it forwards to children before the one where it only receives. Tree by
-    // tree the other way round, a chunk would cross both trees' depths one after the other.
-    let mut up = trees.clone();
-    up.sort_by_key(|(_, children)| children.len());
-    let mut down = trees;
-    down.sort_by_key(|(_, children)| std::cmp::Reverse(children.len()));
+    // NCCL runs the two trees on channels of their own; a plan is one sequence, so the tree
+    // where this rank waits on others (up: where it reduces its children's chunks; down: where
+    // it only receives) runs one chunk behind the other. In step, a rank's sends in one tree
+    // would wait on its receives in the other, and each chunk would cross both trees' depths
+    // one after the other (the whole call then took depth × its bandwidth time).
     let mut steps = Vec::new();
-    for _ in 0..count {
-        for (parent, children) in &up {
-            steps.extend(children.iter().map(|&c| Step::Receive { from: members[c] }));
-            if let Some(p) = parent {
-                steps.extend(hop(pipeline, members[*p], size));
+    for up in [true, false] {
+        let leads = |children: &Vec<usize>| children.is_empty() == up;
+        for chunk in 0..count + LAG {
+            let leading = trees.iter().filter(|(_, c)| leads(c) && chunk < count);
+            let lagging = trees.iter().filter(|(_, c)| !leads(c) && chunk >= LAG);
+            for (parent, children) in leading.chain(lagging) {
+                if up {
+                    steps.extend(children.iter().map(|&c| Step::Receive { from: members[c] }));
+                    if let Some(p) = parent {
+                        steps.extend(hop(pipeline, members[*p], size));
+                    }
+                } else {
+                    if let Some(p) = parent {
+                        steps.push(Step::Receive { from: members[*p] });
+                    }
+                    for &c in children {
+                        steps.extend(hop(pipeline, members[c], size));
+                    }
+                }
             }
+            steps.push(Step::Flush);
         }
-        steps.push(Step::Flush);
-    }
-    for _ in 0..count {
-        for (parent, children) in &down {
-            if let Some(p) = parent {
-                steps.push(Step::Receive { from: members[*p] });
-            }
-            for &c in children {
-                steps.extend(hop(pipeline, members[c], size));
-            }
-        }
-        steps.push(Step::Flush);
     }
     steps
 }
