@@ -47,6 +47,8 @@ pub struct Flows<T> {
     directions: Vec<[Direction; 2]>,
     bundles: Vec<Option<Bundle<T>>>,
     free: Vec<BundleId>,
+    /// Bundles of several hops by their key (those of one hop are in their direction's
+    /// `singles`).
     index: HashMap<Key, BundleId>,
     /// Emptied bundles, each once, oldest first (one may have got flows again since).
     idle: VecDeque<BundleId>,
@@ -135,7 +137,8 @@ impl<T> Flows<T> {
         let whole = works.iter().copied().fold(0.0, f64::max);
         let rate = bytes / whole;
         let found = match **route {
-            [hop] => self.directions[hop.link][usize::from(!hop.forward)]
+            [hop] => self
+                .direction(hop)
                 .singles
                 .iter()
                 .find(|&&(bits, _)| bits == rate.to_bits())
@@ -151,8 +154,9 @@ impl<T> Flows<T> {
                     weights: weights.iter().map(|w| w.to_bits()).collect(),
                     rate: rate.to_bits(),
                 };
-                match self.index.get(&key) {
-                    Some(&id) => id,
+                let indexed = (route.len() > 1).then(|| self.index.get(&key).copied()).flatten();
+                match indexed {
+                    Some(id) => id,
                     None => self.open(key, weights, rate),
                 }
             }
@@ -204,10 +208,12 @@ impl<T> Flows<T> {
         for (hop, &a) in key.route.iter().zip(weights.iter()) {
             self.direction_mut(*hop).bundles.push((id, a));
         }
-        if let [hop] = *key.route {
-            self.direction_mut(hop).singles.push((rate.to_bits(), id));
+        match *key.route {
+            [hop] => self.direction_mut(hop).singles.push((rate.to_bits(), id)),
+            _ => {
+                self.index.insert(key.clone(), id);
+            }
         }
-        self.index.insert(key.clone(), id);
         self.bundles[id] = Some(Bundle {
             key,
             weights,
@@ -241,12 +247,18 @@ impl<T> Flows<T> {
             for hop in bundle.key.route.iter() {
                 self.direction_mut(*hop).bundles.retain(|&(b, _)| b != id);
             }
-            self.index.remove(&bundle.key);
-            if let [hop] = *bundle.key.route {
-                self.direction_mut(hop).singles.retain(|&(_, b)| b != id);
+            match *bundle.key.route {
+                [hop] => self.direction_mut(hop).singles.retain(|&(_, b)| b != id),
+                _ => {
+                    self.index.remove(&bundle.key);
+                }
             }
             self.free.push(id);
         }
+    }
+
+    fn direction(&self, hop: Hop) -> &Direction {
+        &self.directions[hop.link][usize::from(!hop.forward)]
     }
 
     fn direction_mut(&mut self, hop: Hop) -> &mut Direction {
@@ -354,7 +366,7 @@ impl<T> Flows<T> {
         let mut level = f64::INFINITY;
         let mut bound = f64::INFINITY;
         for (hop, &a) in b.key.route.iter().zip(b.weights.iter()) {
-            let d = &self.directions[hop.link][usize::from(!hop.forward)];
+            let d = self.direction(*hop);
             if d.flows != b.count {
                 return None;
             }
@@ -422,7 +434,7 @@ impl<T> Flows<T> {
                 .route
                 .iter()
                 .zip(bundle.weights.iter())
-                .map(|(hop, a)| self.directions[hop.link][usize::from(!hop.forward)].speed / a)
+                .map(|(hop, a)| self.direction(*hop).speed / a)
                 .fold(f64::INFINITY, f64::min)
     }
 

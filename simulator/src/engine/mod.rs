@@ -126,10 +126,30 @@ struct HandleState {
     message: Option<Message>,
 }
 
-/// A shared resource and its pending finish event, with the event's time.
+/// The pending finish event of activities sharing a resource (a node's cores, a bundle of
+/// flows), with the event's time.
+type Pending = Option<(EventId, f64)>;
+
+/// Keeps `pending` at or before `next`, the next finish at the current shares (a join or a
+/// finish changes them). A join only delays the next finish: the pending event stays, and if
+/// it comes before anything is due it finds nothing and is scheduled again, so a burst of
+/// joins costs one event, not one per join. A finish speeds the others up: the pending event
+/// is cancelled for an earlier one.
+fn keep_finish(pending: &mut Pending, next: f64, events: &mut Events<EventKind>, finish: EventKind) {
+    match *pending {
+        Some((_, at)) if at <= next => {}
+        Some((event, _)) => {
+            events.cancel(event);
+            *pending = Some((events.schedule(next, finish), next));
+        }
+        None => *pending = Some((events.schedule(next, finish), next)),
+    }
+}
+
+/// A shared resource and its pending finish event.
 struct Resource<T> {
     shared: Shared<T>,
-    finish: Option<(EventId, f64)>,
+    finish: Pending,
 }
 
 impl<T> Resource<T> {
@@ -140,22 +160,10 @@ impl<T> Resource<T> {
         }
     }
 
-    /// Keeps a finish event at or before the next finish at the current shares (a join or a
-    /// finish changes them). A join only delays the next finish: the pending event stays,
-    /// and if it comes before anything is due it finds nothing and is scheduled again, so a
-    /// burst of joins costs one event, not one per join. A finish speeds the others up: the
-    /// pending event is cancelled for an earlier one.
+    /// Keeps a finish event at or before the resource's next finish (see [`keep_finish`]).
     fn reschedule(&mut self, events: &mut Events<EventKind>, finish: EventKind) {
-        let Some(next) = self.shared.next_finish() else {
-            return;
-        };
-        match self.finish {
-            Some((_, pending)) if pending <= next => {}
-            Some((event, _)) => {
-                events.cancel(event);
-                self.finish = Some((events.schedule(next, finish), next));
-            }
-            None => self.finish = Some((events.schedule(next, finish), next)),
+        if let Some(next) = self.shared.next_finish() {
+            keep_finish(&mut self.finish, next, events, finish);
         }
     }
 }
@@ -170,8 +178,8 @@ struct Engine<'a, P> {
     events: Events<EventKind>,
     /// The messages whose bytes are on the links.
     flows: Flows<Box<InFlight>>,
-    /// Per bundle of flows, its pending finish event and the event's time.
-    bundle_events: Vec<Option<(EventId, f64)>>,
+    /// Per bundle of flows, its pending finish event.
+    bundle_events: Vec<Pending>,
     /// The bundles whose shares changed, kept to reuse its allocation.
     changed: Vec<BundleId>,
     /// Per node, its cores, shared by the processes computing on it; none where they cannot

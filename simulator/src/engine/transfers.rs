@@ -12,7 +12,7 @@
 
 use std::rc::Rc;
 
-use super::{finite_non_negative, Engine, EventKind};
+use super::{finite_non_negative, keep_finish, Engine, EventKind};
 use crate::error::SimError;
 use crate::flows::BundleId;
 use crate::platform::{Direction, Hop, HostMemory, LinkId};
@@ -184,10 +184,7 @@ impl<P: Process> Engine<'_, P> {
     }
 
     /// Keeps a finish event at or before the next finish of each bundle in `changed` (whose
-    /// shares changed), and empties it. A slower share only delays the next finish: the
-    /// pending event stays, and if it comes before anything is due it finds nothing and is
-    /// scheduled again, so a burst of joins costs one event, not one per join. A faster share
-    /// cancels the pending event for an earlier one.
+    /// shares changed; see [`keep_finish`]), and empties it.
     fn reschedule(&mut self, changed: &mut Vec<BundleId>) {
         changed.sort_unstable();
         changed.dedup();
@@ -195,20 +192,9 @@ impl<P: Process> Engine<'_, P> {
             if self.bundle_events.len() <= bundle {
                 self.bundle_events.resize(bundle + 1, None);
             }
-            let Some(next) = self.flows.next_finish(bundle) else {
-                continue;
-            };
-            match self.bundle_events[bundle] {
-                Some((_, pending)) if pending <= next => {}
-                Some((event, _)) => {
-                    self.events.cancel(event);
-                    let event = self.events.schedule(next, EventKind::FlowsFinish(bundle));
-                    self.bundle_events[bundle] = Some((event, next));
-                }
-                None => {
-                    let event = self.events.schedule(next, EventKind::FlowsFinish(bundle));
-                    self.bundle_events[bundle] = Some((event, next));
-                }
+            if let Some(next) = self.flows.next_finish(bundle) {
+                let finish = EventKind::FlowsFinish(bundle);
+                keep_finish(&mut self.bundle_events[bundle], next, &mut self.events, finish);
             }
         }
     }
