@@ -1,0 +1,97 @@
+//! The flow model's invariants and a case worked by hand.
+use super::*;
+use proptest::prelude::*;
+
+const TOLERANCE: f64 = 1e-9;
+
+/// Each flow: (its hops as (link, forward), its bytes, its link time per hop).
+type Spec = (Vec<(usize, bool)>, f64, Vec<f64>);
+
+/// Flows joined at once over `channels.len()` links.
+fn joined(channels: &[u32], specs: &[Spec]) -> Flows<usize> {
+    let mut flows = Flows::new(channels.iter().copied());
+    let mut changed = Vec::new();
+    for (i, (hops, bytes, works)) in specs.iter().enumerate() {
+        let route: Rc<[Hop]> = hops
+            .iter()
+            .map(|&(link, forward)| Hop { link, forward })
+            .collect();
+        flows.join(0.0, &route, *bytes, works, i, &mut changed);
+    }
+    flows
+}
+
+fn bundles(flows: &Flows<usize>) -> impl Iterator<Item = &Bundle<usize>> {
+    flows.bundles.iter().flatten().filter(|b| b.count > 0)
+}
+
+/// Per direction crossed, the units its flows use.
+fn used(flows: &Flows<usize>) -> HashMap<(LinkId, bool), f64> {
+    let mut used = HashMap::new();
+    for b in bundles(flows) {
+        for (hop, a) in b.key.route.iter().zip(b.weights.iter()) {
+            *used.entry((hop.link, hop.forward)).or_insert(0.0) += b.count as f64 * a * b.share;
+        }
+    }
+    used
+}
+
+#[test]
+fn a_flow_held_by_its_own_slow_link_leaves_the_rest_of_the_bottleneck_to_the_other() {
+    // The dumbbell worked by hand: A crosses links 0 (10 MB/s), 2 (1 MB/s), 3; B crosses 1
+    // (0.25 MB/s), 2, 4. B runs at 0.25 MB/s, A at 0.75 MB/s: shares 0.75 and 1.
+    let flows = joined(
+        &[1; 5],
+        &[
+            (vec![(0, true), (2, true), (3, true)], 1e6, vec![0.1, 1.0, 0.1]),
+            (vec![(1, true), (2, true), (4, true)], 1e6, vec![4.0, 1.0, 0.1]),
+        ],
+    );
+    let shares: Vec<f64> = bundles(&flows).map(|b| b.share).collect();
+    assert!((shares[0] - 0.75).abs() < 1e-15 && shares[1] == 1.0, "{shares:?}");
+}
+
+proptest! {
+    /// The shares are feasible (no direction over its capacity, no flow over one unit of
+    /// a direction) and max-min fair: every flow is at its own bound, or crosses a full
+    /// direction on which no flow has a higher rate.
+    #[test]
+    fn shares_are_feasible_and_max_min_fair(
+        channels in proptest::collection::vec(1u32..3, 4),
+        specs in proptest::collection::vec(
+            (
+                proptest::sample::subsequence(vec![0usize, 1, 2, 3], 1..4),
+                any::<bool>(),
+                1.0f64..100.0,
+                proptest::collection::vec(0.01f64..10.0, 4),
+            ),
+            1..10,
+        ),
+    ) {
+        let specs: Vec<Spec> = specs
+            .into_iter()
+            .map(|(links, forward, bytes, works)| {
+                let hops: Vec<(usize, bool)> = links.iter().map(|&l| (l, forward)).collect();
+                let works = works[..hops.len()].to_vec();
+                (hops, bytes, works)
+            })
+            .collect();
+        let flows = joined(&channels, &specs);
+        let used = used(&flows);
+        for (&(link, _), &units) in &used {
+            prop_assert!(units <= f64::from(channels[link]) * (1.0 + TOLERANCE));
+        }
+        for b in bundles(&flows) {
+            let rate = b.share * b.rate;
+            let at_bound = b.weights.iter().any(|a| a * b.share >= 1.0 - TOLERANCE);
+            let bottlenecked = b.key.route.iter().any(|hop| {
+                let full = used[&(hop.link, hop.forward)] >= f64::from(channels[hop.link]) * (1.0 - TOLERANCE);
+                let highest = bundles(&flows)
+                    .filter(|o| o.key.route.contains(hop))
+                    .all(|o| o.share * o.rate <= rate * (1.0 + TOLERANCE));
+                full && highest
+            });
+            prop_assert!(at_bound || bottlenecked, "bundle {:?} at rate {rate}", b.key.route);
+        }
+    }
+}
