@@ -17,7 +17,7 @@ pub enum TraceFormat {
     /// hetsim's own: the array of spans (pid, kind, start, end, uncertainty, detail) [s].
     #[default]
     Native,
-    /// The Chrome trace-event format ([`chrome`]), for Perfetto and chrome://tracing.
+    /// The Chrome trace-event format, for Perfetto and chrome://tracing.
     Chrome,
 }
 

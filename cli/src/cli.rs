@@ -30,7 +30,8 @@ hetsim run --app examples/gajger/app.rhai --system examples/gajger/gtx970.toml \
 --var occupancy=64 --var computeIntensity=128 --var blockSize=256 --var numElements=400000000\n\n\
 Every label of the system runs at its capacity (count × multiplicity) unless --label gives\n\
 its count; labels not given keep the system's.\n\
-A variable's type is inferred: integer, else float, else true/false, else string.")]
+A variable's type is inferred: integer, else float, else a byte size in bytes (400MB, 4GiB),\n\
+else true/false, else string.")]
     Run(RunArgs),
     /// Evaluate one analytic model and show its intermediate values.
     #[command(
@@ -149,10 +150,13 @@ pub struct RunArgs {
     /// The system model: nodes, links, components, computational models.
     #[arg(long, value_name = "FILE.toml")]
     pub system: PathBuf,
-    /// Processes of a label, e.g. `--label GPU=2` (repeatable).
+    /// Processes of a label, e.g. `--label GPU=2` (repeatable); a list (`GPU=1,2,4`) makes a
+    /// local sweep.
     #[arg(long = "label", value_name = "NAME=COUNT")]
     pub labels: Vec<String>,
-    /// A run variable, e.g. `--var blockSize=256` (repeatable).
+    /// A run variable, e.g. `--var blockSize=256` (repeatable). A list
+    /// (`--var blockSize=128,256,512`) makes a local sweep: the product of the lists runs on
+    /// this machine's cores and the sweep's table is printed (JSON or CSV with --json, --csv).
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
     /// Algorithm of collectives that name none: nccl (default: what NCCL's tuner picks for

@@ -578,3 +578,24 @@ fn submit_sends_local_model_files_and_the_catalog_commands_list_and_fetch() {
     let (ok, _, err) = cli(&["submit", "--server", &server, "--system", system]);
     assert!(!ok && err.contains("--app"), "{err}");
 }
+
+/// A name an app reads but never defines, alike a name it defines, is a misspelling more
+/// likely than an input: the inputs route and the Launch page say which name it resembles.
+#[test]
+fn a_misspelt_variable_is_flagged_by_the_inputs_route_and_launch() {
+    let (_server, port) = embedded_server(&[]);
+    create(
+        port,
+        "/api/apps",
+        r#"{"name": "typo", "body": "let gradBytes = 4.0e8;\nsim.log(`${gradByts}`);"}"#,
+    );
+    let (status, body) = http(port, "GET", "/api/apps/typo/inputs", "", None);
+    assert_eq!(status, 200, "{body}");
+    let inputs = json(&body);
+    assert_eq!(inputs[0]["name"], "gradByts", "{body}");
+    assert_eq!(inputs[0]["looks_like"], "gradBytes", "{body}");
+    assert_eq!(inputs[0]["line"], 2, "{body}");
+    let (status, page) = http_page(port, "/launch?app=typo");
+    assert_eq!(status, 200);
+    assert!(page.contains("misspelt gradBytes?"), "{page}");
+}

@@ -15,6 +15,15 @@ fn help_lists_the_commands() {
     for command in ["model", "components", "calibrate"] {
         assert!(text.contains(command), "--help lacks {command}:\n{text}");
     }
+    // Rustdoc's link syntax in a doc comment reaches clap's help as it is: none may be left.
+    for command in ["run", "submit", "sweep", "serve", "worker", "validate", "results"] {
+        let out = hetsim(&[command, "--help"], None);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !help.contains("[`"),
+            "{command} --help has doc-link syntax:\n{help}"
+        );
+    }
 }
 
 #[test]
@@ -206,6 +215,12 @@ fn run_prints_a_merpsys_summary_and_json() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("Overall time 595.69"), "{text}");
+    // The breakdown the JSON has: a compute's model, a transfer's bytes and bandwidth.
+    assert!(
+        text.contains("computes on gpu: ") && text.contains(" model"),
+        "{text}"
+    );
+    assert!(text.contains("transfers ") && text.contains("achieved"), "{text}");
     assert!(
         text.contains("GPU[0] on gpu finished at") && text.contains("Failure chance 0"),
         "{text}"

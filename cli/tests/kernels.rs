@@ -285,16 +285,45 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
     );
 }
 
+/// In a pipe, `validate` draws nothing: its stderr is its error alone.
+#[test]
+fn validate_draws_no_progress_in_a_pipe() {
+    let out = hetsim(&["validate", "--data", "no-such-folder"], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("no-such-folder") && !stderr.contains("validating"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn validate_meets_the_targets_on_the_shipped_h100_data_and_writes_its_report() {
     let dir = std::env::temp_dir().join(format!("hetsim-validate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let report = dir.join("VALIDATION.md");
     let report_arg = report.display().to_string();
-    let run = hetsim(&["validate", "--report", &report_arg, "--json"], None);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(0), "every target met: {stderr}");
-    let out: serde_json::Value = serde_json::from_slice(&run.stdout).expect("--json prints JSON");
+    // On a terminal (util-linux's `script` gives the command one) the stages are drawn on
+    // stderr, while stdout, redirected to a file, holds the JSON alone.
+    let json_file = dir.join("validation.json");
+    let command = format!(
+        "{} validate --report {report_arg} --json > {}",
+        env!("CARGO_BIN_EXE_hetsim"),
+        json_file.display()
+    );
+    let run = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(repo())
+        .output()
+        .expect("util-linux's script runs");
+    let terminal = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "every target met: {terminal}");
+    assert!(
+        terminal.contains("validating: "),
+        "no progress on a terminal: {terminal}"
+    );
+    let out: serde_json::Value = serde_json::from_slice(&std::fs::read(&json_file).expect("the JSON file"))
+        .expect("--json prints JSON");
     let checks = out["checks"].as_array().expect("checks");
     assert!(checks.len() >= 9, "kernel ×2, TEG ×2, transfers ×4, power: {out}");
     assert!(

@@ -152,6 +152,23 @@ fn connections_over_the_limit_are_answered_503_at_once() {
     wait_for(|| (http(port, "GET", "/api/health", "", None).0 == 200).then_some(()));
 }
 
+/// The default limit comes from the descriptor budget: 1,500 idle, half-sent connections (a
+/// slowloris client; 1,024 was the limit before) leave a fresh client served at once.
+#[test]
+fn a_fresh_client_is_served_beside_1500_idle_connections_by_default() {
+    let (_server, port) = embedded_server(&[]);
+    let idle = half_sent(port, 1500);
+    let started = Instant::now();
+    let (status, body) = http(port, "GET", "/api/health", "", None);
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "answered after {:?}",
+        started.elapsed()
+    );
+    drop(idle);
+}
+
 #[test]
 fn the_server_raises_its_soft_open_file_limit_and_serves_past_the_old_one() {
     let db = scratch().join("nofile.db");
@@ -299,6 +316,76 @@ fn cancelled_runs_stop_and_free_their_worker_and_deleted_ones_vanish() {
     assert!(runs_of(port, &sweep).is_empty());
     let (status, body) = http(port, "POST", "/api/runs/nope/cancel", "", None);
     assert_eq!(status, 404, "{body}");
+}
+
+#[test]
+fn wait_exits_1_for_a_failed_run_alike_in_submit_and_sweep() {
+    let (_server, port) = embedded_server(&[]);
+    let server = format!("http://127.0.0.1:{port}");
+    let dir = scratch();
+    let app = dir.join("deadlock.rhai");
+    std::fs::write(&app, "sim.receive(\"any\");").unwrap();
+    for command in ["submit", "sweep"] {
+        let (ok, out, err) = cli(&[
+            command,
+            "--server",
+            &server,
+            "--app",
+            app.to_str().unwrap(),
+            "--system",
+            ONE_CPU,
+            "--wait",
+        ]);
+        assert!(!ok, "{command} --wait of a failing run exited 0: {out}{err}");
+        assert!(
+            err.contains("failed") || err.contains("did not finish done"),
+            "{command}: {err}"
+        );
+    }
+    let (ok, out, err) = cli(&[
+        "sweep",
+        "--server",
+        &server,
+        "--app",
+        "examples/master-worker/app.rhai",
+        "--system",
+        ONE_CPU,
+        "--label",
+        "Worker=1,2",
+        "--wait",
+    ]);
+    assert!(ok && out.contains("2 runs, 2 done, 0 failed"), "{out}{err}");
+}
+
+#[test]
+fn a_log_cut_short_says_so_in_the_stored_log() {
+    let (_server, port) = embedded_server(&[]);
+    let app = scratch().join("chatty.rhai");
+    std::fs::write(
+        &app,
+        "if tag == \"Master\" { for i in 0..12000 { sim.log(`line ${i}`); sim.sleep(1e-6); } }",
+    )
+    .unwrap();
+    let (ok, out, err) = cli(&[
+        "submit",
+        "--server",
+        &format!("http://127.0.0.1:{port}"),
+        "--app",
+        app.to_str().unwrap(),
+        "--system",
+        ONE_CPU,
+        "--wait",
+        "--json",
+    ]);
+    assert!(ok, "{out}{err}");
+    let id = json(&out)["id"].as_str().expect("an id").to_owned();
+    let (status, log) = http(port, "GET", &format!("/api/runs/{id}/log"), "", None);
+    assert_eq!(status, 200, "{log}");
+    let last = log.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("the log holds the first 10000 lines; 2000 more were dropped"),
+        "{last}"
+    );
 }
 
 #[test]

@@ -31,7 +31,7 @@ fn main() -> anyhow::Result<()> {
     for family in families {
         let (mut held, mut train): (Vec<_>, Vec<_>) =
             inputs.launches(&m)?.into_iter().partition(|l| l.family == family);
-        let f = fit(&mut train, &inputs.gpu, start);
+        let f = fit(&mut train, &inputs.gpu, start, &|_, _| {});
         let e = errors(&mut held, &inputs.gpu, f.point);
         println!(
             "{family} held out: fit {:?} (train {:.2} %), held-out MAPE {:.2} % over {}",

@@ -215,21 +215,39 @@ pub struct TegFit {
     pub evaluations: usize,
 }
 
+/// What a fit tells as it goes (a fit runs TEG over every launch at each point, minutes in
+/// all): the points scored so far and the least MAPE among them.
+pub type FitProgress<'a> = &'a dyn Fn(usize, f64);
+
 /// The MAPE and the worst error at each point tried, so that no point is run twice.
 struct Scores<'g> {
     gpu: &'g Gpu,
     memo: HashMap<[i64; 4], (f64, f64)>,
+    progress: FitProgress<'g>,
+    least: f64,
 }
 
-impl Scores<'_> {
+impl<'g> Scores<'g> {
+    fn new(gpu: &'g Gpu, progress: FitProgress<'g>) -> Self {
+        Scores {
+            gpu,
+            memo: HashMap::new(),
+            progress,
+            least: f64::INFINITY,
+        }
+    }
+
     fn at(&mut self, launches: &mut [TegLaunch], p: TegPoint) -> f64 {
+        if let Some(&(m, _)) = self.memo.get(&p.key()) {
+            return m;
+        }
+        let e = errors(launches, self.gpu, p);
+        let m = mape(&e);
         self.memo
-            .entry(p.key())
-            .or_insert_with(|| {
-                let e = errors(launches, self.gpu, p);
-                (mape(&e), e.iter().map(|x| x.abs()).fold(0.0, f64::max))
-            })
-            .0
+            .insert(p.key(), (m, e.iter().map(|x| x.abs()).fold(0.0, f64::max)));
+        self.least = self.least.min(m);
+        (self.progress)(self.memo.len(), self.least);
+        m
     }
 
     /// The pattern search from `start` (on the finest lattice), with first steps `scale` ×
@@ -300,11 +318,8 @@ fn snapped(values: [f64; 4]) -> TegPoint {
 /// steps from 4 × [`FINEST`] down to it. The grid keeps the walk from stopping in a dip next
 /// to `start` (from the file's former values, 0.68, 30, 600 and 5, the walk alone stopped at
 /// 4.97 % where the grid's best start reaches lower).
-pub fn fit(launches: &mut [TegLaunch], gpu: &Gpu, start: TegPoint) -> TegFit {
-    let mut scores = Scores {
-        gpu,
-        memo: HashMap::new(),
-    };
+pub fn fit(launches: &mut [TegLaunch], gpu: &Gpu, start: TegPoint, progress: FitProgress) -> TegFit {
+    let mut scores = Scores::new(gpu, progress);
     let start = snapped(start.values());
     let mut best = (scores.at(launches, start), start);
     for &efficiency in GRID[0] {
@@ -335,10 +350,7 @@ const GRID: [&[f64]; 3] = [
 /// point a fit ended on, no neighbour one [`FINEST`] step away lowers the MAPE, and this
 /// returns it (what a test can afford of the whole fit).
 pub fn refit_at_finest(launches: &mut [TegLaunch], gpu: &Gpu, point: TegPoint) -> TegFit {
-    let mut scores = Scores {
-        gpu,
-        memo: HashMap::new(),
-    };
+    let mut scores = Scores::new(gpu, &|_, _| {});
     let point = scores.search(launches, snapped(point.values()), 1.0);
     scores.result(launches, point)
 }
@@ -441,9 +453,9 @@ impl FitInputs {
     }
 
     /// The fit from the data file's values, and the file with the fitted values.
-    pub fn fit_file(&self, m: &Measurements) -> Result<(TegFit, String)> {
+    pub fn fit_file(&self, m: &Measurements, progress: FitProgress) -> Result<(TegFit, String)> {
         let mut launches = self.launches(m)?;
-        let fit = fit(&mut launches, &self.gpu, TegPoint::of(&self.params));
+        let fit = fit(&mut launches, &self.gpu, TegPoint::of(&self.params), progress);
         let text = with_fitted_point(&self.text, fit.point, &self.origin)?;
         Ok((fit, text))
     }

@@ -137,7 +137,31 @@ pub fn located(origin: &str, mut error: EvalAltResult) -> ScriptError {
                 format!("sandbox: {what} is over its limit ({limit})"),
             )
         }
+        EvalAltResult::ErrorFunctionNotFound(signature, _) => {
+            let why = operands_hint(&signature);
+            at(origin, position, format!("Function not found: {signature}{why}"))
+        }
         other => at(origin, position, other),
+    }
+}
+
+/// Why an operator found no function for its operands' types, where the types say: Rhai
+/// names only the signature (`/ (i64, ())`), which points at the operator, not at the value
+/// that made it fail.
+fn operands_hint(signature: &str) -> &'static str {
+    let (operator, types) = signature.split_once(' ').unwrap_or((signature, ""));
+    let is_range = matches!(operator, ".." | "..=");
+    if types.contains("()") {
+        "; an operand is () (no value): a map key the map lacks (a label the system does \
+         not have, as labels[\"GPUs\"] beside a label GPU), or a function that returns nothing"
+    } else if is_range && types.contains("f64") {
+        "; a range's ends must be integers: a variable given with a fraction (--var steps=2.5) \
+         where a count is meant? give an integer, or convert with to_int()"
+    } else if types.contains("string") || types.contains("String") {
+        "; an operand is text: a variable given as text where a number is meant? give a \
+         number (sizes may be written 400MB or 4GiB)"
+    } else {
+        ""
     }
 }
 

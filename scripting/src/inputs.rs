@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use crate::errors::{parse_error, ScriptError};
 use crate::run::parsing_engine;
+use crate::typos;
 
 /// One variable an app reads.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -46,6 +47,11 @@ pub struct AppInput {
     pub default_value: Option<Variable>,
     pub unit: Option<String>,
     pub description: Option<String>,
+    /// The line of the script's first read of it.
+    pub line: Option<usize>,
+    /// A name the script defines (a `let`, a parameter, a function) that this one is most
+    /// likely a misspelling of: then the script needs a fix, not an input.
+    pub looks_like: Option<String>,
 }
 
 /// Apps whose inputs [`app_inputs`] remembers (the Launch page and every submission of a
@@ -74,9 +80,10 @@ pub fn app_inputs(app: &str, origin: &str) -> Result<Vec<AppInput>, ScriptError>
 
 fn find_inputs(app: &str, origin: &str) -> Result<Vec<AppInput>, ScriptError> {
     let docs = doc_comments(app);
+    let defined = typos::defined_names(app);
     let mut inputs: Vec<AppInput> = free_variables(app, origin)?
         .into_iter()
-        .map(|name| {
+        .map(|(name, line)| {
             let doc = docs.get(&name);
             let guarded = guards(app, &name).next().is_some();
             let declared = doc.and_then(|d| d.default.clone());
@@ -89,6 +96,8 @@ fn find_inputs(app: &str, origin: &str) -> Result<Vec<AppInput>, ScriptError> {
                 default_value: literal.as_deref().map(typed),
                 unit: doc.and_then(|d| d.unit.clone()),
                 description: doc.and_then(|d| d.description.clone()),
+                line,
+                looks_like: typos::closest(&name, defined.iter().map(String::as_str)).map(str::to_owned),
                 name,
             }
         })
@@ -101,10 +110,10 @@ fn find_inputs(app: &str, origin: &str) -> Result<Vec<AppInput>, ScriptError> {
 /// cost grows with their number: 256 keep a large app's check within tens of milliseconds.
 pub const MAX_INPUTS: usize = 256;
 
-/// The names `app` reads without defining them, in the order Rhai's parser meets them:
+/// The names `app` reads without defining them, each with the line of its first read, in the order Rhai's parser meets them:
 /// each round of a strict-variables compile stops at the first undefined name, which then
 /// joins the scope of the next round (so the rounds are at most [`MAX_INPUTS`] + 1).
-fn free_variables(app: &str, origin: &str) -> Result<Vec<String>, ScriptError> {
+fn free_variables(app: &str, origin: &str) -> Result<Vec<(String, Option<usize>)>, ScriptError> {
     let mut engine = parsing_engine();
     engine.set_strict_variables(true);
     let mut scope = Scope::new();
@@ -121,9 +130,9 @@ fn free_variables(app: &str, origin: &str) -> Result<Vec<String>, ScriptError> {
                         "{origin}: reads more than {MAX_INPUTS} variables (the most an app may read)"
                     )));
                 }
-                ParseErrorType::VariableUndefined(name) if !found.contains(name) => {
+                ParseErrorType::VariableUndefined(name) if !found.iter().any(|(n, _)| n == name) => {
                     scope.push_constant_dynamic(name.clone(), Dynamic::UNIT);
-                    found.push(name.clone());
+                    found.push((name.clone(), error.position().line()));
                 }
                 _ => return Err(parse_error(origin, app, error)),
             },
@@ -306,6 +315,17 @@ pub fn check_variables<'a>(
         .iter()
         .filter(|i| i.required && !given.contains(&i.name.as_str()))
         .collect();
+    if let Some((input, original)) = missing.iter().find_map(|i| misspelt(i, &given)) {
+        return Err(VariableError {
+            name: input.name.clone(),
+            message: format!(
+                "{origin}{}: `{}` is defined nowhere in the app and not given: did you mean \
+                 `{original}`? (if it is an input, give it a value)",
+                input.line.map_or(String::new(), |l| format!(":{l}")),
+                input.name,
+            ),
+        });
+    }
     match missing.first() {
         None => Ok(()),
         Some(first) => Err(VariableError {
@@ -317,6 +337,16 @@ pub fn check_variables<'a>(
             ),
         }),
     }
+}
+
+/// The name a missing input most likely misspells: one the app defines or one given. (Of two
+/// alike inputs neither given, which is the typo is anyone's guess: both are asked for.)
+fn misspelt<'a>(input: &'a AppInput, given: &[&'a str]) -> Option<(&'a AppInput, &'a str)> {
+    let original = input
+        .looks_like
+        .as_deref()
+        .or_else(|| typos::closest(&input.name, given.iter().copied()))?;
+    Some((input, original))
 }
 
 fn hint(inputs: &[AppInput], name: &str) -> String {
@@ -450,6 +480,31 @@ if tag == "A" { sim.log(`${rank} ${labels}`); }
         );
         let err = check_variables(&[], ["foo"], "app.rhai").unwrap_err();
         assert_eq!(err.message, "app.rhai never reads `foo`; it reads no variables");
+    }
+
+    #[test]
+    fn a_misspelt_variable_is_named_at_its_line_with_its_original() {
+        let app = "let gradBytes = 4.0e8;\nsim.allreduce(gradByts);\n";
+        let inputs = app_inputs(app, "typo.rhai").unwrap();
+        assert_eq!(inputs[0].looks_like.as_deref(), Some("gradBytes"));
+        let error = check_variables(&inputs, [], "typo.rhai").unwrap_err();
+        assert_eq!(error.name, "gradByts");
+        assert!(
+            error
+                .message
+                .starts_with("typo.rhai:2: `gradByts` is defined nowhere")
+                && error.message.contains("did you mean `gradBytes`?"),
+            "{}",
+            error.message
+        );
+        let given = "sim.allreduce(gradBytes);\nsim.allreduce(gradByts);\n";
+        let inputs = app_inputs(given, "typo.rhai").unwrap();
+        let error = check_variables(&inputs, ["gradBytes"], "typo.rhai").unwrap_err();
+        assert!(
+            error.message.contains("did you mean `gradBytes`?"),
+            "{}",
+            error.message
+        );
     }
 
     #[test]

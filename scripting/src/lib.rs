@@ -30,6 +30,7 @@ pub mod run;
 pub mod sandbox;
 pub mod sim;
 pub mod stack;
+mod typos;
 
 pub use errors::ScriptError;
 pub use inputs::{

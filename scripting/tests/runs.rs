@@ -258,6 +258,25 @@ fn script_errors_name_file_line_and_column() {
 }
 
 #[test]
+fn an_operator_without_a_function_says_which_operand_is_wrong() {
+    let cases = [
+        ("let n = 8 / labels[\"Ps\"];", "a label the system does not have"),
+        (
+            "let steps = 2.5;\nfor i in 0..steps { }",
+            "a range's ends must be integers",
+        ),
+        ("let bytes = \"400\";\nlet t = bytes * 2;", "give a number"),
+    ];
+    for (app, why) in cases {
+        let err = run_small(app, &[("P", 1)], Limits::default()).unwrap_err();
+        assert!(
+            err.contains("Function not found") && err.contains(why),
+            "{app}: {err}"
+        );
+    }
+}
+
+#[test]
 fn deadlock_and_capacity_fail_the_run_clearly() {
     let err = run_small("sim.receive(\"any\");", &[("P", 1)], Limits::default()).unwrap_err();
     assert!(

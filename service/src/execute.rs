@@ -63,6 +63,16 @@ fn simulate(
         Some(spans) => Some(serde_json::to_string(&spans).map_err(|e| e.to_string())?),
         None => None,
     };
+    if report.log_dropped > 0 {
+        report.log.push(format!(
+            "the log holds the first {} lines; {} more were dropped (limits max_log_lines {} and \
+             max_log_bytes {})",
+            report.log.len(),
+            report.log_dropped,
+            options.limits.max_log_lines,
+            options.limits.max_log_bytes
+        ));
+    }
     let trace_dropped = report.results.trace_dropped;
     if trace_dropped > 0 {
         report.log.push(format!(

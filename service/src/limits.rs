@@ -18,8 +18,9 @@ pub struct ServiceLimits {
     /// Largest application script [bytes].
     pub max_script_bytes: usize,
     /// Simultaneous connections (lowered to what the open-file limit allows); further ones
-    /// are answered 503 at once.
-    pub max_connections: usize,
+    /// are answered 503 at once. `None`, the default: as many as the open-file limit allows
+    /// (an idle connection costs a few KiB, a descriptor is what runs out first).
+    pub max_connections: Option<usize>,
     /// Seconds a client may take to send a request's headers.
     pub header_timeout_seconds: u64,
     /// Seconds a request may take, body and handler included (408 after).
@@ -36,7 +37,7 @@ impl Default for ServiceLimits {
             max_variables: 1_000,
             max_variable_bytes: 64 << 10,
             max_script_bytes: 1 << 20,
-            max_connections: 1_024,
+            max_connections: None,
             header_timeout_seconds: 10,
             request_timeout_seconds: 60,
         }

@@ -55,6 +55,32 @@ pub fn number(x: f64) -> String {
     }
 }
 
+/// A duration in the unit that suits it (s from one second, then ms, µs, ns), its number
+/// written by [`number`]: `8519.17 s`, not `8.51917e6 ms`.
+pub fn duration(seconds: f64) -> String {
+    let magnitude = seconds.abs();
+    let (scale, unit) = if magnitude >= 1.0 || magnitude == 0.0 || !magnitude.is_finite() {
+        (1.0, "s")
+    } else if magnitude >= 1e-3 {
+        (1e3, "ms")
+    } else if magnitude >= 1e-6 {
+        (1e6, "µs")
+    } else {
+        (1e9, "ns")
+    };
+    format!("{} {unit}", number(seconds * scale))
+}
+
+/// A rate of bytes per second in the decimal unit that suits it (B/s to TB/s).
+pub fn byte_rate(bytes_per_second: f64) -> String {
+    let units = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")];
+    let (scale, unit) = units
+        .into_iter()
+        .find(|(scale, _)| bytes_per_second.abs() >= *scale)
+        .unwrap_or((1.0, "B/s"));
+    format!("{} {unit}", number(bytes_per_second / scale))
+}
+
 /// Runs as the API lists them (`GET /api/runs`), as CSV: one row per run with its id,
 /// status, labels (`label:NAME`), variables, overall time, energy, failure chance and error,
 /// the rows in the order of their label columns, then their variable columns, left to right
@@ -206,6 +232,17 @@ pub fn processes_csv(processes: &[hetsim_simulator::ProcessResult]) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn durations_and_rates_take_the_unit_that_suits_them() {
+        assert_eq!(duration(8519.17), "8519.17 s");
+        assert_eq!(duration(0.595696), "595.696 ms");
+        assert_eq!(duration(2.5e-6), "2.5 µs");
+        assert_eq!(duration(4e-9), "4 ns");
+        assert_eq!(duration(0.0), "0 s");
+        assert_eq!(byte_rate(12.3e9), "12.3 GB/s");
+        assert_eq!(byte_rate(512.0), "512 B/s");
+    }
 
     #[test]
     fn numbers_keep_six_significant_digits() {

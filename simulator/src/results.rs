@@ -35,6 +35,7 @@ pub struct NodeResult {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SpanKind {
     Compute,
@@ -49,10 +50,15 @@ pub enum SpanKind {
 
 /// One interval of one process's time line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Span {
+    /// The process: its index in the run's processes.
+    #[cfg_attr(feature = "openapi", schema(value_type = u64))]
     pub pid: Pid,
     pub kind: SpanKind,
+    /// When it began [s].
     pub start: f64,
+    /// When it ended [s].
     pub end: f64,
     /// The half-width of a compute's error bar, where its model states one [s].
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -59,13 +59,17 @@ fn shown(limit: Option<u64>) -> String {
     limit.map_or_else(|| "unlimited".to_owned(), |n| n.to_string())
 }
 
-/// The connections served at once: `configured`, lowered to leave [`FILE_HEADROOM`] of
-/// `open_files` (`None`: unlimited) to the rest of the server; at least 1.
-pub fn connection_limit(configured: usize, open_files: Option<u64>) -> usize {
-    let fits = open_files.map_or(usize::MAX, |n| {
-        usize::try_from(n.saturating_sub(FILE_HEADROOM)).unwrap_or(usize::MAX)
+/// The connections served where neither the flag nor the open-file limit bounds them.
+const UNBOUNDED_CONNECTIONS: usize = 1 << 20;
+
+/// The connections served at once: `configured` (`None`: as many as fit), lowered to leave
+/// [`FILE_HEADROOM`] of `open_files` (`None`: unlimited) to the rest of the server; at
+/// least 1.
+pub fn connection_limit(configured: Option<usize>, open_files: Option<u64>) -> usize {
+    let fits = open_files.map_or(UNBOUNDED_CONNECTIONS, |n| {
+        usize::try_from(n.saturating_sub(FILE_HEADROOM)).unwrap_or(UNBOUNDED_CONNECTIONS)
     });
-    configured.min(fits).max(1)
+    configured.unwrap_or(UNBOUNDED_CONNECTIONS).min(fits).max(1)
 }
 
 /// Answers a connection over the limit with 503 and closes it, without reading its request.
@@ -95,11 +99,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let limit = connection_limit(limits.max_connections, raise_open_files());
-    if limit < limits.max_connections {
-        tracing::warn!(
-            "serving at most {limit} connections, not {}: the open-file limit leaves no more",
-            limits.max_connections
-        );
+    match limits.max_connections {
+        Some(asked) if limit < asked => tracing::warn!(
+            "serving at most {limit} connections, not {asked}: the open-file limit leaves no more"
+        ),
+        _ => tracing::info!("serving at most {limit} connections at once"),
     }
     let slots = Arc::new(Semaphore::new(limit));
     let mut builder = Builder::new(TokioExecutor::new());
@@ -149,10 +153,13 @@ mod tests {
 
     #[test]
     fn the_connection_limit_leaves_room_for_the_rest_of_the_server() {
-        assert_eq!(connection_limit(1024, Some(1024)), 1024 - 128);
-        assert_eq!(connection_limit(1024, Some(1_048_576)), 1024);
-        assert_eq!(connection_limit(1024, None), 1024);
-        assert_eq!(connection_limit(1024, Some(100)), 1);
-        assert_eq!(connection_limit(0, None), 1);
+        assert_eq!(connection_limit(Some(1024), Some(1024)), 1024 - 128);
+        assert_eq!(connection_limit(Some(1024), Some(1_048_576)), 1024);
+        assert_eq!(connection_limit(Some(1024), None), 1024);
+        assert_eq!(connection_limit(Some(1024), Some(100)), 1);
+        assert_eq!(connection_limit(Some(0), None), 1);
+        // Not configured: the descriptor budget decides.
+        assert_eq!(connection_limit(None, Some(20_000)), 20_000 - 128);
+        assert_eq!(connection_limit(None, None), UNBOUNDED_CONNECTIONS);
     }
 }

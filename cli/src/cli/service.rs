@@ -279,7 +279,8 @@ pub struct SubmitArgs {
     /// NAME=VALUE (a sweep takes NAME=V1,V2,…).
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
-    /// Wait for the run or sweep to finish, with a progress bar, and print the result.
+    /// Wait for the run or sweep to finish, with a progress bar, and print the result; exit 1
+    /// unless every run ended `done` (submit and sweep alike).
     #[arg(long)]
     pub wait: bool,
     #[arg(long)]
@@ -344,9 +345,9 @@ pub struct LimitFlags {
     #[arg(long, default_value_t = ServiceLimits::default().max_script_bytes)]
     pub max_script_bytes: usize,
     /// Simultaneous connections (lowered to what the open-file limit allows); further ones are
-    /// answered 503 at once.
-    #[arg(long, default_value_t = ServiceLimits::default().max_connections)]
-    pub max_connections: usize,
+    /// answered 503 at once. Default: as many as the open-file limit allows, less 128.
+    #[arg(long)]
+    pub max_connections: Option<usize>,
     /// Seconds a client may take to send a request's headers.
     #[arg(long, default_value_t = ServiceLimits::default().header_timeout_seconds)]
     pub header_timeout_seconds: u64,

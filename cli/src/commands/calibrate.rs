@@ -127,7 +127,20 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     }
     let teg = match &teg_inputs {
         Some((path, inputs)) => {
-            let (fit, text) = inputs.fit_file(&m)?;
+            let spinner = crate::progress::stages();
+            let progress = |points: usize, least: f64| {
+                if let Some(spinner) = &spinner {
+                    spinner.set_message(format!(
+                        "fitting TEG: {points} points scored, least MAPE {:.2} %",
+                        least * 100.0
+                    ));
+                }
+            };
+            let fitted = inputs.fit_file(&m, &progress);
+            if let Some(spinner) = &spinner {
+                spinner.finish_and_clear();
+            }
+            let (fit, text) = fitted?;
             write(path, &text)?;
             Some(fit)
         }

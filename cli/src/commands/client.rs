@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use hetsim_service::table::{number, scalar};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde_json::Value;
 
 use crate::cli::{
@@ -169,18 +169,59 @@ fn submission(args: &SubmitArgs, sweep: bool) -> Result<Value> {
     Ok(Value::Object(body))
 }
 
+/// A bar of `len` steps of `what`, hidden where stderr is not a terminal.
 fn bar(len: u64, what: &str) -> ProgressBar {
-    ProgressBar::new(len).with_style(
-        ProgressStyle::with_template(&format!(
-            "{{elapsed_precise}} [{{bar:30}}] {{pos}}/{{len}} {what} {{msg}}"
-        ))
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    )
+    crate::progress::bar(len, &format!("{{pos}}/{{len}} {what} {{msg}}")).unwrap_or_else(ProgressBar::hidden)
 }
 
-async fn wait_run(client: &Client, id: &str) -> Result<Value> {
+/// How long `--wait` watches a submission no worker takes before saying so (it waits on).
+const UNTAKEN_WARNING: Duration = Duration::from_secs(30);
+
+/// Says once, on stderr, that nothing of `what` has been taken from `queue` after
+/// [`UNTAKEN_WARNING`]: a queue nobody consumes otherwise looks like a hang.
+struct Untaken<'a> {
+    since: std::time::Instant,
+    warned: bool,
+    what: String,
+    queue: &'a str,
+}
+
+impl<'a> Untaken<'a> {
+    fn new(what: String, queue: &'a str) -> Self {
+        Untaken {
+            since: std::time::Instant::now(),
+            warned: false,
+            what,
+            queue,
+        }
+    }
+
+    fn check(&mut self, untaken: bool, progress: &ProgressBar) {
+        if untaken && !self.warned && self.since.elapsed() >= UNTAKEN_WARNING {
+            self.warned = true;
+            progress.suspend(|| {
+                eprintln!(
+                    "{} is still queued after {} s: no worker has taken it. Is one consuming \
+                     queue `{}` (`hetsim worker --queue {}`, or `hetsim serve --workers N`)? \
+                     Still waiting; Ctrl-C stops waiting, not the {}.",
+                    self.what,
+                    UNTAKEN_WARNING.as_secs(),
+                    self.queue,
+                    self.queue,
+                    if self.what.starts_with("sweep") {
+                        "sweep"
+                    } else {
+                        "run"
+                    },
+                )
+            });
+        }
+    }
+}
+
+async fn wait_run(client: &Client, id: &str, queue: &str) -> Result<Value> {
     let spinner = bar(1, "run");
+    let mut untaken = Untaken::new(format!("run {id}"), queue);
     loop {
         let run = client
             .get(&format!("/api/runs/{id}"))
@@ -188,6 +229,7 @@ async fn wait_run(client: &Client, id: &str) -> Result<Value> {
             .ok_or_else(|| anyhow!("run {id} vanished"))?;
         let status = run["status"].as_str().unwrap_or("").to_owned();
         spinner.set_message(status.clone());
+        untaken.check(status == "queued", &spinner);
         if RunStatus::parse(&status).is_some_and(RunStatus::is_final) {
             spinner.finish_and_clear();
             return Ok(run);
@@ -196,8 +238,9 @@ async fn wait_run(client: &Client, id: &str) -> Result<Value> {
     }
 }
 
-async fn wait_sweep(client: &Client, id: &str) -> Result<Value> {
+async fn wait_sweep(client: &Client, id: &str, queue: &str) -> Result<Value> {
     let mut progress: Option<ProgressBar> = None;
+    let mut untaken = Untaken::new(format!("sweep {id}"), queue);
     loop {
         let sweep = client
             .get(&format!("/api/sweeps/{id}"))
@@ -212,6 +255,7 @@ async fn wait_sweep(client: &Client, id: &str) -> Result<Value> {
         let p = progress.get_or_insert_with(|| bar(total, "runs"));
         p.set_position(finished);
         p.set_message(format!("({} failed)", sweep["failed"]));
+        untaken.check(sweep["queued"].as_u64() == Some(total), p);
         if finished == total {
             p.finish_and_clear();
             return Ok(sweep);
@@ -260,7 +304,7 @@ pub async fn submit(args: SubmitArgs, sweep: bool) -> Result<()> {
         return Ok(());
     }
     if sweep {
-        let summary = wait_sweep(&client, &id).await?;
+        let summary = wait_sweep(&client, &id, &args.queue).await?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&summary)?);
         } else {
@@ -269,15 +313,31 @@ pub async fn submit(args: SubmitArgs, sweep: bool) -> Result<()> {
                 summary["total"], summary["done"], summary["failed"], summary["cancelled"]
             );
         }
+        if summary["done"] != summary["total"] {
+            bail!(
+                "sweep {id}: {} of {} runs did not finish done ({} failed, {} cancelled)",
+                summary["total"]
+                    .as_u64()
+                    .unwrap_or(0)
+                    .saturating_sub(summary["done"].as_u64().unwrap_or(0)),
+                summary["total"],
+                summary["failed"],
+                summary["cancelled"]
+            );
+        }
     } else {
-        let run = wait_run(&client, &id).await?;
+        let run = wait_run(&client, &id, &args.queue).await?;
         if args.json {
             println!("{}", serde_json::to_string_pretty(&run)?);
         } else {
             print_run(&run);
         }
-        if run["status"] == "failed" {
-            bail!("run {id} failed: {}", run["error"].as_str().unwrap_or(""));
+        if run["status"] != "done" {
+            bail!(
+                "run {id} {}: {}",
+                run["status"].as_str().unwrap_or("?"),
+                run["error"].as_str().unwrap_or("")
+            );
         }
     }
     Ok(())

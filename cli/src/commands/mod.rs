@@ -4,6 +4,7 @@ mod calibrate;
 mod client;
 mod components;
 mod kernel;
+mod local_sweep;
 mod model;
 mod run;
 mod serve;

@@ -7,13 +7,24 @@ use hetsim_lab::validate::{coverage, table, validate, write_report};
 use crate::cli::ValidateArgs;
 
 pub fn run(args: ValidateArgs) -> Result<()> {
+    let spinner = crate::progress::stages();
+    let stage = |name: &str| {
+        if let Some(spinner) = &spinner {
+            spinner.set_message(format!("validating: {name}"));
+        }
+    };
     let v = validate(
         &args.data,
         &args.app,
         &args.system,
         args.gpu.as_deref(),
         args.held_out,
-    )?;
+        &stage,
+    );
+    if let Some(spinner) = &spinner {
+        spinner.finish_and_clear();
+    }
+    let v = v?;
     if let Some(path) = &args.report {
         write_report(&v, path)?;
     }

@@ -231,9 +231,25 @@ pub fn runs_of(port: u16, sweep: &str) -> Vec<serde_json::Value> {
     .clone()
 }
 
+/// Held exclusively while every broker connection is being closed, and shared by a test that
+/// asserts the broker answers a health check: the close reaches every test's connections, the
+/// health check's own included, so the two must not overlap (they did, and CI failed 503 ≠ 200).
+static BROKER_CLOSES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// `GET /api/health`'s status, asked while no test closes every broker connection.
+pub fn health_with_broker_left_open(port: u16) -> u16 {
+    let _open = BROKER_CLOSES
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    http(port, "GET", "/api/health", "", None).0
+}
+
 /// Has RabbitMQ close every client connection (`rabbitmqctl close_all_connections`), every
 /// test's alike, giving `reason`.
 pub fn close_every_broker_connection(reason: &str) {
+    let _closing = BROKER_CLOSES
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let closed = Command::new("rabbitmqctl")
         .args(["close_all_connections", &format!("hetsim test: {reason}")])
         .output()

@@ -106,8 +106,28 @@ pub fn http_bytes(port: u16, method: &str, path: &str, body: &[u8], token: Optio
     read_response(stream)
 }
 
+/// `GET path` of an HTML page; returns (status, the raw text after the headers: a chunked
+/// page keeps its chunk-size lines, which a search for a phrase in it does not mind).
+pub fn http_page(port: u16, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    raw_response(stream)
+}
+
 /// Reads an HTTP/1.1 response to its end; returns (status, body).
-pub fn read_response(mut stream: TcpStream) -> (u16, String) {
+pub fn read_response(stream: TcpStream) -> (u16, String) {
+    let (status, body) = raw_response(stream);
+    // Chunked bodies: keep the JSON between the first '{' or '[' and the last '}' or ']'.
+    let body = match (body.find(['{', '[']), body.rfind(['}', ']'])) {
+        (Some(a), Some(b)) if a <= b && !body.starts_with(['{', '[']) => body[a..=b].to_owned(),
+        _ => body,
+    };
+    (status, body)
+}
+
+/// The status and the text after the headers of a response read to its end.
+fn raw_response(mut stream: TcpStream) -> (u16, String) {
     let mut response = Vec::new();
     let _ = stream.read_to_end(&mut response);
     let text = String::from_utf8_lossy(&response).into_owned();
@@ -120,11 +140,6 @@ pub fn read_response(mut stream: TcpStream) -> (u16, String) {
         .split_once("\r\n\r\n")
         .map(|(_, b)| b.to_owned())
         .unwrap_or_default();
-    // Chunked bodies: keep the JSON between the first '{' or '[' and the last '}' or ']'.
-    let body = match (body.find(['{', '[']), body.rfind(['}', ']'])) {
-        (Some(a), Some(b)) if a <= b && !body.starts_with(['{', '[']) => body[a..=b].to_owned(),
-        _ => body,
-    };
     (status, body)
 }
 

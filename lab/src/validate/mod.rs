@@ -310,20 +310,25 @@ fn cross_validation(m: &Measurements, latency_table_fitted_here: bool) -> Result
 /// `system`, and scores the predictions against their targets. `held_out`: nothing of the
 /// system's GPU was fitted on `data` (the H200 entry, carried over from the H100), so the
 /// rows a calibration on `data` would make in-sample are held-out, against the targets for
-/// a GPU never measured (power within 20 %).
+/// a GPU never measured (power within 20 %). `stage` is told each stage as it starts (the
+/// command line draws it; a whole validation takes tens of seconds).
 pub fn validate(
     data: &Path,
     app: &Path,
     system: &Path,
     gpu: Option<&str>,
     held_out: bool,
+    stage: &dyn Fn(&str),
 ) -> Result<Validation> {
+    stage("reading the measurements");
     let m = Measurements::read(data)?;
     let sim = Simulator::load(app, system, gpu)?;
     let fitted = if held_out { Basis::HeldOut } else { Basis::InSample };
     let power_target = if held_out { 0.20 } else { 0.10 };
+    stage("kernels: the sweep and the occupancy points");
     let sweep = kernel_points(&sim, &m, "sweep")?;
     let occupancy = kernel_points(&sim, &m, "occupancy")?;
+    stage("transfers and power");
     let transfers = transfer_points(&sim, &m)?;
     let power = power_points(&sim, &m)?;
     let points = |v: &[(KernelKey, Point)]| v.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>();
@@ -344,6 +349,7 @@ pub fn validate(
             0.25,
         ),
     ];
+    stage("TEG");
     let teg_gpu = sim.gpu()?;
     checks.extend(teg::saxpy2_checks(&m, teg_gpu, fitted)?);
     let heldout = teg::heldout_points(&m, teg_gpu)?;
@@ -386,10 +392,13 @@ pub fn validate(
     let sets = BenchSet::in_folder(data)?;
     let mut family_checks = Vec::new();
     for set in &sets {
+        stage(&format!("kernel families of {}", set.path.display()));
         family_checks.extend(families::checks(set, &families::predict(set, gpu)?));
         family_checks.extend(power::checks(set, gpu)?);
     }
+    stage("gpu-queueing refitted without each kernel family");
     let refit = refit::checks(&m, &sets)?;
+    stage("cross-validation");
     let (cross_validation, held_out_coverage) = cross_validation(&m, !held_out)?;
     let all_copies = |memory: &'static str| {
         transfers

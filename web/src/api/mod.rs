@@ -10,6 +10,7 @@ mod docs_page;
 mod library;
 mod openapi;
 mod runs;
+mod trace_schema;
 
 pub use openapi::document;
 

@@ -244,6 +244,31 @@ mod tests {
         }
     }
 
+    /// The trace route documents both of its shapes: the stored spans (derived from
+    /// `hetsim_simulator::Span`) and the Chrome trace.
+    #[test]
+    fn the_trace_route_gives_the_schemas_of_its_two_shapes() {
+        let doc = serde_json::to_value(super::document()).expect("the document serializes");
+        let ok = &doc["paths"]["/api/runs/{id}/trace"]["get"]["responses"]["200"];
+        let body = &ok["content"]["application/json"]["schema"];
+        assert_eq!(body["$ref"], "#/components/schemas/TraceDocument", "{ok}");
+        let schemas = &doc["components"]["schemas"];
+        let shapes = schemas["TraceDocument"]["oneOf"].as_array().expect("oneOf");
+        assert_eq!(shapes[0]["items"]["$ref"], "#/components/schemas/Span");
+        assert_eq!(shapes[1]["$ref"], "#/components/schemas/ChromeTrace");
+        let span_required: Vec<&str> = schemas["Span"]["required"]
+            .as_array()
+            .expect("Span's required fields")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(span_required, ["pid", "kind", "start", "end", "detail"]);
+        assert!(schemas["SpanKind"]["enum"]
+            .as_array()
+            .is_some_and(|k| k.contains(&"collective".into())));
+        assert!(schemas["ChromeTrace"]["properties"]["traceEvents"].is_object());
+    }
+
     /// The schemas of components, attribute values and run variables are derived from the
     /// domain types themselves (hetsim-system's `ComponentSpec` and `Variable`,
     /// hetsim-models' `Scalar`), so they read what those types write.

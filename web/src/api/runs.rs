@@ -153,7 +153,7 @@ pub struct TraceQuery {
 #[utoipa::path(get, path = "/api/runs/{id}/trace", tag = "runs",
     params(("id" = String, Path, description = "The run's id"), TraceQuery),
     responses(
-        (status = 200, description = "The spans; or a Chrome trace {traceEvents, displayTimeUnit, otherData}", body = Object),
+        (status = 200, description = "The spans; or a Chrome trace {traceEvents, displayTimeUnit, otherData}", body = super::trace_schema::TraceDocument),
         (status = 404, description = "No such run, or the run stored no trace (the message says which)", body = crate::error::ErrorBody),
         (status = 409, description = "The run has no result yet", body = crate::error::ErrorBody),
     ))]

@@ -277,6 +277,11 @@ fn variable_row(row: &VariableRow) -> Markup {
                 @if let Some(input) = input {
                     input type="hidden" name="var_name" value=(input.name);
                     code { (input.name) } @if required { " " span.badge title="the app cannot run without it" { "required" } }
+                    @if let Some(original) = &input.looks_like {
+                        " " span.badge.warning title={ "the app defines " (original) "; this name is read on line " (input.line.unwrap_or(0)) " but defined nowhere" } {
+                            "misspelt " (original) "?"
+                        }
+                    }
                 } @else {
                     input name="var_name" value=(row.name) aria-label="variable name";
                 }
