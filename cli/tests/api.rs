@@ -599,3 +599,26 @@ fn a_misspelt_variable_is_flagged_by_the_inputs_route_and_launch() {
     assert_eq!(status, 200);
     assert!(page.contains("misspelt gradBytes?"), "{page}");
 }
+
+/// A stored system runs on a worker that has none of the client's files: a kernel listing
+/// named by a file is refused when the system is stored, not at every launch after.
+#[test]
+fn a_system_whose_kernel_listing_is_a_file_is_refused_when_stored() {
+    let (_server, port) = embedded_server(&[]);
+    let system = r#"[[node]]\nid = \"a\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\nlabels = { P = 1 }\n\n[[kernel]]\nname = \"saxpy2\"\nsass = \"saxpy2.sass\"\nparams = [\"n\"]\n"#;
+    let (status, body) = http(
+        port,
+        "POST",
+        "/api/systems",
+        &format!(r#"{{"name": "with-file", "body": "{system}"}}"#),
+        None,
+    );
+    assert_eq!(status, 422, "{body}");
+    let body = json(&body);
+    let error = body["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("with-file: kernel `saxpy2`: `sass` names a file (saxpy2.sass)")
+            && error.contains("`listing`"),
+        "{body}"
+    );
+}

@@ -415,6 +415,13 @@ fn the_api_serves_a_runs_trace_in_the_chrome_format() {
         None,
     );
     assert_eq!(status, 200, "{body}");
+    assert!(
+        http_headers(port, &format!("/api/runs/{id}/trace?format=chrome")).contains(&format!(
+            "content-disposition: inline; filename=\"run-{}-trace-chrome.json\"",
+            &id[..8]
+        )),
+        "the download is named"
+    );
     let doc = json(&body);
     assert_eq!(doc["displayTimeUnit"], "ms");
     let events = doc["traceEvents"].as_array().expect("traceEvents");

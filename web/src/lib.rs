@@ -5,12 +5,13 @@
 //! service's limits.
 //!
 //! Modules, lowest first (each uses only those above it): [`url`], [`access`], [`state`],
-//! [`error`], [`extract`], [`auth`], [`api`], [`ui`], [`serve`]; the crate root assembles the
-//! router.
+//! [`error`], [`extract`], [`auth`], `download`, [`api`], [`ui`], [`serve`]; the crate root
+//! assembles the router.
 
 pub mod access;
 pub mod api;
 pub mod auth;
+mod download;
 pub mod error;
 pub mod extract;
 mod serve;

@@ -109,15 +109,26 @@ pub fn http_bytes(port: u16, method: &str, path: &str, body: &[u8], token: Optio
 /// `GET path` of an HTML page; returns (status, the raw text after the headers: a chunked
 /// page keeps its chunk-size lines, which a search for a phrase in it does not mind).
 pub fn http_page(port: u16, path: &str) -> (u16, String) {
+    let (status, _, body) = raw_response(get(port, path));
+    (status, body)
+}
+
+/// `GET path`'s response headers, lower-cased names and values as sent.
+pub fn http_headers(port: u16, path: &str) -> String {
+    let (_, headers, _) = raw_response(get(port, path));
+    headers.to_lowercase()
+}
+
+fn get(port: u16, path: &str) -> TcpStream {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).unwrap();
-    raw_response(stream)
+    stream
 }
 
 /// Reads an HTTP/1.1 response to its end; returns (status, body).
 pub fn read_response(stream: TcpStream) -> (u16, String) {
-    let (status, body) = raw_response(stream);
+    let (status, _, body) = raw_response(stream);
     // Chunked bodies: keep the JSON between the first '{' or '[' and the last '}' or ']'.
     let body = match (body.find(['{', '[']), body.rfind(['}', ']'])) {
         (Some(a), Some(b)) if a <= b && !body.starts_with(['{', '[']) => body[a..=b].to_owned(),
@@ -126,8 +137,8 @@ pub fn read_response(stream: TcpStream) -> (u16, String) {
     (status, body)
 }
 
-/// The status and the text after the headers of a response read to its end.
-fn raw_response(mut stream: TcpStream) -> (u16, String) {
+/// The status, the headers and the text after them of a response read to its end.
+fn raw_response(mut stream: TcpStream) -> (u16, String, String) {
     let mut response = Vec::new();
     let _ = stream.read_to_end(&mut response);
     let text = String::from_utf8_lossy(&response).into_owned();
@@ -136,11 +147,8 @@ fn raw_response(mut stream: TcpStream) -> (u16, String) {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    let (headers, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (status, headers.to_owned(), body.to_owned())
 }
 
 pub fn json(text: &str) -> serde_json::Value {

@@ -92,7 +92,7 @@ impl Library {
         match self {
             Library::Apps | Library::Models => hetsim_scripting::check_app(&item.body, &item.name),
             Library::Systems => hetsim_system::SystemFile::parse(&item.body, &item.name)
-                .map(|_| ())
+                .and_then(|file| readable_by_a_server(&file, &item.name))
                 .map_err(ScriptError::from),
         }
         .map_err(Refused::Body)
@@ -103,6 +103,25 @@ impl Library {
             Library::Models | Library::Apps => "source",
             Library::Systems => "definition",
         }
+    }
+}
+
+/// A stored system runs on whichever worker takes it, which has no file of the client's: a
+/// kernel whose listing is a file (`sass`), not inline (`listing`), could never run, so it is
+/// refused when stored rather than at every launch.
+fn readable_by_a_server(
+    file: &hetsim_system::SystemFile,
+    origin: &str,
+) -> std::result::Result<(), hetsim_system::SystemError> {
+    match file.kernels.iter().find(|k| k.sass.is_some()) {
+        None => Ok(()),
+        Some(kernel) => Err(hetsim_system::SystemError::new(format!(
+            "kernel `{}`: `sass` names a file ({}), which the server cannot read: give the listing's text as \
+             `listing` (`hetsim submit` and `hetsim catalog put systems` inline it from a file)",
+            kernel.name,
+            kernel.sass.as_deref().unwrap_or_default()
+        ))
+        .in_file(origin)),
     }
 }
 

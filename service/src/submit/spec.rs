@@ -313,13 +313,20 @@ async fn app(store: &Store, sub: &Submission) -> SpecResult<String> {
 /// The submitted system, made self-contained with the database's components and models,
 /// and checked: returns its JSON and the resolved system.
 async fn system(store: &Store, sub: &Submission) -> SpecResult<(String, System)> {
-    let file = match given("system", &sub.system, &sub.system_id, &sub.system_name)? {
-        Given::Inline(Value::String(text)) => SystemFile::parse(text, "system"),
-        Given::Inline(object @ Value::Object(_)) => SystemFile::from_value(object.clone(), "system"),
-        Given::Inline(_) => Err(SystemError::new("expected TOML text or a JSON object").in_file("system")),
+    // Messages name a stored system by its key (`stored system lab: kernel …`): the Launch
+    // page says the field beside the message, and `system: system: …` told nothing.
+    let given = given("system", &sub.system, &sub.system_id, &sub.system_name)?;
+    let origin = match &given {
+        Given::Stored(StoredKey::Id(key) | StoredKey::Name(key)) => format!("stored system {key}"),
+        Given::Inline(_) => "system".to_owned(),
+    };
+    let file = match given {
+        Given::Inline(Value::String(text)) => SystemFile::parse(text, &origin),
+        Given::Inline(object @ Value::Object(_)) => SystemFile::from_value(object.clone(), &origin),
+        Given::Inline(_) => Err(SystemError::new("expected TOML text or a JSON object").in_file(&origin)),
         Given::Stored(key) => SystemFile::parse(
             &stored_text(store, Library::Systems, key, "system", "system").await?,
-            "system",
+            &origin,
         ),
     }
     .map_err(|e| SpecError::invalid("system", e))?;
@@ -338,7 +345,7 @@ async fn system(store: &Store, sub: &Submission) -> SpecResult<(String, System)>
     let file = file.inline(|n| components.get(n).cloned(), |n| models.get(n).cloned());
     let json = serde_json::to_string(&file).map_err(|e| SpecError::invalid("system", e.to_string()))?;
     let resolved = file
-        .resolve("system", None)
+        .resolve(&origin, None)
         .map_err(|e| SpecError::invalid("system", e))?;
     Ok((json, resolved))
 }

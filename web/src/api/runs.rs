@@ -1,8 +1,8 @@
 //! Submitting, reading, cancelling and deleting runs and sweeps.
 
 use axum::extract::State;
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -10,6 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::openapi::{BodyErrors, NotFound};
 use crate::access::Identity;
+use crate::download::{self, Disposition};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, Params, Path};
 use crate::state::AppState;
@@ -161,7 +162,7 @@ pub async fn trace(
     State(s): State<AppState>,
     Path(id): Path<String>,
     Params(q): Params<TraceQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Response> {
     let out = output(&s, &id).await?;
     let Some(text) = out.trace else {
         return Err(ApiError::NotFound {
@@ -170,8 +171,9 @@ pub async fn trace(
         });
     };
     let spans: Value = serde_json::from_str(&text).map_err(|e| ApiError::Internal(e.into()))?;
-    match q.format.unwrap_or_default() {
-        TraceFormat::Native => Ok(Json(spans)),
+    let format = q.format.unwrap_or_default();
+    let document = match format {
+        TraceFormat::Native => spans,
         TraceFormat::Chrome => {
             let overall_time = s
                 .store
@@ -183,9 +185,19 @@ pub async fn trace(
             let processes = s.store.all_processes(&id).await?;
             let count = processes.len();
             let run = RunTrace::stored(overall_time, count, processes, &spans, out.trace_dropped)?;
-            Ok(Json(chrome(&run)))
+            chrome(&run)
         }
-    }
+    };
+    let name = match format {
+        TraceFormat::Native => format!("run-{}-trace.json", short(&id)),
+        TraceFormat::Chrome => format!("run-{}-trace-chrome.json", short(&id)),
+    };
+    Ok(download::file(
+        &name,
+        "application/json",
+        Disposition::Inline,
+        Json(document),
+    ))
 }
 
 /// The query of `GET /api/runs/{id}/processes`.
@@ -241,8 +253,20 @@ pub async fn processes(
         NotFound,
         (status = 409, description = "The run has no result yet", body = crate::error::ErrorBody),
     ))]
-pub async fn log(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<String> {
-    Ok(output(&s, &id).await?.log)
+pub async fn log(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
+    let log = output(&s, &id).await?.log;
+    let name = format!("run-{}-log.txt", short(&id));
+    Ok(download::file(
+        &name,
+        "text/plain; charset=utf-8",
+        Disposition::Inline,
+        log,
+    ))
+}
+
+/// The first 8 characters of an id, as file names and tables show it.
+fn short(id: &str) -> String {
+    id.chars().take(8).collect()
 }
 
 /// A sweep: how many of its runs are in each status, and their ids.
@@ -301,18 +325,8 @@ pub async fn sweep_csv(State(s): State<AppState>, Path(id): Path<String>) -> Api
         .iter()
         .filter_map(|r| serde_json::to_value(r).ok())
         .collect();
-    let name = format!("sweep-{}.csv", id.chars().take(8).collect::<String>());
-    Ok((
-        [
-            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{name}\""),
-            ),
-        ],
-        hetsim_service::table::runs_csv(&runs),
-    )
-        .into_response())
+    let name = format!("sweep-{}.csv", short(&id));
+    Ok(download::csv(&name, hetsim_service::table::runs_csv(&runs)))
 }
 
 /// Cancels a run: 202 once it is cancelled (a worker running it stops within a second),

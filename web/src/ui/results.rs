@@ -2,8 +2,6 @@
 //! log, with downloads.
 
 use axum::extract::{Path, State};
-use axum::http::header;
-use axum::response::IntoResponse;
 use maud::{html, Markup, PreEscaped};
 use serde_json::Value;
 
@@ -265,27 +263,13 @@ fn timeline_svg(result: &Value, trace: &str, page: &ProcessPage, dropped: u64) -
         .ok()
 }
 
-fn csv_download(name: &str, body: String) -> axum::response::Response {
-    (
-        [
-            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{name}\""),
-            ),
-        ],
-        body,
-    )
-        .into_response()
-}
-
 pub async fn run_csv(
     State(s): State<AppState>,
     Path(id): Path<String>,
 ) -> PageResult<axum::response::Response> {
     let run = run_record(&s, &id).await?;
     let processes = s.store.all_processes(&id).await?;
-    Ok(csv_download(
+    Ok(crate::download::csv(
         &format!("run-{}-processes.csv", short(&run.id)),
         hetsim_service::table::processes_csv(&processes),
     ))
