@@ -21,7 +21,8 @@ pub enum Problem {
     Attribute { name: String, why: &'static str },
     #[error("schema version {0:?} is not one this reader knows (0.0.4, 1.0.x)")]
     Version(String),
-    #[error("a message of {0} bytes (at most {max} are read)", max = crate::reader::MAX_MESSAGE)]
+    /// A length prefix above the reader's limit (256 MiB), taken for corruption.
+    #[error("a message of {0} bytes (over the 256 MiB a message may have: a corrupted length?)")]
     TooLong(u64),
     #[error("{0}")]
     Files(String),
