@@ -2,7 +2,10 @@
 //!
 //! - COMP: a compute of the policy's time (GPU) or a sleep of the recorded time (CPU op);
 //! - COMM_COLL: hetsim's plan of the collective over the group's members, exactly as a
-//!   script's `sim.<collective>` runs it (crate hetsim-scripting's `Sim::collective`): the
+//!   script's `sim.<collective>` runs it. `comm_size` is read as nccl-tests' size of the
+//!   call (all-reduce, reduce-scatter, broadcast, reduce: a rank's buffer; all-gather: the
+//!   gathered whole; all-to-all: what a rank sends in all, `comm_size / n` to each peer;
+//!   gather and scatter: one rank's share) (crate hetsim-scripting's `Sim::collective`): the
 //!   run's algorithm (NCCL's choice by default, its pipeline from the system's fabric), the
 //!   same steps, sends tracked where the plan flushes;
 //! - COMM_SEND: a message of `comm_size` bytes to `comm_dst`'s communication stream,
@@ -169,7 +172,21 @@ fn collective(context: &Context, rank: usize, node: &TraceNode) -> Result<VecDeq
             a.pg_name.as_deref().unwrap_or("")
         )
     })?;
+    if ranks.len() < 2 {
+        // Nothing to exchange (a one-rank trace cut from a larger job, say): no time.
+        return Ok([Action::Mark(format!(
+            "{collective} alone, {bytes} bytes (node {})",
+            node.id
+        ))]
+        .into());
+    }
     let members: Vec<Pid> = ranks.iter().map(|&r| context.comm_pids[r]).collect();
+    // comm_size is nccl-tests' size of the call; `sim.alltoall` takes what a member sends
+    // each other one.
+    let bytes = match collective {
+        Collective::Alltoall => bytes / ranks.len() as f64,
+        _ => bytes,
+    };
     let call = format!("{collective}");
     let (steps, how) = match nccl::choice(&rhai::Map::new(), context.algorithm, collective, &call)? {
         Choice::Plain(algorithm) => (

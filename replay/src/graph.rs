@@ -45,8 +45,9 @@ impl Graph {
         &self.targets[self.starts[node] as usize..self.starts[node + 1] as usize]
     }
 
-    /// The graph of `nodes` (in any order).
-    pub fn build(mut nodes: Vec<TraceNode>) -> Result<Self, GraphError> {
+    /// The graph of `nodes` (in any order); `follow_ctrl` false ignores control
+    /// dependencies altogether (Chakra's own feeder's reading).
+    pub fn build(mut nodes: Vec<TraceNode>, follow_ctrl: bool) -> Result<Self, GraphError> {
         nodes.sort_by_key(|n| n.id);
         if let Some(w) = nodes.windows(2).find(|w| w[0].id == w[1].id) {
             return Err(GraphError::Duplicate(w[0].id));
@@ -77,10 +78,14 @@ impl Graph {
             if d.binary_search(&(i as u32)).is_ok() {
                 return Err(GraphError::Cycle(vec![node.id]));
             }
-            let mut c = resolve(&node.ctrl_deps);
+            let mut c = if follow_ctrl {
+                resolve(&node.ctrl_deps)
+            } else {
+                Vec::new()
+            };
             c.retain(|&x| x != i as u32 && d.binary_search(&x).is_err());
             // A control dependency on itself can never be met: dropped.
-            dropped_ctrl += u64::from(node.ctrl_deps.contains(&node.id));
+            dropped_ctrl += u64::from(follow_ctrl && node.ctrl_deps.contains(&node.id));
             data.push(d);
             ctrl.push(c);
         }
@@ -221,11 +226,14 @@ mod tests {
     #[test]
     fn a_control_cycle_is_broken_at_the_lowest_id_whose_data_is_done() {
         // 3317 (CPU op) waits on its kernel 3318 by control; 3318 waits on 3317 by data.
-        let g = Graph::build(vec![
-            n(3318, &[3317], &[3316]),
-            n(3317, &[], &[3318]),
-            n(3316, &[], &[]),
-        ])
+        let g = Graph::build(
+            vec![
+                n(3318, &[3317], &[3316]),
+                n(3317, &[], &[3318]),
+                n(3316, &[], &[]),
+            ],
+            true,
+        )
         .expect("runs");
         assert_eq!(g.dropped_ctrl, 1);
         assert_eq!(g.in_degree, [0, 0, 2]);
@@ -235,20 +243,21 @@ mod tests {
 
     #[test]
     fn missing_ids_are_counted_and_self_control_dropped() {
-        let g = Graph::build(vec![n(1, &[99], &[1, 98]), n(2, &[1], &[])]).expect("runs");
+        let g = Graph::build(vec![n(1, &[99], &[1, 98]), n(2, &[1], &[])], true).expect("runs");
         assert_eq!(g.missing_deps, 2);
         assert_eq!(g.dropped_ctrl, 1);
         assert_eq!(g.in_degree, [0, 1]);
+        let data_only = Graph::build(vec![n(1, &[99], &[1, 98]), n(2, &[], &[1])], false).expect("runs");
+        assert_eq!((data_only.missing_deps, data_only.dropped_ctrl), (1, 0));
+        assert_eq!(data_only.in_degree, [0, 0]);
     }
 
     #[test]
     fn a_data_cycle_is_an_error_naming_its_nodes() {
-        let e = Graph::build(vec![
-            n(1, &[3], &[]),
-            n(2, &[1], &[]),
-            n(3, &[2], &[]),
-            n(4, &[], &[]),
-        ])
+        let e = Graph::build(
+            vec![n(1, &[3], &[]), n(2, &[1], &[]), n(3, &[2], &[]), n(4, &[], &[])],
+            true,
+        )
         .expect_err("a cycle");
         let GraphError::Cycle(mut ids) = e else {
             panic!("{e:?}")
@@ -256,7 +265,7 @@ mod tests {
         ids.sort();
         assert_eq!(ids, [1, 2, 3]);
         assert_eq!(
-            Graph::build(vec![n(5, &[], &[]), n(5, &[], &[])]).expect_err("twice"),
+            Graph::build(vec![n(5, &[], &[]), n(5, &[], &[])], true).expect_err("twice"),
             GraphError::Duplicate(5)
         );
     }

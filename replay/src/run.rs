@@ -38,6 +38,9 @@ pub struct ReplayOptions {
     pub policy_text: String,
     pub groups: Groups,
     pub algorithm: Algorithm,
+    /// Follow control dependencies (breaking the cycles they close); false: data
+    /// dependencies only, as Chakra's feeder reads a trace.
+    pub follow_ctrl: bool,
     pub engine: Options,
 }
 
@@ -49,15 +52,16 @@ impl Default for ReplayOptions {
             policy_text: "replay".to_owned(),
             groups: Groups::default(),
             algorithm: Algorithm::Nccl,
+            follow_ctrl: true,
             engine: Options::default(),
         }
     }
 }
 
 /// Reads rank `rank`'s file into its graph.
-fn graph(file: &Path, rank: usize) -> Result<Graph, ReplayError> {
+fn graph(file: &Path, rank: usize, follow_ctrl: bool) -> Result<Graph, ReplayError> {
     let nodes = RankReader::open(file, rank)?.collect::<Result<Vec<_>, _>>()?;
-    Graph::build(nodes).map_err(|e| match e {
+    Graph::build(nodes, follow_ctrl).map_err(|e| match e {
         GraphError::Duplicate(id) => ReplayError::Duplicate {
             file: file.to_owned(),
             rank,
@@ -94,7 +98,7 @@ pub fn replay(
     let graphs = files
         .iter()
         .enumerate()
-        .map(|(rank, file)| graph(file, rank))
+        .map(|(rank, file)| graph(file, rank, options.follow_ctrl))
         .collect::<Result<Vec<_>, _>>()?;
     let n = graphs.len();
     let platform = platform(system)?;

@@ -83,7 +83,13 @@ fn a_microbenchmark_collective_replays_to_the_time_of_the_same_call_in_an_app() 
         let ranks: Vec<Vec<TraceNode>> = (0..n).map(|_| vec![coll(0, comm_type, 1048576.0)]).collect();
         let files = write_trace(&format!("{call}{n}"), &ranks);
         let replayed = run(&files, &board);
-        let expected = app_time(&format!("sim.{call}(1048576.0);"), &board, n);
+        // comm_size is nccl-tests' size: all-to-all's is what a rank sends in all.
+        let bytes = if call == "alltoall" {
+            1048576.0 / n as f64
+        } else {
+            1048576.0
+        };
+        let expected = app_time(&format!("sim.{call}({bytes:?});"), &board, n);
         assert!(expected > 1e-6, "{call}: {expected}");
         assert_eq!(replayed.run.results.overall_time, expected, "{call} over {n}");
         for r in &replayed.ranks {
@@ -292,4 +298,74 @@ fn roofline_times_a_kernel_by_the_catalog_gpu_and_loads_cross_the_host_link() {
     // 1 GB over PCIe 5.0 x16 (63 GB/s at most): more than 15 ms, less than a second.
     assert!(r.comm_time > 1e9 / 64e9 && r.comm_time < 1.0, "{r:?}");
     assert_eq!(r.kept_recorded, 0);
+}
+
+#[test]
+fn astra_sims_custom_ring_replays_to_its_critical_path_by_hand() {
+    // The shape of ASTRA-sim's custom_ring_allreduce_8npus_1MB: per rank 14 steps of a
+    // send of 128 KiB to the right neighbour then a receive from the left, a 7 µs
+    // reduction kernel after every odd receive but the last: each step depends on the one
+    // before. By hand: 7 × 7 µs + 14 message times (every GPU sends one message and
+    // receives one at a time, each over its own NVLink: an isolated message's time).
+    let board = system("examples/training-8gpu/system.toml");
+    let message = app_time(
+        r#"if rank == 0 { sim.wait(sim.isend(131072.0, ["GPU", 1])); } else { sim.receive(["GPU", 0]); }"#,
+        &board,
+        2,
+    );
+    let ranks: Vec<Vec<TraceNode>> = (0..8i64)
+        .map(|r| {
+            let mut nodes = Vec::new();
+            let mut last: Option<u64> = None;
+            let mut id = 0;
+            for step in 0..14 {
+                let mut send = p2p(id, NodeKind::CommSend, r, (r + 1) % 8, 0, 131072.0);
+                send.data_deps = last.into_iter().collect();
+                let mut recv = p2p(id + 1, NodeKind::CommRecv, (r + 7) % 8, r, 0, 131072.0);
+                recv.data_deps = vec![id];
+                last = Some(id + 1);
+                nodes.extend([send, recv]);
+                id += 2;
+                if step % 2 == 0 && step < 13 {
+                    nodes.push(comp(id, 7, &[id - 1]));
+                    last = Some(id);
+                    id += 1;
+                }
+            }
+            nodes
+        })
+        .collect();
+    let files = write_trace("custom-ring", &ranks);
+    let report = run(&files, &board);
+    let by_hand = 7.0 * 7e-6 + 14.0 * message;
+    assert!(
+        (report.run.results.overall_time - by_hand).abs() < 1e-12 * by_hand,
+        "{} against {by_hand}",
+        report.run.results.overall_time
+    );
+    for r in &report.ranks {
+        assert_eq!((r.ran, r.gpu_nodes, r.comm_nodes), (35, 7, 28), "{r:?}");
+    }
+}
+
+#[test]
+fn data_dependencies_only_ignores_control_ones() {
+    let board = system("examples/training-8gpu/system.toml");
+    // 2 waits on 1 by control only: followed, they run one after the other (30 µs);
+    // ignored, they run at once on the GPU stream one after the other anyway, so use a
+    // CPU op and a kernel, which may overlap.
+    let mut cpu = node(1, "aten::op", NodeKind::Comp);
+    cpu.attributes.is_cpu_op = true;
+    cpu.duration_micros = 20;
+    let mut kernel = comp(2, 10, &[]);
+    kernel.ctrl_deps = vec![1];
+    let files = write_trace("ctrl", &[vec![cpu, kernel]]);
+    let followed = run(&files, &board);
+    assert!((followed.run.results.overall_time - 30e-6).abs() < 1e-15);
+    let options = ReplayOptions {
+        follow_ctrl: false,
+        ..ReplayOptions::default()
+    };
+    let ignored = replay(&files, &board, &options).expect("replays");
+    assert!((ignored.run.results.overall_time - 20e-6).abs() < 1e-15);
 }

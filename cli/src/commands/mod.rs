@@ -5,6 +5,7 @@ mod client;
 mod components;
 mod kernel;
 mod model;
+mod replay;
 mod run;
 mod serve;
 mod token;
@@ -17,6 +18,7 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::Model(args) => model::run(args),
         Command::Components(args) => components::run(args),
         Command::Calibrate(command) => calibrate::run(command),

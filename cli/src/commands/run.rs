@@ -19,7 +19,7 @@ use crate::input::pair;
 use hetsim_charts::trace::{chrome, RunTrace, TraceFormat};
 use hetsim_lab::files::{read_text, write_file};
 
-fn labels(args: &[String]) -> Result<BTreeMap<String, u64>> {
+pub(super) fn labels(args: &[String]) -> Result<BTreeMap<String, u64>> {
     let mut labels = BTreeMap::new();
     for text in args {
         let (name, count) = pair(text, "--label")?;
@@ -31,7 +31,7 @@ fn labels(args: &[String]) -> Result<BTreeMap<String, u64>> {
     Ok(labels)
 }
 
-fn variables(args: &[String]) -> Result<BTreeMap<String, Variable>> {
+pub(super) fn variables(args: &[String]) -> Result<BTreeMap<String, Variable>> {
     args.iter()
         .map(|text| {
             let (name, value) = pair(text, "--var")?;
@@ -117,7 +117,7 @@ fn progress_bar() -> Option<ProgressBar> {
 
 /// A MERPSYS-like summary: each process's finish time (the first few), finish times per
 /// label, energy per node, overall time, total energy and failure chance.
-fn summary(report: &RunReport) -> String {
+pub(super) fn summary(report: &RunReport) -> String {
     const MAX_PROCESSES: usize = 20;
     let r = &report.results;
     let mut out = String::new();
