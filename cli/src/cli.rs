@@ -204,8 +204,9 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE.toml")]
     pub system: PathBuf,
     /// How compute nodes are timed: replay (recorded durations), roofline (num_ops and
-    /// tensor_size on the rank's catalog GPU) or scale:GPU (recorded durations scaled from
-    /// the catalog GPU the trace was recorded on to the rank's).
+    /// tensor_size on the rank's catalog GPU), scale:GPU (recorded durations scaled from
+    /// the catalog GPU the trace was recorded on to the rank's) or model:FILE.rhai (its
+    /// `fn compute_time(node)`; docs/TRACES.md).
     #[arg(long, default_value = "replay", value_name = "POLICY")]
     pub compute: String,
     /// The label whose r-th process runs rank r.

@@ -87,8 +87,14 @@ pub fn actions(context: &Context, rank: usize, node: &TraceNode) -> Result<(VecD
         _ if a.is_cpu_op => [Action::Sleep(recorded)].into(),
         NodeKind::Metadata => VecDeque::new(),
         NodeKind::Comp => {
-            let (seconds, k) = gpu_time(&context.policy, node, context.peaks[rank].as_ref());
-            kept = k;
+            let seconds = match &context.model {
+                Some(model) => model.time(node, &context.gpus[rank], context.peaks[rank].as_ref())?,
+                None => {
+                    let (seconds, k) = gpu_time(&context.policy, node, context.peaks[rank].as_ref());
+                    kept = k;
+                    seconds
+                }
+            };
             [Action::Compute(seconds)].into()
         }
         NodeKind::CommColl => collective(context, rank, node)?,

@@ -10,6 +10,7 @@ use hetsim_scripting::nccl::Topology;
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{Pid, Placement};
 
+use crate::model::ScriptModel;
 use crate::policy::{Peak, Policy};
 
 /// Sends on their way and receives that took a message for another tag.
@@ -38,6 +39,10 @@ pub struct Context {
     pub policy: Policy,
     /// Per rank: its GPU's peaks (None where its node is no GPU of known peaks).
     pub peaks: Vec<Option<Peak>>,
+    /// Per rank: its node's component name.
+    pub gpus: Vec<String>,
+    /// The compiled `model:FILE.rhai` policy, if it is the policy.
+    pub model: Option<ScriptModel>,
     pub p2p: RefCell<P2p>,
 }
 

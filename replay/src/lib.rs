@@ -13,6 +13,7 @@ pub mod comm;
 pub mod context;
 mod error;
 pub mod graph;
+pub mod model;
 pub mod policy;
 pub mod rank;
 mod report;

@@ -10,6 +10,8 @@
 //!   roofline time on GPU, the catalog GPU the trace was recorded on); where the node has
 //!   neither attribute, the ratio of the two GPUs' peak FLOP/s.
 //!
+//! - `model:FILE.rhai`: the script's `compute_time(node)` (crate::model).
+//!
 //! CPU ops keep their recorded duration under every policy.
 
 use hetsim_chakra::TraceNode;
@@ -24,6 +26,11 @@ pub enum Policy {
     Roofline,
     /// The catalog GPU the trace was recorded on.
     Scale(Peak),
+    /// A Rhai script's `compute_time(node)` (crate::model), its file and source.
+    Model {
+        path: std::path::PathBuf,
+        source: String,
+    },
 }
 
 impl Policy {
@@ -52,11 +59,14 @@ impl Policy {
                     .map(Policy::Scale)
                     .ok_or_else(|| format!("scale:{gpu}: the catalog states no peak FLOP/s for it"))
             }
-            Some(("model", _)) => {
-                Err("--compute model:FILE.rhai is not implemented yet (docs/TRACES.md)".to_owned())
+            Some(("model", file)) => {
+                let path = std::path::PathBuf::from(file);
+                let source =
+                    std::fs::read_to_string(&path).map_err(|e| format!("--compute model:{file}: {e}"))?;
+                Ok(Policy::Model { path, source })
             }
             _ => Err(format!(
-                "--compute {text:?}: expected replay, roofline or scale:GPU"
+                "--compute {text:?}: expected replay, roofline, scale:GPU or model:FILE.rhai"
             )),
         }
     }
@@ -104,7 +114,10 @@ impl Peak {
 pub fn gpu_time(policy: &Policy, node: &TraceNode, peak: Option<&Peak>) -> (f64, bool) {
     let recorded = node.duration_micros as f64 * 1e-6;
     match (policy, peak) {
-        (Policy::Replay, _) | (_, None) => (recorded, !matches!(policy, Policy::Replay)),
+        // A model's time is asked by the caller (crate::model); here it keeps the record.
+        (Policy::Replay | Policy::Model { .. }, _) | (_, None) => {
+            (recorded, !matches!(policy, Policy::Replay))
+        }
         (Policy::Roofline, Some(peak)) => match peak.roofline(node) {
             Some(t) => (t, false),
             None => (recorded, true),

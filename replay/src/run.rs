@@ -23,6 +23,7 @@ use hetsim_system::System;
 use crate::context::{Context, P2p};
 use crate::error::ReplayError;
 use crate::graph::{Graph, GraphError};
+use crate::model::ScriptModel;
 use crate::policy::{Peak, Policy};
 use crate::rank::{length, uncovered, RankState, Stream, STREAMS};
 use crate::report::{RankReport, ReplayReport};
@@ -153,6 +154,16 @@ pub fn replay(
             (c.kind == ComponentKind::Gpu).then(|| Peak::of(c)).flatten()
         })
         .collect();
+    let model = match &options.policy {
+        Policy::Model { path, source } => {
+            Some(ScriptModel::compile(path, source).map_err(ReplayError::Other)?)
+        }
+        _ => None,
+    };
+    let gpus = base
+        .iter()
+        .map(|p| system.nodes[p.node].component.name.clone())
+        .collect();
     let context = Rc::new(Context {
         placements: placements.clone(),
         comm_pids: (n..2 * n).collect(),
@@ -162,6 +173,8 @@ pub fn replay(
         algorithm: options.algorithm,
         policy: options.policy.clone(),
         peaks,
+        gpus,
+        model,
         p2p: RefCell::new(P2p::default()),
     });
     let ranks: Vec<Rc<RefCell<RankState>>> = graphs

@@ -369,3 +369,53 @@ fn data_dependencies_only_ignores_control_ones() {
     let ignored = replay(&files, &board, &options).expect("replays");
     assert!((ignored.run.results.overall_time - 20e-6).abs() < 1e-15);
 }
+
+#[test]
+fn a_rhai_model_times_each_kernel_from_the_node_and_the_gpu() {
+    let board = system("examples/training-8gpu/system.toml");
+    let dir = std::env::temp_dir().join(format!("hetsim-replay-{}-model", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let script = dir.join("model.rhai");
+    std::fs::write(
+        &script,
+        r#"
+        // GEMMs at half the GPU's FP32 peak; anything else twice its recorded time.
+        fn compute_time(node) {
+            if node.name == "gemm" { node.num_ops / (0.5 * node.gpu.peak_flops) } else { 2.0 * node.duration }
+        }
+        "#,
+    )
+    .expect("writes");
+    let mut gemm = comp(1, 999, &[]);
+    gemm.name = "gemm".to_owned();
+    gemm.attributes.num_ops = Some(1e12);
+    let other = comp(2, 10, &[1]);
+    let files = write_trace("model", &[vec![gemm, other]]);
+    let options = ReplayOptions {
+        policy: Policy::parse(&format!("model:{}", script.display())).expect("reads"),
+        ..ReplayOptions::default()
+    };
+    let report = replay(&files, &board, &options).expect("replays");
+    let peak = 132.0 * 128.0 * 2.0 * 1980e6;
+    let r = &report.ranks[0];
+    assert!((r.compute_time - (2e12 / peak + 20e-6)).abs() < 1e-12, "{r:?}");
+    // A script without compute_time, or returning no number, fails naming the file.
+    std::fs::write(&script, "fn other(x) { 1.0 }").expect("writes");
+    let options = ReplayOptions {
+        policy: Policy::parse(&format!("model:{}", script.display())).expect("reads"),
+        ..ReplayOptions::default()
+    };
+    let e = replay(&files, &board, &options).expect_err("no compute_time");
+    assert!(e.to_string().contains("defines no fn compute_time(node)"), "{e}");
+    std::fs::write(&script, r#"fn compute_time(node) { "soon" }"#).expect("writes");
+    let options = ReplayOptions {
+        policy: Policy::parse(&format!("model:{}", script.display())).expect("reads"),
+        ..ReplayOptions::default()
+    };
+    let e = replay(&files, &board, &options).expect_err("a string");
+    assert!(
+        e.to_string().contains("model.rhai: compute_time returned string"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("rank 0, node 1"), "{e}");
+}
