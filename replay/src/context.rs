@@ -27,6 +27,8 @@ pub struct P2p {
 
 /// The run's shared facts.
 pub struct Context {
+    /// Per rank: its trace file (errors name it).
+    pub files: Vec<std::path::PathBuf>,
     pub placements: Vec<Placement>,
     /// Per rank: its communication stream's pid (whom other ranks send to).
     pub comm_pids: Vec<Pid>,

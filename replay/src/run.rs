@@ -165,6 +165,7 @@ pub fn replay(
         .map(|p| system.nodes[p.node].component.name.clone())
         .collect();
     let context = Rc::new(Context {
+        files: files.to_vec(),
         placements: placements.clone(),
         comm_pids: (n..2 * n).collect(),
         relays: relays.clone(),

@@ -86,7 +86,13 @@ impl StreamProcess {
             .map(|op| &rank.graph.nodes[op.node as usize])
             .map(|n| format!(", node {} ({} {:?})", n.id, n.kind.name(), n.name))
             .unwrap_or_default();
-        Request::Fail(format!("rank {}{node}: {why}", rank.rank))
+        let file = self
+            .context
+            .files
+            .get(rank.rank)
+            .map(|f| format!("{} ", f.display()))
+            .unwrap_or_default();
+        Request::Fail(format!("{file}(rank {}){node}: {why}", rank.rank))
     }
 
     /// Takes in the outcome of the last request; `Some` is a request to make at once (a

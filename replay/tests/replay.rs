@@ -272,7 +272,7 @@ fn bad_traces_fail_naming_the_file_rank_and_nodes() {
         ..ReplayOptions::default()
     };
     let e = replay(&files, &board, &options).expect_err("rank 5 is missing");
-    assert!(e.to_string().contains("node 5"), "{e}");
+    assert!(e.to_string().contains("group.0.et (rank 0), node 5"), "{e}");
     assert!(e.to_string().contains("names rank 5"), "{e}");
 }
 
@@ -417,5 +417,5 @@ fn a_rhai_model_times_each_kernel_from_the_node_and_the_gpu() {
         e.to_string().contains("model.rhai: compute_time returned string"),
         "{e}"
     );
-    assert!(e.to_string().contains("rank 0, node 1"), "{e}");
+    assert!(e.to_string().contains("model.0.et (rank 0), node 1"), "{e}");
 }
