@@ -33,6 +33,15 @@ its count; labels not given keep the system's.\n\
 A variable's type is inferred: integer, else float, else a byte size in bytes (400MB, 4GiB),\n\
 else true/false, else string.")]
     Run(RunArgs),
+    /// Replay a Chakra execution trace (one .et file per rank) on a system model, locally.
+    #[command(
+        after_help = "Example (a data-parallel step of 8 GPUs, written by hetsim's trace writer):\n  \
+hetsim replay examples/traces/dp-step --system examples/training-8gpu/system.toml\n  \
+hetsim replay examples/traces/dp-step --system examples/clusters/hgx-h100.toml --compute roofline --json\n\n\
+TRACE is a .et file (one rank) or a prefix whose PREFIX.N.et files are ranks 0 to n - 1.\n\
+Rank r runs on the r-th process of --label (GPU). docs/TRACES.md tells what is simulated."
+    )]
+    Replay(ReplayArgs),
     /// Evaluate one analytic model and show its intermediate values.
     #[command(
         after_help = "Models: volkov, gmem-throughput, transfer, hong-kim, wang-lou, transit, occupancy.\n\
@@ -189,6 +198,50 @@ pub struct RunArgs {
     /// Sandbox: wall time a script may run between two sim.* calls [s].
     #[arg(long, default_value_t = 1.0)]
     pub max_slice_seconds: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The trace: a .et file, or the prefix of PREFIX.N.et files (plain or gzip).
+    pub trace: PathBuf,
+    /// The system model: nodes, links, components, computational models.
+    #[arg(long, value_name = "FILE.toml")]
+    pub system: PathBuf,
+    /// How compute nodes are timed: replay (recorded durations), roofline (num_ops and
+    /// tensor_size on the rank's catalog GPU), scale:GPU (recorded durations scaled from
+    /// the catalog GPU the trace was recorded on to the rank's) or model:FILE.rhai (its
+    /// `fn compute_time(node)`; docs/TRACES.md).
+    #[arg(long, default_value = "replay", value_name = "POLICY")]
+    pub compute: String,
+    /// The label whose r-th process runs rank r.
+    #[arg(long, default_value = "GPU")]
+    pub label: String,
+    /// ASTRA-sim's communicator groups: {"pg_name": [ranks]} (collectives name theirs by
+    /// pg_name; without a group, a collective spans every rank).
+    #[arg(long, value_name = "FILE.json")]
+    pub groups: Option<PathBuf>,
+    /// A run variable of the system, e.g. `--var boards=4` (repeatable).
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub vars: Vec<String>,
+    /// Follow data dependencies only, as Chakra's feeder does (by default control
+    /// dependencies are followed too, except those that close a cycle).
+    #[arg(long)]
+    pub data_deps_only: bool,
+    /// Algorithm of the collectives: nccl (default), binomial, flat or ring.
+    #[arg(long, default_value = "nccl")]
+    pub algorithm: String,
+    /// Print the report as one JSON object, with a `ranks` array.
+    #[arg(long)]
+    pub json: bool,
+    /// How much the JSON report says (as `hetsim run --detail`).
+    #[arg(long, value_enum, default_value_t)]
+    pub detail: DetailLevel,
+    /// Write the trace of spans as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    pub trace_out: Option<PathBuf>,
+    /// Draw a Gantt chart of the streams as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub timeline: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

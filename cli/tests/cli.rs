@@ -202,41 +202,6 @@ fn components_lists_the_catalog() {
 }
 
 #[test]
-fn run_prints_a_merpsys_summary_and_json() {
-    let mut args = vec![
-        "run",
-        "--app",
-        "examples/gajger/app.rhai",
-        "--system",
-        "examples/gajger/gtx970.toml",
-    ];
-    args.extend(THESIS);
-    let out = hetsim(&args, None);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("Overall time 595.69"), "{text}");
-    // The breakdown the JSON has: a compute's model, a transfer's bytes and bandwidth.
-    assert!(
-        text.contains("computes on gpu: ") && text.contains(" model"),
-        "{text}"
-    );
-    assert!(text.contains("transfers ") && text.contains("achieved"), "{text}");
-    assert!(
-        text.contains("GPU[0] on gpu finished at") && text.contains("Failure chance 0"),
-        "{text}"
-    );
-    args.extend(["--json", "--detail", "processes"]);
-    let o = ok_json(&args);
-    assert!((o["overall_time"].as_f64().unwrap() - 0.5957).abs() < 1e-4);
-    assert_eq!(o["processes"][1]["label"], "GPU");
-    assert_eq!(
-        o["labels"][0]["label"], "CPU",
-        "the summary's rows per label: {o}"
-    );
-    assert!(o["nodes"][1]["energy"].as_f64().unwrap() > 0.0);
-}
-
-#[test]
 fn run_writes_trace_and_timeline() {
     let dir = std::env::temp_dir().join(format!("hetsim-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::fixture::THESIS;
 use common::oneshot::*;
 
 /// `hetsim run` of the master-worker example at scale (one node entry of a million worker
@@ -200,4 +201,39 @@ fn a_local_sweep_runs_the_product_and_prints_its_table() {
         None,
     );
     assert!(failing.contains("1 of 2 runs failed"), "{failing}");
+}
+
+#[test]
+fn run_prints_a_merpsys_summary_and_json() {
+    let mut args = vec![
+        "run",
+        "--app",
+        "examples/gajger/app.rhai",
+        "--system",
+        "examples/gajger/gtx970.toml",
+    ];
+    args.extend(THESIS);
+    let out = hetsim(&args, None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("Overall time 595.69"), "{text}");
+    // The breakdown the JSON has: a compute's model, a transfer's bytes and bandwidth.
+    assert!(
+        text.contains("computes on gpu: ") && text.contains(" model"),
+        "{text}"
+    );
+    assert!(text.contains("transfers ") && text.contains("achieved"), "{text}");
+    assert!(
+        text.contains("GPU[0] on gpu finished at") && text.contains("Failure chance 0"),
+        "{text}"
+    );
+    args.extend(["--json", "--detail", "processes"]);
+    let o = ok_json(&args);
+    assert!((o["overall_time"].as_f64().unwrap() - 0.5957).abs() < 1e-4);
+    assert_eq!(o["processes"][1]["label"], "GPU");
+    assert_eq!(
+        o["labels"][0]["label"], "CPU",
+        "the summary's rows per label: {o}"
+    );
+    assert!(o["nodes"][1]["energy"].as_f64().unwrap() > 0.0);
 }

@@ -6,6 +6,7 @@ mod components;
 mod kernel;
 mod local_sweep;
 mod model;
+mod replay;
 mod run;
 mod serve;
 mod token;
@@ -17,7 +18,9 @@ use crate::cli::{Cli, Command};
 
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Run(args) if local_sweep::asked(&args) => local_sweep::run(&args),
         Command::Run(args) => run::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::Model(args) => model::run(args),
         Command::Components(args) => components::run(args),
         Command::Calibrate(command) => calibrate::run(command),

@@ -14,7 +14,6 @@ use hetsim_simulator::{Activity, Options, Progress, ProgressFn};
 use hetsim_system::{load_with, Variable};
 use indicatif::ProgressBar;
 
-use super::local_sweep;
 use crate::cli::RunArgs;
 use crate::input::pair;
 use hetsim_charts::trace::{chrome, RunTrace, TraceFormat};
@@ -42,9 +41,6 @@ pub(super) fn variables(args: &[String]) -> Result<BTreeMap<String, Variable>> {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
-    if local_sweep::asked(&args) {
-        return local_sweep::run(&args);
-    }
     let app = read_text(&args.app)?;
     let algorithm = algorithm(&args.algorithm)?;
     let detail = Detail::from(args.detail);
@@ -133,7 +129,7 @@ fn progress_bar() -> Option<ProgressBar> {
 /// A MERPSYS-like summary: each process's finish time (the first few), finish times per
 /// label, energy per node, the computes and transfers by kind, overall time, total energy
 /// and failure chance. Times take the unit that suits each ([`duration`]).
-fn summary(report: &RunReport) -> String {
+pub(super) fn summary(report: &RunReport) -> String {
     const MAX_ROWS: usize = 20;
     let r = &report.results;
     let mut out = String::new();

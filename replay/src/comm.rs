@@ -1,0 +1,237 @@
+//! What a node asks of the engine, as a list of actions its stream runs in order.
+//!
+//! - COMP: a compute of the policy's time (GPU) or a sleep of the recorded time (CPU op);
+//! - COMM_COLL: hetsim's plan of the collective over the group's members, exactly as a
+//!   script's `sim.<collective>` runs it. `comm_size` is read as nccl-tests' size of the
+//!   call (all-reduce, reduce-scatter, broadcast, reduce: a rank's buffer; all-gather: the
+//!   gathered whole; all-to-all: what a rank sends in all, `comm_size / n` to each peer;
+//!   gather and scatter: one rank's share) (crate hetsim-scripting's `Sim::collective`): the
+//!   run's algorithm (NCCL's choice by default, its pipeline from the system's fabric), the
+//!   same steps, sends tracked where the plan flushes;
+//! - COMM_SEND: a message of `comm_size` bytes to `comm_dst`'s communication stream,
+//!   waited for until delivered; COMM_RECV: the message from `comm_src` with `comm_tag`;
+//! - MEM_LOAD / MEM_STORE: `tensor_size` bytes between the GPU and its host (host to
+//!   device for a load), waited for.
+
+use std::collections::VecDeque;
+
+use hetsim_chakra::proto::comm_type;
+use hetsim_chakra::{NodeKind, TraceNode};
+use hetsim_scripting::nccl::{self, Choice};
+use hetsim_simulator::collectives::{self, Collective, Step};
+use hetsim_simulator::{Direction, Pid};
+
+use crate::context::Context;
+use crate::policy::gpu_time;
+
+/// One thing a stream asks of the engine.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Compute(f64),
+    Sleep(f64),
+    Send {
+        to: Pid,
+        bytes: f64,
+        tracked: bool,
+        direction: Option<Direction>,
+    },
+    Receive(Pid),
+    /// Wait for the op's tracked sends.
+    Flush,
+    /// A point-to-point send: announce its tag, then send and wait.
+    Announce {
+        dst: usize,
+        tag: i64,
+    },
+    /// The receive of the message from rank `src` with `tag`.
+    Tagged {
+        src: usize,
+        tag: i64,
+    },
+    /// Wait until the engine's clock reaches the stream's (an empty wait).
+    Sync,
+    /// Record the collective's span (for traces).
+    Mark(String),
+}
+
+fn collective_of(value: i64) -> Option<Collective> {
+    Some(match value {
+        comm_type::ALL_REDUCE => Collective::Allreduce,
+        comm_type::REDUCE => Collective::Reduce,
+        comm_type::ALL_GATHER => Collective::Allgather,
+        comm_type::GATHER => Collective::Gather,
+        comm_type::SCATTER => Collective::Scatter,
+        comm_type::BROADCAST => Collective::Broadcast,
+        comm_type::ALL_TO_ALL => Collective::Alltoall,
+        comm_type::REDUCE_SCATTER | comm_type::REDUCE_SCATTER_BLOCK => Collective::ReduceScatter,
+        comm_type::BARRIER => Collective::Barrier,
+        _ => return None,
+    })
+}
+
+fn rank_attr(value: Option<i64>, what: &str, ranks: usize) -> Result<usize, String> {
+    let v = value.ok_or_else(|| format!("no `{what}` attribute"))?;
+    usize::try_from(v)
+        .ok()
+        .filter(|&r| r < ranks)
+        .ok_or_else(|| format!("`{what}` {v} is not a rank of the trace (0 to {})", ranks - 1))
+}
+
+/// The actions of `node` on `rank`, and whether the policy kept its recorded time for want
+/// of attributes; an error says what of the node is wrong.
+pub fn actions(context: &Context, rank: usize, node: &TraceNode) -> Result<(VecDeque<Action>, bool), String> {
+    let a = &node.attributes;
+    let recorded = node.duration_micros as f64 * 1e-6;
+    let mut kept = false;
+    let out: VecDeque<Action> = match node.kind {
+        _ if a.is_cpu_op => [Action::Sleep(recorded)].into(),
+        NodeKind::Metadata => VecDeque::new(),
+        NodeKind::Comp => {
+            let seconds = match &context.model {
+                Some(model) => model.time(node, &context.gpus[rank], context.peaks[rank].as_ref())?,
+                None => {
+                    let (seconds, k) = gpu_time(&context.policy, node, context.peaks[rank].as_ref());
+                    kept = k;
+                    seconds
+                }
+            };
+            [Action::Compute(seconds)].into()
+        }
+        NodeKind::CommColl => collective(context, rank, node)?,
+        NodeKind::CommSend => {
+            let dst = rank_attr(a.comm_dst, "comm_dst", context.ranks())?;
+            let bytes = a.comm_size.ok_or("no `comm_size` attribute")?;
+            [
+                Action::Announce {
+                    dst,
+                    tag: a.comm_tag.unwrap_or(0),
+                },
+                Action::Send {
+                    to: context.comm_pids[dst],
+                    bytes,
+                    tracked: true,
+                    direction: None,
+                },
+                Action::Flush,
+            ]
+            .into()
+        }
+        NodeKind::CommRecv => {
+            let src = rank_attr(a.comm_src, "comm_src", context.ranks())?;
+            [Action::Tagged {
+                src,
+                tag: a.comm_tag.unwrap_or(0),
+            }]
+            .into()
+        }
+        NodeKind::MemLoad | NodeKind::MemStore => {
+            let bytes = a.tensor_size.or(a.comm_size).unwrap_or(0.0);
+            let (relay, on_host) = context.relays[rank];
+            if bytes > 0.0 && on_host {
+                let direction = if node.kind == NodeKind::MemLoad {
+                    Direction::HostToDevice
+                } else {
+                    Direction::DeviceToHost
+                };
+                [
+                    Action::Send {
+                        to: relay,
+                        bytes,
+                        tracked: true,
+                        direction: Some(direction),
+                    },
+                    Action::Flush,
+                ]
+                .into()
+            } else {
+                VecDeque::new()
+            }
+        }
+    };
+    Ok((out, kept))
+}
+
+/// The plan of a COMM_COLL node, as `sim.<collective>` runs it.
+fn collective(context: &Context, rank: usize, node: &TraceNode) -> Result<VecDeque<Action>, String> {
+    let a = &node.attributes;
+    let value = a.comm_type.ok_or("a COMM_COLL without `comm_type`")?;
+    let collective = collective_of(value).ok_or_else(|| format!("unknown `comm_type` {value}"))?;
+    let bytes = a.comm_size.unwrap_or(0.0);
+    let all: Vec<usize>;
+    let ranks: &[usize] = match a.pg_name.as_deref().and_then(|pg| context.groups.get(pg)) {
+        Some(group) => group,
+        None => {
+            all = (0..context.ranks()).collect();
+            &all
+        }
+    };
+    if let Some(&r) = ranks.iter().find(|&&r| r >= context.ranks()) {
+        return Err(format!(
+            "its group {:?} names rank {r}, but the trace has ranks 0 to {}",
+            a.pg_name.as_deref().unwrap_or(""),
+            context.ranks() - 1
+        ));
+    }
+    let me = ranks.iter().position(|&r| r == rank).ok_or_else(|| {
+        format!(
+            "rank {rank} is not in its group {:?} ({ranks:?})",
+            a.pg_name.as_deref().unwrap_or("")
+        )
+    })?;
+    if ranks.len() < 2 {
+        // Nothing to exchange (a one-rank trace cut from a larger job, say): no time.
+        return Ok([Action::Mark(format!(
+            "{collective} alone, {bytes} bytes (node {})",
+            node.id
+        ))]
+        .into());
+    }
+    let members: Vec<Pid> = ranks.iter().map(|&r| context.comm_pids[r]).collect();
+    // comm_size is nccl-tests' size of the call; `sim.alltoall` takes what a member sends
+    // each other one.
+    let bytes = match collective {
+        Collective::Alltoall => bytes / ranks.len() as f64,
+        _ => bytes,
+    };
+    let call = format!("{collective}");
+    let (steps, how) = match nccl::choice(&rhai::Map::new(), context.algorithm, collective, &call)? {
+        Choice::Plain(algorithm) => (
+            collectives::plan(collective, algorithm, &members, 0, me, bytes),
+            format!("{algorithm:?}").to_lowercase(),
+        ),
+        Choice::Nccl(asked) => {
+            let nodes: Vec<usize> = members.iter().map(|&p| context.placements[p].node).collect();
+            let (pipeline, algo, proto) =
+                nccl::pipeline(&context.topology, collective, &nodes, bytes, asked)?;
+            let groups = context.topology.groups(&nodes);
+            (
+                collectives::plan_nccl(collective, &pipeline, &members, &groups, 0, me, bytes),
+                format!("{algo:?} {proto:?}").to_lowercase(),
+            )
+        }
+    };
+    let tracked = steps.contains(&Step::Flush);
+    let mut out: VecDeque<Action> = steps
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::Send { to, bytes } => Some(Action::Send {
+                to,
+                bytes,
+                tracked,
+                direction: None,
+            }),
+            Step::Receive { from } => Some(Action::Receive(from)),
+            Step::Delay { seconds } if seconds > 0.0 => Some(Action::Sleep(seconds)),
+            Step::Delay { .. } => None,
+            Step::Flush => Some(Action::Flush),
+        })
+        .collect();
+    if tracked {
+        out.push_back(Action::Flush);
+    }
+    out.push_back(Action::Mark(format!(
+        "{collective} {how} {bytes} bytes (node {})",
+        node.id
+    )));
+    Ok(out)
+}

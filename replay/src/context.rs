@@ -1,0 +1,55 @@
+//! What every stream of a replay reads: where the ranks run, the process groups, the
+//! fabric NCCL's tuner sees, the compute policy, and the point-to-point messages on their
+//! way (for matching by tag).
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+
+use hetsim_chakra::Groups;
+use hetsim_scripting::nccl::Topology;
+use hetsim_simulator::collectives::Algorithm;
+use hetsim_simulator::{Pid, Placement};
+
+use crate::model::ScriptModel;
+use crate::policy::{Peak, Policy};
+
+/// Sends on their way and receives that took a message for another tag.
+#[derive(Debug, Default)]
+pub struct P2p {
+    /// Per (source rank, destination rank): the (tag, node id) of each send, in send order
+    /// (the order their messages arrive: a rank's communication stream sends one message
+    /// at a time and waits for its delivery).
+    pub sent: HashMap<(usize, usize), VecDeque<(i64, u64)>>,
+    /// Per (source, destination, tag): messages that arrived before a receive of their tag
+    /// (the sending nodes' ids).
+    pub early: HashMap<(usize, usize, i64), VecDeque<u64>>,
+}
+
+/// The run's shared facts.
+pub struct Context {
+    /// Per rank: its trace file (errors name it).
+    pub files: Vec<std::path::PathBuf>,
+    pub placements: Vec<Placement>,
+    /// Per rank: its communication stream's pid (whom other ranks send to).
+    pub comm_pids: Vec<Pid>,
+    /// Per rank: its relay's pid, and whether the relay sits on the GPU's host (then loads
+    /// and stores move their bytes over the host link; else they take no time).
+    pub relays: Vec<(Pid, bool)>,
+    pub groups: Groups,
+    pub topology: Topology,
+    pub algorithm: Algorithm,
+    pub policy: Policy,
+    /// Per rank: its GPU's peaks (None where its node is no GPU of known peaks).
+    pub peaks: Vec<Option<Peak>>,
+    /// Per rank: its node's component name.
+    pub gpus: Vec<String>,
+    /// The compiled `model:FILE.rhai` policy, if it is the policy.
+    pub model: Option<ScriptModel>,
+    pub p2p: RefCell<P2p>,
+}
+
+impl Context {
+    pub fn ranks(&self) -> usize {
+        self.comm_pids.len()
+    }
+}

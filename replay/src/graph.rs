@@ -1,0 +1,272 @@
+//! A rank's nodes as a dependency graph that can run: ids resolved, dependencies on ids not
+//! in the trace skipped (and counted), control dependencies that close a cycle dropped (and
+//! counted), and what remains checked acyclic.
+//!
+//! The rule for control dependencies: data dependencies are always followed; control
+//! dependencies are followed unless the replay would otherwise stall. The graph is ordered
+//! as a replay would issue it (Kahn's algorithm, the lowest id first among the ready);
+//! when no node is ready, the lowest-id node whose data dependencies are all done goes next
+//! and its control dependencies on nodes not yet ordered are dropped. PyTorch-derived
+//! traces need this: their control dependencies encode the CPU call tree, and a CPU op
+//! and its kernel can wait on each other (Chakra's test trace: 3317 and 3318). When no
+//! node has its data dependencies done, the data dependencies themselves form a cycle:
+//! an error naming its nodes.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
+
+use hetsim_chakra::TraceNode;
+
+/// The graph of one rank: nodes by index (in id order), each with its kept dependencies.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub nodes: Vec<TraceNode>,
+    /// Per node: how many kept dependencies it has.
+    pub in_degree: Vec<u32>,
+    /// Per node: the nodes that depend on it (kept edges), as ranges into `targets`.
+    starts: Vec<u32>,
+    targets: Vec<u32>,
+    /// Dependencies on ids not in the trace, skipped.
+    pub missing_deps: u64,
+    /// Control dependencies dropped to break cycles (a node's control dependency on itself
+    /// included).
+    pub dropped_ctrl: u64,
+}
+
+/// Why a rank's graph cannot run: a node id twice, or a cycle of data dependencies.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GraphError {
+    Duplicate(u64),
+    Cycle(Vec<u64>),
+}
+
+impl Graph {
+    pub fn children(&self, node: usize) -> &[u32] {
+        &self.targets[self.starts[node] as usize..self.starts[node + 1] as usize]
+    }
+
+    /// The graph of `nodes` (in any order); `follow_ctrl` false ignores control
+    /// dependencies altogether (Chakra's own feeder's reading).
+    pub fn build(mut nodes: Vec<TraceNode>, follow_ctrl: bool) -> Result<Self, GraphError> {
+        nodes.sort_by_key(|n| n.id);
+        if let Some(w) = nodes.windows(2).find(|w| w[0].id == w[1].id) {
+            return Err(GraphError::Duplicate(w[0].id));
+        }
+        let index: HashMap<u64, u32> = nodes.iter().enumerate().map(|(i, n)| (n.id, i as u32)).collect();
+        let n = nodes.len();
+        let mut missing_deps = 0u64;
+        let mut dropped_ctrl = 0u64;
+        // Per node, its data and control dependencies as indices, deduplicated, a control
+        // dependency that is also a data one kept as data.
+        let mut data: Vec<Vec<u32>> = Vec::with_capacity(n);
+        let mut ctrl: Vec<Vec<u32>> = Vec::with_capacity(n);
+        for (i, node) in nodes.iter().enumerate() {
+            let mut resolve = |ids: &[u64]| -> Vec<u32> {
+                let mut out: Vec<u32> = ids
+                    .iter()
+                    .filter_map(|id| {
+                        let found = index.get(id).copied();
+                        missing_deps += u64::from(found.is_none());
+                        found
+                    })
+                    .collect();
+                out.sort_unstable();
+                out.dedup();
+                out
+            };
+            let d = resolve(&node.data_deps);
+            if d.binary_search(&(i as u32)).is_ok() {
+                return Err(GraphError::Cycle(vec![node.id]));
+            }
+            let mut c = if follow_ctrl {
+                resolve(&node.ctrl_deps)
+            } else {
+                Vec::new()
+            };
+            c.retain(|&x| x != i as u32 && d.binary_search(&x).is_err());
+            // A control dependency on itself can never be met: dropped.
+            dropped_ctrl += u64::from(follow_ctrl && node.ctrl_deps.contains(&node.id));
+            data.push(d);
+            ctrl.push(c);
+        }
+        // Successors per node, to run Kahn's algorithm.
+        let mut data_out: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut ctrl_out: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for v in 0..n {
+            for &u in &data[v] {
+                data_out[u as usize].push(v as u32);
+            }
+            for &u in &ctrl[v] {
+                ctrl_out[u as usize].push(v as u32);
+            }
+        }
+        let mut data_left: Vec<u32> = data.iter().map(|d| d.len() as u32).collect();
+        let mut ctrl_left: Vec<u32> = ctrl.iter().map(|c| c.len() as u32).collect();
+        let mut ordered = vec![false; n];
+        let mut ready: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
+        // Nodes whose data dependencies are done but a control one is not.
+        let mut data_ready: BTreeSet<u32> = BTreeSet::new();
+        for v in 0..n {
+            match (data_left[v], ctrl_left[v]) {
+                (0, 0) => ready.push(Reverse(v as u32)),
+                (0, _) => {
+                    data_ready.insert(v as u32);
+                }
+                _ => {}
+            }
+        }
+        let mut done = 0;
+        while done < n {
+            let v = match ready.pop() {
+                Some(Reverse(v)) => v,
+                None => {
+                    let Some(v) = data_ready.pop_first() else {
+                        return Err(GraphError::Cycle(cycle(&nodes, &data, &ordered)));
+                    };
+                    // Drop its control dependencies on nodes not yet ordered.
+                    let before = ctrl[v as usize].len();
+                    ctrl[v as usize].retain(|&u| ordered[u as usize]);
+                    dropped_ctrl += (before - ctrl[v as usize].len()) as u64;
+                    v
+                }
+            };
+            let vi = v as usize;
+            ordered[vi] = true;
+            data_ready.remove(&v);
+            done += 1;
+            for &w in &data_out[vi] {
+                let wi = w as usize;
+                data_left[wi] -= 1;
+                if data_left[wi] == 0 && !ordered[wi] {
+                    if ctrl_left[wi] == 0 {
+                        ready.push(Reverse(w));
+                    } else {
+                        data_ready.insert(w);
+                    }
+                }
+            }
+            for &w in &ctrl_out[vi] {
+                let wi = w as usize;
+                if ordered[wi] || ctrl_left[wi] == 0 {
+                    continue;
+                }
+                ctrl_left[wi] -= 1;
+                if ctrl_left[wi] == 0 && data_left[wi] == 0 && data_ready.remove(&w) {
+                    ready.push(Reverse(w));
+                }
+            }
+        }
+        // The kept edges: every data dependency, the control ones not dropped.
+        let mut in_degree = vec![0u32; n];
+        let mut count = vec![0u32; n + 1];
+        for v in 0..n {
+            for &u in data[v].iter().chain(&ctrl[v]) {
+                count[u as usize + 1] += 1;
+                in_degree[v] += 1;
+            }
+        }
+        for i in 0..n {
+            count[i + 1] += count[i];
+        }
+        let starts = count.clone();
+        let mut targets = vec![0u32; count[n] as usize];
+        let mut fill = count;
+        for v in 0..n {
+            for &u in data[v].iter().chain(&ctrl[v]) {
+                targets[fill[u as usize] as usize] = v as u32;
+                fill[u as usize] += 1;
+            }
+        }
+        Ok(Graph {
+            nodes,
+            in_degree,
+            starts,
+            targets,
+            missing_deps,
+            dropped_ctrl,
+        })
+    }
+}
+
+/// A cycle of data dependencies among the nodes not ordered: from one of them, follow a
+/// data dependency that is not ordered until a node repeats.
+fn cycle(nodes: &[TraceNode], data: &[Vec<u32>], ordered: &[bool]) -> Vec<u64> {
+    let Some(start) = ordered.iter().position(|&o| !o) else {
+        return Vec::new();
+    };
+    let mut seen: HashMap<usize, usize> = HashMap::new();
+    let mut path = Vec::new();
+    let mut v = start;
+    loop {
+        if let Some(&at) = seen.get(&v) {
+            return path[at..].iter().map(|&i: &usize| nodes[i].id).collect();
+        }
+        seen.insert(v, path.len());
+        path.push(v);
+        match data[v].iter().find(|&&u| !ordered[u as usize]) {
+            Some(&u) => v = u as usize,
+            None => return path.iter().map(|&i| nodes[i].id).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hetsim_chakra::writer::node;
+    use hetsim_chakra::NodeKind;
+
+    fn n(id: u64, data: &[u64], ctrl: &[u64]) -> TraceNode {
+        let mut x = node(id, "op", NodeKind::Comp);
+        x.data_deps = data.to_vec();
+        x.ctrl_deps = ctrl.to_vec();
+        x
+    }
+
+    #[test]
+    fn a_control_cycle_is_broken_at_the_lowest_id_whose_data_is_done() {
+        // 3317 (CPU op) waits on its kernel 3318 by control; 3318 waits on 3317 by data.
+        let g = Graph::build(
+            vec![
+                n(3318, &[3317], &[3316]),
+                n(3317, &[], &[3318]),
+                n(3316, &[], &[]),
+            ],
+            true,
+        )
+        .expect("runs");
+        assert_eq!(g.dropped_ctrl, 1);
+        assert_eq!(g.in_degree, [0, 0, 2]);
+        assert_eq!(g.children(0), [2]);
+        assert_eq!(g.children(1), [2]);
+    }
+
+    #[test]
+    fn missing_ids_are_counted_and_self_control_dropped() {
+        let g = Graph::build(vec![n(1, &[99], &[1, 98]), n(2, &[1], &[])], true).expect("runs");
+        assert_eq!(g.missing_deps, 2);
+        assert_eq!(g.dropped_ctrl, 1);
+        assert_eq!(g.in_degree, [0, 1]);
+        let data_only = Graph::build(vec![n(1, &[99], &[1, 98]), n(2, &[], &[1])], false).expect("runs");
+        assert_eq!((data_only.missing_deps, data_only.dropped_ctrl), (1, 0));
+        assert_eq!(data_only.in_degree, [0, 0]);
+    }
+
+    #[test]
+    fn a_data_cycle_is_an_error_naming_its_nodes() {
+        let e = Graph::build(
+            vec![n(1, &[3], &[]), n(2, &[1], &[]), n(3, &[2], &[]), n(4, &[], &[])],
+            true,
+        )
+        .expect_err("a cycle");
+        let GraphError::Cycle(mut ids) = e else {
+            panic!("{e:?}")
+        };
+        ids.sort();
+        assert_eq!(ids, [1, 2, 3]);
+        assert_eq!(
+            Graph::build(vec![n(5, &[], &[]), n(5, &[], &[])], true).expect_err("twice"),
+            GraphError::Duplicate(5)
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! One rank's replay state, shared by its streams: which nodes wait on how many
+//! dependencies, the ready nodes of each stream, which streams idle, the nodes in flight,
+//! and the busy intervals the report reads.
+//!
+//! A rank has three streams, as ASTRA-sim defines a rank's resources: one CPU op, one GPU
+//! compute and one GPU communication in flight at a time. Each stream is an engine
+//! process of its own on the rank's node (crate::stream); they share this state (the
+//! engine runs one process at a time, so a `RefCell` is enough) and wake each other
+//! through the rank's relay process (crate::stream::Relay).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use hetsim_chakra::{NodeKind, TraceNode};
+use hetsim_simulator::Pid;
+
+use crate::graph::Graph;
+
+/// A rank's streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    Cpu = 0,
+    Gpu = 1,
+    Comm = 2,
+}
+
+pub const STREAMS: [Stream; 3] = [Stream::Cpu, Stream::Gpu, Stream::Comm];
+
+impl Stream {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Cpu => "cpu",
+            Stream::Gpu => "gpu",
+            Stream::Comm => "comm",
+        }
+    }
+}
+
+/// The stream a node runs on; `None` for METADATA, which completes as soon as it issues.
+/// CPU ops (`is_cpu_op`) of any type run on the CPU stream (PyTorch's `c10d::allreduce_`
+/// is the CPU side of a collective whose kernel is a COMM_COLL of its own); GPU
+/// computation on the GPU stream; collectives, sends, receives, loads and stores on the
+/// communication stream.
+pub fn stream_of(node: &TraceNode) -> Option<Stream> {
+    match node.kind {
+        NodeKind::Metadata => None,
+        _ if node.attributes.is_cpu_op => Some(Stream::Cpu),
+        NodeKind::Comp => Some(Stream::Gpu),
+        NodeKind::CommColl
+        | NodeKind::CommSend
+        | NodeKind::CommRecv
+        | NodeKind::MemLoad
+        | NodeKind::MemStore => Some(Stream::Comm),
+    }
+}
+
+/// What a rank's replay has done, and its state.
+pub struct RankState {
+    pub rank: usize,
+    pub graph: Graph,
+    pending: Vec<u32>,
+    ready: [BinaryHeap<Reverse<u32>>; 3],
+    /// Per stream: waiting for a wake from the relay.
+    pub idle: [bool; 3],
+    /// Per stream: the node in flight.
+    pub current: [Option<u32>; 3],
+    done: usize,
+    /// What the relay does per signal: wake a stream, or (`None`) finish.
+    pub wakes: VecDeque<Option<Pid>>,
+    pub pids: [Pid; 3],
+    pub finished_streams: u8,
+    /// Per stream, the intervals it was busy [s], in time order.
+    pub busy: [Vec<(f64, f64)>; 3],
+    /// Nodes run per stream, and METADATA nodes.
+    pub ran: [u64; 3],
+    pub metadata: u64,
+    /// GPU compute nodes whose recorded duration the policy kept for want of attributes.
+    pub kept_recorded: u64,
+}
+
+impl RankState {
+    pub fn new(rank: usize, graph: Graph, pids: [Pid; 3]) -> Self {
+        let mut state = RankState {
+            rank,
+            pending: graph.in_degree.clone(),
+            graph,
+            ready: Default::default(),
+            idle: [false; 3],
+            current: [None; 3],
+            done: 0,
+            wakes: VecDeque::new(),
+            pids,
+            finished_streams: 0,
+            busy: Default::default(),
+            ran: [0; 3],
+            metadata: 0,
+            kept_recorded: 0,
+        };
+        let roots: Vec<u32> = (0..state.pending.len() as u32)
+            .filter(|&i| state.pending[i as usize] == 0)
+            .collect();
+        for i in roots {
+            state.make_ready(i);
+        }
+        state
+    }
+
+    pub fn total(&self) -> usize {
+        self.graph.nodes.len()
+    }
+
+    pub fn all_done(&self) -> bool {
+        self.done == self.total()
+    }
+
+    /// Queues `i` on its stream, or completes it at once (METADATA).
+    fn make_ready(&mut self, i: u32) {
+        let mut work = vec![i];
+        while let Some(i) = work.pop() {
+            match stream_of(&self.graph.nodes[i as usize]) {
+                Some(s) => self.ready[s as usize].push(Reverse(i)),
+                None => {
+                    self.done += 1;
+                    self.metadata += 1;
+                    work.extend(self.released(i));
+                }
+            }
+        }
+    }
+
+    /// The children of `i` that its completion makes ready.
+    fn released(&mut self, i: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        for &c in self.graph.children(i as usize) {
+            let p = &mut self.pending[c as usize];
+            *p -= 1;
+            if *p == 0 {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// The next ready node of `stream` (lowest id first), now in flight.
+    pub fn next(&mut self, stream: Stream) -> Option<u32> {
+        let Reverse(i) = self.ready[stream as usize].pop()?;
+        self.current[stream as usize] = Some(i);
+        Some(i)
+    }
+
+    /// `i` of `stream` ran from `start` to `end`: its dependants may issue. Returns how many
+    /// wakes it queued for the relay (streams that idled and now have work, or every
+    /// idle stream when the rank is done).
+    pub fn complete(&mut self, i: u32, stream: Stream, start: f64, end: f64) -> usize {
+        let s = stream as usize;
+        self.current[s] = None;
+        self.ran[s] += 1;
+        self.done += 1;
+        if end > start {
+            self.busy[s].push((start, end));
+        }
+        for c in self.released(i) {
+            self.make_ready(c);
+        }
+        let mut woken = 0;
+        for other in STREAMS {
+            let o = other as usize;
+            if o != s && self.idle[o] && (!self.ready[o].is_empty() || self.all_done()) {
+                self.idle[o] = false;
+                self.wakes.push_back(Some(self.pids[o]));
+                woken += 1;
+            }
+        }
+        woken
+    }
+
+    /// What each busy stream is doing: for a deadlock's report.
+    pub fn in_flight(&self) -> Vec<String> {
+        STREAMS
+            .iter()
+            .filter_map(|&s| {
+                let i = self.current[s as usize]?;
+                let n = &self.graph.nodes[i as usize];
+                Some(format!(
+                    "rank {} node {} ({} {:?})",
+                    self.rank,
+                    n.id,
+                    n.kind.name(),
+                    n.name
+                ))
+            })
+            .collect()
+    }
+}
+
+/// The measure of `a` not covered by `b` (each sorted and disjoint within itself) [s].
+pub fn uncovered(a: &[(f64, f64)], b: &[(f64, f64)]) -> f64 {
+    let mut total = 0.0;
+    let mut j = 0;
+    for &(start, end) in a {
+        let mut at = start;
+        while j < b.len() && b[j].1 <= at {
+            j += 1;
+        }
+        let mut k = j;
+        while at < end {
+            match b.get(k) {
+                Some(&(bs, be)) if bs < end => {
+                    if bs > at {
+                        total += bs - at;
+                    }
+                    at = at.max(be);
+                    k += 1;
+                }
+                _ => {
+                    total += end - at;
+                    at = end;
+                }
+            }
+        }
+    }
+    total
+}
+
+/// The summed length of intervals.
+pub fn length(a: &[(f64, f64)]) -> f64 {
+    a.iter().fold(0.0, |sum, (s, e)| sum + (e - s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uncovered;
+
+    #[test]
+    fn exposed_time_is_what_no_interval_of_the_other_covers() {
+        let comm = [(0.0, 4.0), (6.0, 10.0)];
+        let compute = [(1.0, 2.0), (3.0, 7.0), (9.0, 12.0)];
+        // Uncovered: [0,1), [2,3), [7,9): 1 + 1 + 2.
+        assert_eq!(uncovered(&comm, &compute), 4.0);
+        assert_eq!(uncovered(&comm, &[]), 8.0);
+    }
+}

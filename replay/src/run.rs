@@ -1,0 +1,277 @@
+//! One replay end to end: the rank files read into graphs, the system resolved, four
+//! engine processes placed per rank (its GPU, communication and CPU streams on the node of
+//! the label's r-th process, its relay there or on the GPU's host), the engine run, and the
+//! report.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use hetsim_chakra::{Groups, RankReader};
+use hetsim_models::catalog::ComponentKind;
+use hetsim_scripting::computational::{Models, Timing};
+use hetsim_scripting::kernels::KernelLibrary;
+use hetsim_scripting::nccl::Topology;
+use hetsim_scripting::sandbox::SliceClock;
+use hetsim_scripting::{platform, Limits, RunReport};
+use hetsim_simulator::collectives::Algorithm;
+use hetsim_simulator::{place, simulate, Options, Placement, PlatformError, Process, SimError};
+use hetsim_system::System;
+
+use crate::context::{Context, P2p};
+use crate::error::ReplayError;
+use crate::graph::{Graph, GraphError};
+use crate::model::ScriptModel;
+use crate::policy::{Peak, Policy};
+use crate::rank::{length, uncovered, RankState, Stream, STREAMS};
+use crate::report::{RankReport, ReplayReport};
+use crate::stream::{Relay, StreamProcess};
+
+/// How to replay.
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    /// The label whose r-th process runs rank r.
+    pub label: String,
+    pub policy: Policy,
+    /// The policy as the user wrote it, for the report.
+    pub policy_text: String,
+    pub groups: Groups,
+    pub algorithm: Algorithm,
+    /// Follow control dependencies (breaking the cycles they close); false: data
+    /// dependencies only, as Chakra's feeder reads a trace.
+    pub follow_ctrl: bool,
+    pub engine: Options,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            label: "GPU".to_owned(),
+            policy: Policy::Replay,
+            policy_text: "replay".to_owned(),
+            groups: Groups::default(),
+            algorithm: Algorithm::Nccl,
+            follow_ctrl: true,
+            engine: Options::default(),
+        }
+    }
+}
+
+/// Reads rank `rank`'s file into its graph.
+fn graph(file: &Path, rank: usize, follow_ctrl: bool) -> Result<Graph, ReplayError> {
+    let nodes = RankReader::open(file, rank)?.collect::<Result<Vec<_>, _>>()?;
+    Graph::build(nodes, follow_ctrl).map_err(|e| match e {
+        GraphError::Duplicate(id) => ReplayError::Duplicate {
+            file: file.to_owned(),
+            rank,
+            id,
+        },
+        GraphError::Cycle(nodes) => ReplayError::Cycle {
+            file: file.to_owned(),
+            rank,
+            nodes,
+        },
+    })
+}
+
+/// The CPU node linked directly to `node`, its host, if any.
+fn host_of(system: &System, node: usize) -> Option<usize> {
+    system.links.iter().find_map(|(_, [a, b])| {
+        let other = if *a == node {
+            *b
+        } else if *b == node {
+            *a
+        } else {
+            return None;
+        };
+        (system.nodes[other].component.kind == ComponentKind::Cpu).then_some(other)
+    })
+}
+
+/// Replays the trace whose rank files are `files` (rank r in `files[r]`) on `system`.
+pub fn replay(
+    files: &[PathBuf],
+    system: &System,
+    options: &ReplayOptions,
+) -> Result<ReplayReport, ReplayError> {
+    let graphs = files
+        .iter()
+        .enumerate()
+        .map(|(rank, file)| graph(file, rank, options.follow_ctrl))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = graphs.len();
+    let platform = platform(system)?;
+    let labels = BTreeMap::from([(options.label.clone(), n as u64)]);
+    let base = place(&platform, &labels).map_err(|e| match e {
+        PlatformError::Capacity { label, capacity, .. } => ReplayError::Ranks {
+            ranks: n,
+            label,
+            capacity,
+        },
+        other => ReplayError::Engine(SimError::Platform(other)),
+    })?;
+    // Pids: GPU streams 0..n (the label's own, so the report's rows of the label are the
+    // ranks' GPUs), communication streams n..2n, CPU streams 2n..3n, relays 3n..4n.
+    let label = &options.label;
+    let mut placements: Vec<Placement> = Vec::with_capacity(4 * n);
+    let mut relays = Vec::with_capacity(n);
+    for (suffix, _) in [("", 0), (".comm", 1), (".cpu", 2)] {
+        let name: Arc<str> = Arc::from(format!("{label}{suffix}"));
+        placements.extend(base.iter().map(|p| Placement {
+            label: name.clone(),
+            ..p.clone()
+        }));
+    }
+    let relay_label: Arc<str> = Arc::from(format!("{label}.relay"));
+    for (r, p) in base.iter().enumerate() {
+        let host = host_of(system, p.node);
+        let (node, unit) = match host {
+            Some(h) => {
+                let (count, gpu_count) = (
+                    system.nodes[h].spec.count.max(1),
+                    system.nodes[p.node].spec.count.max(1),
+                );
+                let unit =
+                    (u64::from(p.unit) * u64::from(count) / u64::from(gpu_count)).min(u64::from(count) - 1);
+                (h, u32::try_from(unit).unwrap_or(0))
+            }
+            None => (p.node, p.unit),
+        };
+        relays.push((3 * n + r, host.is_some()));
+        placements.push(Placement {
+            label: relay_label.clone(),
+            rank: r as u64,
+            node,
+            unit,
+        });
+    }
+    let peaks = base
+        .iter()
+        .map(|p| {
+            let c = &system.nodes[p.node].component;
+            (c.kind == ComponentKind::Gpu).then(|| Peak::of(c)).flatten()
+        })
+        .collect();
+    let model = match &options.policy {
+        Policy::Model { path, source } => {
+            Some(ScriptModel::compile(path, source).map_err(ReplayError::Other)?)
+        }
+        _ => None,
+    };
+    let gpus = base
+        .iter()
+        .map(|p| system.nodes[p.node].component.name.clone())
+        .collect();
+    let context = Rc::new(Context {
+        files: files.to_vec(),
+        placements: placements.clone(),
+        comm_pids: (n..2 * n).collect(),
+        relays: relays.clone(),
+        groups: options.groups.clone(),
+        topology: Topology::of(system),
+        algorithm: options.algorithm,
+        policy: options.policy.clone(),
+        peaks,
+        gpus,
+        model,
+        p2p: RefCell::new(P2p::default()),
+    });
+    let ranks: Vec<Rc<RefCell<RankState>>> = graphs
+        .into_iter()
+        .enumerate()
+        .map(|(r, g)| Rc::new(RefCell::new(RankState::new(r, g, [2 * n + r, r, n + r]))))
+        .collect();
+    let mut processes: Vec<Box<dyn Process>> = Vec::with_capacity(4 * n);
+    for stream in [Stream::Gpu, Stream::Comm, Stream::Cpu] {
+        for (r, rank) in ranks.iter().enumerate() {
+            processes.push(Box::new(StreamProcess::new(
+                context.clone(),
+                rank.clone(),
+                stream,
+                relays[r].0,
+            )));
+        }
+    }
+    for rank in &ranks {
+        processes.push(Box::new(Relay { rank: rank.clone() }));
+    }
+    let clock = SliceClock::new(Default::default());
+    let kernels =
+        Rc::new(KernelLibrary::new(&system.kernels).map_err(|e| ReplayError::Other(e.to_string()))?);
+    let models = Rc::new(Models::compile(system, &Limits::default(), &clock, kernels)?);
+    let results = simulate(
+        &platform,
+        &placements,
+        processes,
+        &mut Timing(models),
+        &options.engine,
+    )
+    .map_err(|e| match e {
+        SimError::Deadlock { time, .. } => ReplayError::Deadlock {
+            time,
+            waiting: ranks.iter().flat_map(|r| r.borrow().in_flight()).collect(),
+        },
+        other => ReplayError::Engine(other),
+    })?;
+    let p2p = context.p2p.borrow();
+    let mut sends: Vec<String> = p2p
+        .sent
+        .iter()
+        .flat_map(|(&(src, dst), q)| {
+            q.iter().map(move |(tag, node)| {
+                format!("rank {src} node {node}: a send to rank {dst} with tag {tag}")
+            })
+        })
+        .chain(p2p.early.iter().flat_map(|(&(src, dst, tag), q)| {
+            q.iter()
+                .map(move |node| format!("rank {src} node {node}: a send to rank {dst} with tag {tag}"))
+        }))
+        .collect();
+    if !sends.is_empty() {
+        sends.sort();
+        return Err(ReplayError::Unmatched { sends });
+    }
+    let reports = ranks
+        .iter()
+        .zip(files)
+        .map(|(rank, file)| {
+            let s = rank.borrow();
+            let finish = [s.pids[0], s.pids[1], s.pids[2]]
+                .iter()
+                .map(|&pid| results.processes[pid].finish_time)
+                .fold(0.0, f64::max);
+            let busy = |stream: Stream| &s.busy[stream as usize];
+            let ran: u64 = STREAMS.iter().map(|&st| s.ran[st as usize]).sum::<u64>() + s.metadata;
+            RankReport {
+                rank: s.rank,
+                file: file.to_owned(),
+                nodes: s.total() as u64,
+                ran,
+                cpu_nodes: s.ran[Stream::Cpu as usize],
+                gpu_nodes: s.ran[Stream::Gpu as usize],
+                comm_nodes: s.ran[Stream::Comm as usize],
+                metadata_nodes: s.metadata,
+                missing_deps: s.graph.missing_deps,
+                dropped_ctrl: s.graph.dropped_ctrl,
+                kept_recorded: s.kept_recorded,
+                finish_time: finish,
+                cpu_time: length(busy(Stream::Cpu)),
+                compute_time: length(busy(Stream::Gpu)),
+                comm_time: length(busy(Stream::Comm)),
+                exposed_comm: uncovered(busy(Stream::Comm), busy(Stream::Gpu)),
+            }
+        })
+        .collect();
+    Ok(ReplayReport {
+        run: RunReport {
+            results,
+            log: Vec::new(),
+            log_dropped: 0,
+            activities: Vec::new(),
+        },
+        policy: options.policy_text.clone(),
+        ranks: reports,
+    })
+}
