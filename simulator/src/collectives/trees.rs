@@ -6,7 +6,7 @@
 //!   channel c each node's members form a chain from local index c on (NCCL's `treeIntra`, the
 //!   tree graph inside the node); the chain's head, the GPU of rail c and so of its own NIC, is
 //!   the node's end of NCCL's double binary tree over the nodes (`ncclGetDtree` over node
-//!   indices, [`super::nccl::double_tree`]). Each channel runs both trees (NCCL's channels c and
+//!   indices, [`double_tree`]). Each channel runs both trees (NCCL's channels c and
 //!   c + nChannels), half of its share on each. A chunk is reduced up the chains and the tree,
 //!   then broadcast down (`runTreeUpDown` of `src/device/all_reduce.h`).
 //! - **NVLS-Tree**: inside each node the switch reduces and multicasts (NVLS, simulated as the
@@ -27,12 +27,79 @@
 //! keeps safe (a receiver's first k receives from a sender, up to its stage s, need only what
 //! the sender sends before stage s).
 
-use super::nccl::{double_tree, Pipeline};
 use super::{rails, Step};
 use crate::Pid;
 
+/// What a tree plan costs, from the protocol's pipeline (`super::nccl::Pipeline`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Costs {
+    /// Wire bytes per data byte inside a node, and between nodes.
+    pub wire: f64,
+    pub wire_net: f64,
+    /// Before a stage's sends [s]; `delay_net` where one of them leaves the node.
+    pub delay: f64,
+    pub delay_net: f64,
+    /// Chunks a call is cut into (stages of NVLS-Tree), and NVLS's rounds.
+    pub count: usize,
+    pub rounds: usize,
+}
+
 /// One tree over the members: per member, `None` outside the tree, else (parent, children).
 pub type Tree = Vec<Option<(Option<usize>, Vec<usize>)>>;
+
+/// Lowest set bit.
+fn low_bit(i: usize) -> usize {
+    i & i.wrapping_neg()
+}
+
+/// The in-order binary tree over 1..=n: (parent, children) of `i`, `None` for the root.
+fn in_order(i: usize, n: usize) -> (Option<usize>, Vec<usize>) {
+    let parent_of = |j: usize| {
+        let b = low_bit(j);
+        (j ^ b) | (b << 1)
+    };
+    let root = 1 << (usize::BITS - 1 - n.leading_zeros());
+    let parent = (i != root).then(|| {
+        let mut p = parent_of(i);
+        while p > n {
+            p = parent_of(p);
+        }
+        p
+    });
+    let half = low_bit(i) >> 1;
+    let mut children = Vec::new();
+    if half > 0 {
+        children.push(i - half);
+        let mut right = i + half;
+        while right > n && low_bit(right) > 1 {
+            right -= low_bit(right) >> 1;
+        }
+        if right <= n {
+            children.push(right);
+        }
+    }
+    (parent, children)
+}
+
+/// (parent, children) of rank `r` in tree `t` (0 or 1) of NCCL's double binary tree over n.
+pub fn double_tree(t: usize, r: usize, n: usize) -> (Option<usize>, Vec<usize>) {
+    // Tree 1 maps rank r to r' (mirror for even n, shift for odd n) and back.
+    let to = |r: usize| match (t, n % 2) {
+        (0, _) => r,
+        (_, 0) => n - 1 - r,
+        _ => (r + n - 1) % n,
+    };
+    let back = |r: usize| match (t, n % 2) {
+        (0, _) => r,
+        (_, 0) => n - 1 - r,
+        _ => (r + 1) % n,
+    };
+    let (parent, children) = in_order(to(r) + 1, n);
+    (
+        parent.map(|p| back(p - 1)),
+        children.into_iter().map(|c| back(c - 1)).collect(),
+    )
+}
 
 /// NCCL's tree channels across nodes: two trees (NCCL's double binary tree) per channel, one
 /// channel per GPU of the smallest node; none on one node. `groups` as in [`rails::nodes`].
@@ -195,7 +262,7 @@ fn staged(
     groups: &[usize],
     me: usize,
     trees: &[Tree],
-    pipeline: &Pipeline,
+    costs: &Costs,
     (count, size): (usize, f64),
     (delay, delay_net, up_only): (f64, f64, bool),
     shift: Option<Shift>,
@@ -203,9 +270,9 @@ fn staged(
     let trees: Vec<Leveled> = trees.iter().map(|t| (t, levels(t))).collect();
     let wire = |peer: usize| {
         if groups.get(peer) != groups.get(me) {
-            pipeline.wire_net
+            costs.wire_net
         } else {
-            pipeline.wire
+            costs.wire
         }
     };
     let mut steps = Vec::new();
@@ -245,7 +312,7 @@ fn staged(
             if let Some(sh) = shifting {
                 steps.push(Step::Send {
                     to: members[sh.right],
-                    bytes: sh.bytes * pipeline.wire,
+                    bytes: sh.bytes * costs.wire,
                 });
             }
             steps.extend(sends[first..s].iter().map(|i| Step::Send {
@@ -269,35 +336,35 @@ pub fn chain_tree(
     members: &[Pid],
     groups: &[usize],
     me: usize,
-    pipeline: &Pipeline,
+    costs: &Costs,
     bytes: f64,
 ) -> Option<Vec<Step>> {
     let trees = chain_trees(groups, members.len());
     if trees.is_empty() {
         return None;
     }
-    let count = pipeline.chunk_count(bytes);
+    let count = costs.count.max(1);
     let size = bytes / count as f64 / trees.len() as f64;
     Some(staged(
         members,
         groups,
         me,
         &trees,
-        pipeline,
+        costs,
         (count, size),
-        (pipeline.step_delay, pipeline.step_delay_net, false),
+        (costs.delay, costs.delay_net, false),
         None,
     ))
 }
 
-/// NCCL's NVLS-Tree all-reduce ([`rail_trees`] beside each node's NVLS): `bytes` in the
-/// pipeline's chunks (NVLS rounds, at most `max_chunks` stages; a stage then pays the round
+/// NCCL's NVLS-Tree all-reduce ([`rail_trees`] beside each node's NVLS): `bytes` in
+/// `costs.count` stages standing for `costs.rounds` NVLS rounds (a stage pays the round
 /// latency of the rounds it stands for, once, going up); `None` on one node.
 pub fn nvls_tree(
     members: &[Pid],
     groups: &[usize],
     me: usize,
-    pipeline: &Pipeline,
+    costs: &Costs,
     bytes: f64,
 ) -> Option<Vec<Step>> {
     let trees = rail_trees(groups, members.len());
@@ -308,10 +375,9 @@ pub fn nvls_tree(
     }
     let local = node.iter().position(|&m| m == me)?;
     let ppn = node.len();
-    let rounds = pipeline.rounds(bytes);
-    let count = pipeline.chunk_count(bytes);
+    let count = costs.count.max(1);
     let chunk = bytes / count as f64;
-    let round = pipeline.step_delay * rounds as f64 / count as f64;
+    let round = costs.delay * costs.rounds as f64 / count as f64;
     let shift = (ppn > 1).then(|| Shift {
         right: node[(local + 1) % ppn],
         left: node[(local + ppn - 1) % ppn],
@@ -323,7 +389,7 @@ pub fn nvls_tree(
         groups,
         me,
         &trees,
-        pipeline,
+        costs,
         (count, chunk / ppn as f64 / 2.0),
         (round, round, true),
         shift,
