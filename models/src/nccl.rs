@@ -7,9 +7,12 @@
 //!
 //! Only the facts are taken over (the tables' numbers and the formulas' shape); the simulator
 //! does not use these times, it runs the chosen algorithm as messages (see
-//! `hetsim_simulator::collectives`). Left out: CollNet (SHARP over InfiniBand), NVLS-Tree
-//! across boards and PAT (one GPU per node), which NCCL enables only where the fabric has
-//! them; the tree "correction factors" of medium sizes and the ring "plateau" factor are in.
+//! `hetsim_simulator::collectives`). Left out: CollNet (SHARP over InfiniBand) and PAT (one
+//! GPU per node), which NCCL enables only where the fabric has them; the tree "correction
+//! factors" of medium sizes and the ring "plateau" factor are in. NVLS-Tree (NVLS inside each
+//! node, a double binary tree between nodes) is in as NCCL 2.28's tuning.cc writes it
+//! (`perChMaxNVLSTreeBws`, the 2-node factor of its network bandwidth, 20.9 µs per network
+//! hop); NCCL 2.26 weighed it differently (its bus bandwidth × 5/6, 14 µs a hop).
 
 /// NCCL's algorithms that the simulator runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -19,6 +22,13 @@ pub enum Algo {
     Ring,
     /// NVLink SHARP: in-switch reduction and multicast on an NVSwitch (Hopper and later).
     Nvls,
+    /// NVLS inside each node and a double binary tree between nodes (all-reduce, 2+ nodes).
+    NvlsTree,
+}
+
+impl Algo {
+    /// In NCCL's order (`NCCL_ALGO_TREE`, `_RING`, `_NVLS`, `_NVLS_TREE`), which breaks ties.
+    pub const ALL: [Algo; 4] = [Algo::Tree, Algo::Ring, Algo::Nvls, Algo::NvlsTree];
 }
 
 /// NCCL's protocols: LL (8-byte lines of 4 data bytes and a 4-byte flag), LL128 (128-byte
@@ -87,11 +97,21 @@ impl Hw {
     /// NCCL's per-step latency of `algo` and `proto` over this kind of link [µs]
     /// (`hwLatencies` of `ncclTunerConstantsDefaults`).
     pub fn latency_us(self, algo: Algo, proto: Proto) -> f64 {
-        let table: [[f64; 3]; 3] = match self {
-            // Tree, Ring, NVLS; columns LL, LL128, Simple.
-            Hw::NvLink => [[0.6, 1.25, 4.0], [0.6, 1.9, 3.4], [0.0, 0.0, 25.0]],
-            Hw::Pci => [[1.0, 1.9, 4.0], [1.0, 2.5, 5.7], [0.0, 0.0, 0.0]],
-            Hw::Net => [[5.0, 8.5, 14.0], [2.7, 4.0, 14.0], [0.0, 0.0, 18.0]],
+        let table: [[f64; 3]; 4] = match self {
+            // Tree, Ring, NVLS, NVLS-Tree; columns LL, LL128, Simple.
+            Hw::NvLink => [
+                [0.6, 1.25, 4.0],
+                [0.6, 1.9, 3.4],
+                [0.0, 0.0, 25.0],
+                [0.0, 0.0, 25.0],
+            ],
+            Hw::Pci => [[1.0, 1.9, 4.0], [1.0, 2.5, 5.7], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
+            Hw::Net => [
+                [5.0, 8.5, 14.0],
+                [2.7, 4.0, 14.0],
+                [0.0, 0.0, 18.0],
+                [0.0, 0.0, 20.9],
+            ],
         };
         table[algo_index(algo)][proto.index()]
     }
@@ -102,18 +122,23 @@ fn algo_index(algo: Algo) -> usize {
         Algo::Tree => 0,
         Algo::Ring => 1,
         Algo::Nvls => 2,
+        Algo::NvlsTree => 3,
     }
 }
 
-/// NCCL's base latency of each algorithm and protocol [µs] (`baseLatencies`); NVLS has none
-/// (its whole latency is the link's).
+/// NCCL's base latency of each algorithm and protocol [µs] (`baseLatencies`); NVLS and
+/// NVLS-Tree have none (their whole latency is the links').
 pub fn base_latency_us(algo: Algo, proto: Proto) -> f64 {
     match algo {
         Algo::Tree => [6.8, 14.0, 8.4][proto.index()],
         Algo::Ring => [6.6, 14.0, 8.4][proto.index()],
-        Algo::Nvls => 0.0,
+        Algo::Nvls | Algo::NvlsTree => 0.0,
     }
 }
+
+/// NVLS-Tree's most bus bandwidth per channel on Hopper [GB/s] (`perChMaxNVLSTreeBws`, by two
+/// nodes / more).
+const NVLS_TREE_MAX_PER_CHANNEL: [f64; 2] = [57.7, 45.5];
 
 /// NVLink bandwidth NCCL counts per Hopper NVLink 4 link (`SM90_NVLINK_BW`, GB/s) against the
 /// link's 25 GB/s per direction: the share of an NVLink's rate a copy reaches.
@@ -138,7 +163,8 @@ pub struct Fabric {
     /// One GPU's bandwidth to other nodes [GB/s]: its node's NICs × their port rate over the
     /// node's GPUs; unused on one node.
     pub inter_gbps: f64,
-    /// NVLS is possible: every rank on one NVSwitch (or an NVLink fabric standing in for one).
+    /// NVLS is possible inside each node: its ranks on one NVSwitch (or an NVLink fabric
+    /// standing in for one). NCCL runs NVLS on one node, NVLS-Tree across several.
     pub nvls: bool,
 }
 
@@ -171,6 +197,9 @@ impl Fabric {
                     && self.nodes == 1
                     && matches!(func, Func::AllReduce | Func::AllGather | Func::ReduceScatter)
             }
+            (_, Algo::NvlsTree) => {
+                proto == Proto::Simple && self.nvls && self.nodes > 1 && func == Func::AllReduce
+            }
             (Func::AllReduce, Algo::Tree) => true,
             (_, Algo::Tree) => false,
             (_, Algo::Ring) => true,
@@ -201,6 +230,18 @@ impl Fabric {
                 };
                 per * channels
             }
+            Algo::NvlsTree => {
+                // tuning.cc: a channel per NVLS head (a GPU with its NIC), each at the NIC's
+                // speed inside (NVLS efficiency, one channel of the node's spared, two
+                // operations pipelined) and between nodes (twice on two nodes), at most
+                // `perChMaxNVLSTreeBws`. One head per GPU: `ppn` channels of `inter_gbps`.
+                let heads = self.ppn();
+                let per = self.inter_gbps;
+                let intra = per * NVLS_EFFICIENCY * (heads - 1.0) / heads * 2.0;
+                let inter = per * if self.nodes <= 2 { 2.0 } else { 1.0 };
+                let cap = NVLS_TREE_MAX_PER_CHANNEL[usize::from(self.nodes > 2)];
+                heads * intra.min(inter).min(cap)
+            }
             Algo::Ring | Algo::Tree => self.graph_gbps(),
         };
         // llMaxBws (one node: Hopper's; more: an Intel host's) and Hopper's per-channel caps,
@@ -226,7 +267,7 @@ impl Fabric {
         // Bus bandwidth to algorithm bandwidth (NCCL leaves NVLS all-gather/reduce-scatter as is).
         let ratio = match (algo, func) {
             (Algo::Nvls, Func::AllGather | Func::ReduceScatter) => 1.0,
-            (Algo::Ring | Algo::Nvls, _) => n / nsteps,
+            (Algo::Ring | Algo::Nvls | Algo::NvlsTree, _) => n / nsteps,
             (Algo::Tree, _) => 0.5,
         };
         Some(bus * ratio)
@@ -269,6 +310,10 @@ impl Fabric {
                 base + 2.0 * ((ppn - 1.0) * intra + levels * inter)
             }
             Algo::Nvls => intra,
+            Algo::NvlsTree => {
+                let levels = (self.nodes.max(1) as f64).log2().floor();
+                intra + 2.0 * levels * inter
+            }
         }
     }
 
@@ -292,10 +337,11 @@ impl Fabric {
     }
 
     /// The algorithm and protocol NCCL picks for `bytes` of `func` (nccl-tests' size): the
-    /// least [`Self::time_us`]; ties go to the earlier of tree, ring, NVLS and LL, LL128, Simple.
+    /// least [`Self::time_us`]; ties go to the earlier of tree, ring, NVLS, NVLS-Tree and LL,
+    /// LL128, Simple.
     pub fn pick(&self, func: Func, bytes: f64) -> Option<(Algo, Proto)> {
         let mut best: Option<(f64, Algo, Proto)> = None;
-        for algo in [Algo::Tree, Algo::Ring, Algo::Nvls] {
+        for algo in Algo::ALL {
             for proto in Proto::ALL {
                 if let Some(t) = self.time_us(func, algo, proto, bytes) {
                     if best.is_none_or(|(b, _, _)| t < b) {
@@ -406,6 +452,53 @@ mod tests {
         };
         assert_eq!(pcie.pick(Func::AllReduce, 1e9), Some((Algo::Ring, Proto::Simple)));
         assert_eq!(dgx(1).pick(Func::AllReduce, 1e6), None);
+    }
+
+    /// `nodes` DGX H100 boards, 8 ConnectX-7 400G each (50 GB/s per GPU).
+    fn cluster(nodes: usize) -> Fabric {
+        Fabric {
+            ranks: 8 * nodes,
+            nodes,
+            ..dgx(8)
+        }
+    }
+
+    #[test]
+    fn nvls_tree_is_nccls_across_boards() {
+        // tuning.cc (2.28): 8 heads x min(50 x 0.85 x 7/8 x 2, 50 x 2 on two nodes (else 50),
+        // 57.7 on two nodes (else 45.5)) bus bandwidth, x n / 2(n - 1) to algorithm bandwidth.
+        let two = cluster(2);
+        let bw = two
+            .bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Simple)
+            .unwrap();
+        assert!((bw - 8.0 * 57.7 * 16.0 / 30.0).abs() < 1e-9, "{bw}");
+        let eight = cluster(8);
+        let bw = eight
+            .bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Simple)
+            .unwrap();
+        assert!((bw - 8.0 * 45.5 * 64.0 / 126.0).abs() < 1e-9, "{bw}");
+        // Latency: 25 us (NVLink) + 2 log2(nodes) x 20.9 us (network).
+        let lat = eight.latency_us(Func::AllReduce, Algo::NvlsTree, Proto::Simple);
+        assert!((lat - (25.0 + 6.0 * 20.9)).abs() < 1e-9, "{lat}");
+        // Not on one node, not with LL, not for all-gather; NVLS itself only on one node.
+        assert_eq!(
+            dgx(8).bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Simple),
+            None
+        );
+        assert_eq!(two.bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Ll), None);
+        assert_eq!(
+            two.bandwidth(Func::AllGather, Algo::NvlsTree, Proto::Simple),
+            None
+        );
+        assert_eq!(two.bandwidth(Func::AllReduce, Algo::Nvls, Proto::Simple), None);
+        // What NCCL runs across H100 boards by default for large all-reduces (nccl-tests #309).
+        for nodes in [2, 4, 8] {
+            assert_eq!(
+                cluster(nodes).pick(Func::AllReduce, 1073741824.0),
+                Some((Algo::NvlsTree, Proto::Simple)),
+                "{nodes} nodes"
+            );
+        }
     }
 
     #[test]

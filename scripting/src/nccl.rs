@@ -21,6 +21,9 @@ pub const NVLS_ROUND_LATENCY: f64 = 2.55e-6;
 
 /// Most chunks a chain or tree call is cut into.
 const MAX_CHUNKS: usize = 64;
+/// Most stages an NVLS-Tree call is simulated in (each then stands for several NVLS rounds
+/// and pays their latency): a plan's size, not a fitted constant.
+const NVLS_TREE_STAGES: usize = 256;
 /// NCCL's step buffer per protocol divided into `NCCL_STEPS` = 8 slots (LL 256 KiB, LL128
 /// 4.5 MiB, Simple 4 MiB; a chunk is one slot, LL's half of it is data).
 fn chunk_bytes(proto: Proto) -> f64 {
@@ -191,7 +194,9 @@ impl Topology {
             } else {
                 50.0
             },
-            nvls: all_gpus && intra == Hw::NvLink && islands.len() == 1,
+            // Each island is one NVSwitch (or an NVLink fabric standing in for one): NVLS on
+            // one island, NVLS-Tree across several.
+            nvls: all_gpus && intra == Hw::NvLink,
         };
         (fabric, link.map(|l| l.2))
     }
@@ -235,10 +240,7 @@ pub fn pipeline(
     };
     let candidates: Vec<(Algo, Proto)> = match asked.algo {
         Some(a) => choices(a).collect(),
-        None => [Algo::Tree, Algo::Ring, Algo::Nvls]
-            .into_iter()
-            .flat_map(choices)
-            .collect(),
+        None => Algo::ALL.into_iter().flat_map(choices).collect(),
     };
     let (algo, proto) = match tuned {
         Some(f) => candidates
@@ -269,16 +271,33 @@ pub fn pipeline(
         1.0
     };
     let pipeline = match algo {
-        Algo::Nvls => Pipeline {
-            shape: Shape::Nvls,
+        Algo::Nvls | Algo::NvlsTree => Pipeline {
+            shape: if algo == Algo::Nvls {
+                Shape::Nvls
+            } else {
+                Shape::NvlsTree
+            },
             wire: 1.0,
             wire_net: 1.0,
-            base_delay: fabric.intra.latency_us(Algo::Nvls, proto) * 1e-6,
+            // NVLS: the NVLink latency; NVLS-Tree: tuning.cc's whole latency, the NVLink's and
+            // the network's per level of the tree between nodes, up and down.
+            base_delay: if algo == Algo::Nvls {
+                fabric.intra.latency_us(algo, proto) * 1e-6
+            } else {
+                fabric.latency_us(Func::AllReduce, algo, proto) * 1e-6
+            },
             step_delay: link
                 .and_then(|l| topology.round_latency.get(l).copied().flatten())
                 .unwrap_or(NVLS_ROUND_LATENCY),
+            step_delay_net: 0.0,
             chunk: nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes),
-            max_chunks: usize::MAX,
+            // NVLS-Tree's stages (see hetsim_simulator::collectives::trees); NVLS's rounds are
+            // all simulated.
+            max_chunks: if algo == Algo::Nvls {
+                usize::MAX
+            } else {
+                NVLS_TREE_STAGES
+            },
         },
         Algo::Ring | Algo::Tree => Pipeline {
             shape: if algo == Algo::Tree {
@@ -291,6 +310,8 @@ pub fn pipeline(
             wire_net: proto.wire_factor(),
             base_delay: nccl::base_latency_us(algo, proto) * 1e-6,
             step_delay: step(algo),
+            // A tree's hop between nodes: NCCL's network latency (tuning.cc `hwLatencies`).
+            step_delay_net: Hw::Net.latency_us(algo, proto) * 1e-6,
             chunk: chunk_bytes(proto) * nccl::CHANNELS as f64,
             max_chunks: MAX_CHUNKS,
         },
@@ -312,6 +333,7 @@ pub fn name(algo: Algo) -> &'static str {
         Algo::Tree => "tree",
         Algo::Ring => "ring",
         Algo::Nvls => "nvls",
+        Algo::NvlsTree => "nvlstree",
     }
 }
 
@@ -368,6 +390,7 @@ pub fn choice(
     let algo = match name.to_ascii_lowercase().as_str() {
         "tree" => Some(Algo::Tree),
         "nvls" => Some(Algo::Nvls),
+        "nvlstree" | "nvls_tree" | "nvls-tree" => Some(Algo::NvlsTree),
         "ring" if protocol.is_some() => Some(Algo::Ring),
         _ => match Algorithm::parse(&name) {
             Some(Algorithm::Nccl) => None,
@@ -375,7 +398,7 @@ pub fn choice(
             Some(_) => return Err(format!("{call}: algorithm `{name}` takes no protocol")),
             None => {
                 return Err(format!(
-                    "{call}: algorithm `{name}` is not flat, binomial, ring, tree, nvls or nccl"
+                    "{call}: algorithm `{name}` is not flat, binomial, ring, tree, nvls, nvlstree or nccl"
                 ))
             }
         },

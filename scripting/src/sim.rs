@@ -250,9 +250,10 @@ impl Sim {
 
     /// Runs this process's part of `collective`; options: `label` (default: own label;
     /// "all" for every process), `root` (rank, default 0), `algorithm` (flat, binomial, ring,
-    /// tree, nvls or nccl: the run's default, NCCL's pick) and `protocol` (LL, LL128, Simple).
-    /// `ring` without a protocol is the plain ring of message steps (no protocol costs); with
-    /// one, and `tree`, `nvls` and `nccl`, the call runs as NCCL would ([`crate::nccl`]).
+    /// tree, nvls, nvlstree or nccl: the run's default, NCCL's pick) and `protocol` (LL,
+    /// LL128, Simple). `ring` without a protocol is the plain ring of message steps (no
+    /// protocol costs); with one, and `tree`, `nvls`, `nvlstree` and `nccl`, the call runs as
+    /// NCCL would ([`crate::nccl`]).
     fn collective(&mut self, collective: Collective, bytes: f64, options: &Map) -> Fallible<f64> {
         let call = format!("sim.{collective}");
         checked(bytes, &format!("{call}: a message size [bytes]"))?;

@@ -231,3 +231,62 @@ fn ring_all_reduce_across_two_boards_runs_at_all_their_nics() {
         assert!(close(t, expected), "{call}: {t} vs {expected}");
     }
 }
+
+/// The overall time of one `call` on [`two_boards`]`(g)`.
+fn on_two_boards(g: usize, call: &str) -> f64 {
+    let gpus = labels(&[("GPU", 2 * g as u64)]);
+    run(
+        call,
+        "app.rhai",
+        &two_boards(g),
+        &gpus,
+        &Default::default(),
+        &RunOptions::default(),
+    )
+    .map(|r| r.results.overall_time)
+    .unwrap_or_else(|e| panic!("{call}: {e}"))
+}
+
+#[test]
+fn tree_all_reduce_across_two_boards_runs_its_rails_at_all_their_nics() {
+    // NCCL's tree across nodes: per channel (one per GPU, so per NIC) a chain inside each board
+    // and a double binary tree between the chains' heads. Over two nodes each tree sends its
+    // half of a channel's 1/g share up one way and down the other, so every NIC carries B / g
+    // each way over the call: the bandwidth term is B / (g · b) (the NVLink chains at 100 b
+    // run beside it). Plus at least NCCL's base latency and 4 µs (NVLink, Simple) before each
+    // of a phase's 64 chunks + the heads' height (g) stages; the stages that cross the network
+    // pay 14 µs (NCCL's network latency) instead, which the 3 % leave room for. One tree over
+    // the ranks in order crossed between the boards through one GPU's NIC: g times slower.
+    let (g, bytes) = (4, 1e9);
+    let t = on_two_boards(
+        g,
+        "sim.allreduce(1e9, #{ algorithm: \"tree\", protocol: \"Simple\" });",
+    );
+    let stages = 2.0 * (64 + g) as f64;
+    let expected = 8.4e-6 + stages * 4e-6 + bytes / (g as f64 * BANDWIDTH);
+    assert!(t > expected && t < expected * 1.03, "{t} vs {expected}");
+}
+
+#[test]
+fn nvls_tree_all_reduce_across_two_boards_moves_each_gpus_shard_over_its_nic() {
+    // NVLS inside each board (the switch reduces: a port carries B (1 + 1/g) at 100 b, beside
+    // the network) and per rail the double binary tree over the two boards carrying that GPU's
+    // 1/g shard, half per tree, once up and once down: B / (g · b) per NIC. Plus NCCL's
+    // NVLS-Tree latency (25 µs NVLink + 2 × 20.9 µs network on two nodes) and the round
+    // latency of each of NCCL's NVLS rounds (16 × 128 KiB).
+    let (g, bytes) = (4, 2f64.powi(30));
+    let t = on_two_boards(g, "sim.allreduce(1073741824.0, #{ algorithm: \"nvlstree\" });");
+    let rounds = nccl::nvls_rounds(bytes) as f64;
+    let expected = (25.0 + 2.0 * 20.9) * 1e-6
+        + rounds * hetsim_scripting::nccl::NVLS_ROUND_LATENCY
+        + bytes / (g as f64 * BANDWIDTH);
+    assert!(t > expected && t < expected * 1.02, "{t} vs {expected}");
+    // On one board NCCL has no NVLS-Tree (tuning.cc disables it): asking for it is refused.
+    let error = time(
+        8,
+        "NVLink test",
+        "sim.allreduce(1e6, #{ algorithm: \"nvlstree\" });",
+    )
+    .unwrap_err();
+    assert!(error.contains("nvlstree"), "{error}");
+}

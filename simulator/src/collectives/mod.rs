@@ -32,6 +32,7 @@ use crate::Pid;
 
 pub mod nccl;
 pub mod rails;
+pub mod trees;
 pub use nccl::{plan_nccl, Pipeline, Shape};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -13,6 +13,11 @@
 //!   ranks, the second the mirror of the first (n even) or the first shifted by one (n odd),
 //!   so that a rank is a leaf in one of them; each tree reduces half of the value to its root
 //!   and broadcasts it back, in chunks pipelined along the tree (all chunks up, then down).
+//!   Across nodes it is NCCL's tree graph instead: per channel a chain inside each node and
+//!   the double binary tree between the chains' heads, one channel per rail
+//!   ([`super::trees`]).
+//! - **NVLS-Tree** (all-reduce across nodes): NVLS inside each node and, per rail, the double
+//!   binary tree between the nodes for each GPU's shard ([`super::trees`]); on one node, NVLS.
 //! - **NVLS** (all-reduce, all-gather, reduce-scatter on an NVSwitch): the switch reduces and
 //!   multicasts, so a GPU's port carries per direction about `bytes · (1 + 1/n)` in an
 //!   all-reduce (its value up; the reduced shard it asked for plus the multicast of the others'
@@ -24,6 +29,7 @@
 //! Every send carries `wire` bytes per data byte (the protocol's flags, the share of a link
 //! NCCL's copies reach); the plan starts with the protocol's base latency.
 
+use super::trees::{self, double_tree};
 use super::{rails, Step};
 use crate::Pid;
 
@@ -33,6 +39,8 @@ pub enum Shape {
     Ring,
     Tree,
     Nvls,
+    /// NVLS inside each node, a double binary tree between nodes ([`super::trees`]).
+    NvlsTree,
 }
 
 /// What a protocol costs, and how a call is cut.
@@ -47,6 +55,9 @@ pub struct Pipeline {
     pub base_delay: f64,
     /// Paid before each step's send (ring step, tree hop, NVLS round) [s].
     pub step_delay: f64,
+    /// Paid instead of `step_delay` before a tree stage whose sends leave the node (NCCL's
+    /// network latency per hop, tuning.cc's `interLat`) [s]; rings pay `step_delay`.
+    pub step_delay_net: f64,
     /// Data bytes per pipelined chunk (chain, tree) or NVLS round; 0: the call in one piece.
     pub chunk: f64,
     /// Most chunks a call is cut into (the pipeline's fill is then at most depth/max of it).
@@ -54,6 +65,20 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
+    /// How many chunks `bytes` is cut into.
+    fn chunk_count(&self, bytes: f64) -> usize {
+        self.chunks(bytes).0
+    }
+
+    /// Chunks of `bytes` without the `max_chunks` bound: NVLS's rounds.
+    fn rounds(&self, bytes: f64) -> usize {
+        if self.chunk > 0.0 {
+            (bytes / self.chunk).ceil().max(1.0) as usize
+        } else {
+            1
+        }
+    }
+
     /// Chunks of `bytes` and the size of each.
     fn chunks(&self, bytes: f64) -> (usize, f64) {
         let count = if self.chunk > 0.0 {
@@ -90,12 +115,23 @@ pub fn plan_nccl(
         seconds: pipeline.base_delay,
     }];
     let shift = |volume: f64| nvls(members, me, pipeline, bytes, volume);
+    let costs = trees::Costs {
+        wire: pipeline.wire,
+        wire_net: pipeline.wire_net,
+        delay: pipeline.step_delay,
+        delay_net: pipeline.step_delay_net,
+        count: pipeline.chunk_count(bytes),
+        rounds: pipeline.rounds(bytes),
+    };
     let wires = (pipeline.wire, pipeline.wire_net);
     let ring = |rounds| rails::ring_steps(members, groups, me, rounds, share, pipeline.step_delay, wires);
     steps.extend(match (collective, pipeline.shape) {
+        (C::Allreduce, Shape::NvlsTree) => trees::nvls_tree(members, groups, me, &costs, bytes)
+            .unwrap_or_else(|| shift(bytes * (1.0 + 1.0 / n as f64))),
         (C::Allreduce, Shape::Nvls) => shift(bytes * (1.0 + 1.0 / n as f64)),
         (C::Allgather | C::ReduceScatter, Shape::Nvls) => shift(bytes * (n - 1) as f64 / n as f64),
-        (C::Allreduce, Shape::Tree) => tree(members, me, pipeline, bytes),
+        (C::Allreduce, Shape::Tree) => trees::chain_tree(members, groups, me, &costs, bytes)
+            .unwrap_or_else(|| tree(members, me, pipeline, bytes)),
         (C::Allreduce, _) => ring(2 * (n - 1)),
         (C::Allgather | C::ReduceScatter, _) => ring(n - 1),
         (C::Broadcast, _) => chain(members, me, pipeline, bytes, (0..n).map(|k| (root + k) % n)),
@@ -185,60 +221,6 @@ fn hop(pipeline: &Pipeline, to: Pid, bytes: f64) -> [Step; 2] {
     ]
 }
 
-/// Lowest set bit.
-fn low_bit(i: usize) -> usize {
-    i & i.wrapping_neg()
-}
-
-/// The in-order binary tree over 1..=n: (parent, children) of `i`, `None` for the root.
-fn in_order(i: usize, n: usize) -> (Option<usize>, Vec<usize>) {
-    let parent_of = |j: usize| {
-        let b = low_bit(j);
-        (j ^ b) | (b << 1)
-    };
-    let root = 1 << (usize::BITS - 1 - n.leading_zeros());
-    let parent = (i != root).then(|| {
-        let mut p = parent_of(i);
-        while p > n {
-            p = parent_of(p);
-        }
-        p
-    });
-    let half = low_bit(i) >> 1;
-    let mut children = Vec::new();
-    if half > 0 {
-        children.push(i - half);
-        let mut right = i + half;
-        while right > n && low_bit(right) > 1 {
-            right -= low_bit(right) >> 1;
-        }
-        if right <= n {
-            children.push(right);
-        }
-    }
-    (parent, children)
-}
-
-/// (parent, children) of rank `r` in tree `t` (0 or 1) of NCCL's double binary tree over n.
-pub fn double_tree(t: usize, r: usize, n: usize) -> (Option<usize>, Vec<usize>) {
-    // Tree 1 maps rank r to r' (mirror for even n, shift for odd n) and back.
-    let to = |r: usize| match (t, n % 2) {
-        (0, _) => r,
-        (_, 0) => n - 1 - r,
-        _ => (r + n - 1) % n,
-    };
-    let back = |r: usize| match (t, n % 2) {
-        (0, _) => r,
-        (_, 0) => n - 1 - r,
-        _ => (r + 1) % n,
-    };
-    let (parent, children) = in_order(to(r) + 1, n);
-    (
-        parent.map(|p| back(p - 1)),
-        children.into_iter().map(|c| back(c - 1)).collect(),
-    )
-}
-
 /// Chunks the tree where a rank waits on others runs behind the other (see `tree`).
 const LAG: usize = 2;
 
@@ -291,6 +273,7 @@ mod tests {
             wire_net: 1.0,
             base_delay: 1.0,
             step_delay: 0.5,
+            step_delay_net: 0.5,
             chunk: 0.0,
             max_chunks: 64,
         }

@@ -19,11 +19,7 @@ use crate::Pid;
 /// id; equal ids share a node). A `groups` of another length than the members' counts as
 /// one node.
 pub fn channel_rings(groups: &[usize], members: usize) -> Vec<Vec<usize>> {
-    let nodes = if groups.len() == members {
-        by_node(groups)
-    } else {
-        vec![(0..members).collect()]
-    };
+    let nodes = nodes(groups, members);
     if nodes.len() < 2 {
         return vec![(0..members).collect()];
     }
@@ -36,6 +32,16 @@ pub fn channel_rings(groups: &[usize], members: usize) -> Vec<Vec<usize>> {
                 .collect()
         })
         .collect()
+}
+
+/// Member indices per node, nodes in order of their first member; a `groups` of another
+/// length than the members' count is one node.
+pub fn nodes(groups: &[usize], members: usize) -> Vec<Vec<usize>> {
+    if groups.len() == members {
+        by_node(groups)
+    } else {
+        vec![(0..members).collect()]
+    }
 }
 
 /// Member indices per node, nodes in order of their first member.
