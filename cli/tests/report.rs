@@ -135,72 +135,49 @@ fn the_tracked_training_timeline_is_what_the_run_draws() {
     );
 }
 
+/// `hetsim run` of the master-worker example on its eight-worker system, with `Worker`
+/// given as `workers` and `extra` arguments.
+fn small_master_worker(workers: &str, extra: &[&str]) -> std::process::Output {
+    let label = format!("Worker={workers}");
+    let mut args = vec![
+        "run",
+        "--app",
+        "examples/master-worker/app.rhai",
+        "--system",
+        "examples/master-worker/system.toml",
+        "--label",
+        &label,
+    ];
+    args.extend(extra);
+    hetsim(&args, None)
+}
+
 /// Lists make a local sweep: the product runs here, each run as `hetsim run` would make it
 /// alone, and the table is the server's sweep table.
 #[test]
 fn a_local_sweep_runs_the_product_and_prints_its_table() {
-    let out = hetsim(
-        &[
-            "run",
-            "--app",
-            "examples/master-worker/app.rhai",
-            "--system",
-            "examples/master-worker/system.toml",
-            "--label",
-            "Worker=1,2,4",
-            "--json",
-        ],
-        None,
-    );
+    let out = small_master_worker("1,2,4", &["--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let runs: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("a JSON array");
     assert_eq!(runs.len(), 3);
     for (run, workers) in runs.iter().zip(["1", "2", "4"]) {
         assert_eq!(run["labels"]["Worker"], workers.parse::<u64>().unwrap());
-        let label = format!("Worker={workers}");
-        let alone = ok_json(&[
-            "run",
-            "--app",
-            "examples/master-worker/app.rhai",
-            "--system",
-            "examples/master-worker/system.toml",
-            "--label",
-            &label,
-            "--json",
-        ]);
+        let alone = json(&small_master_worker(workers, &["--json"]));
         assert_eq!(run["result"]["overall_time"], alone["overall_time"], "{run}");
     }
-    let table = hetsim(
-        &[
-            "run",
-            "--app",
-            "examples/master-worker/app.rhai",
-            "--system",
-            "examples/master-worker/system.toml",
-            "--label",
-            "Worker=1,2",
-        ],
-        None,
-    );
+    let table = small_master_worker("1,2", &[]);
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(
         text.starts_with("run  status  label:Worker  overall time [s]  energy [J]"),
         "{text}"
     );
     assert_eq!(text.lines().count(), 3, "{text}");
-    let failing = failure(
-        &[
-            "run",
-            "--app",
-            "examples/master-worker/app.rhai",
-            "--system",
-            "examples/master-worker/system.toml",
-            "--label",
-            "Worker=1,100",
-        ],
-        None,
+    let failing = small_master_worker("1,100", &[]);
+    let stderr = String::from_utf8_lossy(&failing.stderr);
+    assert!(
+        !failing.status.success() && stderr.contains("1 of 2 runs failed"),
+        "{stderr}"
     );
-    assert!(failing.contains("1 of 2 runs failed"), "{failing}");
 }
 
 #[test]
