@@ -9,20 +9,29 @@ use common::oneshot::*;
 /// `hetsim run` of the master-worker example at scale (one node entry of a million worker
 /// machines) with `workers` workers and `extra` arguments.
 fn master_worker(workers: u64, extra: &[&str]) -> std::process::Output {
-    let label = format!("Worker={workers}");
+    let out = master_worker_on("million.toml", &workers.to_string(), extra);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// `hetsim run` of the master-worker example on `examples/master-worker/SYSTEM` with
+/// `Worker` given as `workers` (a count, or a list) and `extra` arguments.
+fn master_worker_on(system: &str, workers: &str, extra: &[&str]) -> std::process::Output {
+    let (label, system) = (
+        format!("Worker={workers}"),
+        format!("examples/master-worker/{system}"),
+    );
     let mut args = vec![
         "run",
         "--app",
         "examples/master-worker/app.rhai",
         "--system",
-        "examples/master-worker/million.toml",
+        &system,
         "--label",
         &label,
     ];
     args.extend(extra);
-    let out = hetsim(&args, None);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    out
+    hetsim(&args, None)
 }
 
 fn json(out: &std::process::Output) -> serde_json::Value {
@@ -135,44 +144,27 @@ fn the_tracked_training_timeline_is_what_the_run_draws() {
     );
 }
 
-/// `hetsim run` of the master-worker example on its eight-worker system, with `Worker`
-/// given as `workers` and `extra` arguments.
-fn small_master_worker(workers: &str, extra: &[&str]) -> std::process::Output {
-    let label = format!("Worker={workers}");
-    let mut args = vec![
-        "run",
-        "--app",
-        "examples/master-worker/app.rhai",
-        "--system",
-        "examples/master-worker/system.toml",
-        "--label",
-        &label,
-    ];
-    args.extend(extra);
-    hetsim(&args, None)
-}
-
 /// Lists make a local sweep: the product runs here, each run as `hetsim run` would make it
 /// alone, and the table is the server's sweep table.
 #[test]
 fn a_local_sweep_runs_the_product_and_prints_its_table() {
-    let out = small_master_worker("1,2,4", &["--json"]);
+    let out = master_worker_on("system.toml", "1,2,4", &["--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let runs: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("a JSON array");
     assert_eq!(runs.len(), 3);
     for (run, workers) in runs.iter().zip(["1", "2", "4"]) {
         assert_eq!(run["labels"]["Worker"], workers.parse::<u64>().unwrap());
-        let alone = json(&small_master_worker(workers, &["--json"]));
+        let alone = json(&master_worker_on("system.toml", workers, &["--json"]));
         assert_eq!(run["result"]["overall_time"], alone["overall_time"], "{run}");
     }
-    let table = small_master_worker("1,2", &[]);
+    let table = master_worker_on("system.toml", "1,2", &[]);
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(
         text.starts_with("run  status  label:Worker  overall time [s]  energy [J]"),
         "{text}"
     );
     assert_eq!(text.lines().count(), 3, "{text}");
-    let failing = small_master_worker("1,100", &[]);
+    let failing = master_worker_on("system.toml", "1,100", &[]);
     let stderr = String::from_utf8_lossy(&failing.stderr);
     assert!(
         !failing.status.success() && stderr.contains("1 of 2 runs failed"),

@@ -202,20 +202,10 @@ fn ring_all_reduce_across_two_boards_runs_at_all_their_nics() {
     // 100 x b) run beside the network's and cost nothing more.
     let (g, bytes) = (4, 1e9);
     let n = 2 * g;
-    let gpus = labels(&[("GPU", n as u64)]);
-    let run_one = |call: &str| {
-        run(
-            call,
-            "app.rhai",
-            &two_boards(g),
-            &gpus,
-            &Default::default(),
-            &RunOptions::default(),
-        )
-        .map(|r| r.results.overall_time)
-        .map_err(|e| e.to_string())
-    };
-    let t = run_one("sim.allreduce(1e9, #{ algorithm: \"ring\", protocol: \"Simple\" });").unwrap();
+    let t = on_two_boards(
+        g,
+        "sim.allreduce(1e9, #{ algorithm: \"ring\", protocol: \"Simple\" });",
+    );
     let steps = 2.0 * (n - 1) as f64;
     let bound = steps / n as f64 * bytes / (g as f64 * BANDWIDTH);
     let expected = 8.4e-6 + steps * 3.4e-6 + bound;
@@ -225,7 +215,7 @@ fn ring_all_reduce_across_two_boards_runs_at_all_their_nics() {
     // All-gather and reduce-scatter: n − 1 steps, (n − 1)/n · B / (k·b).
     for call in ["allgather", "reducescatter"] {
         let app = format!("sim.{call}(1e9, #{{ algorithm: \"ring\", protocol: \"Simple\" }});");
-        let t = run_one(&app).unwrap();
+        let t = on_two_boards(g, &app);
         let expected =
             8.4e-6 + (n - 1) as f64 * 3.4e-6 + (n - 1) as f64 / n as f64 * bytes / (g as f64 * BANDWIDTH);
         assert!(close(t, expected), "{call}: {t} vs {expected}");

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use anyhow::{bail, Result};
 use hetsim_scripting::RunOptions;
 use hetsim_service::table::{runs_csv, runs_table};
+use hetsim_simulator::collectives::Algorithm;
 use serde_json::{json, Map, Value};
 
 use super::run::{algorithm, labels, simulate, variables};
@@ -35,7 +36,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         bail!("--trace and --timeline write one run's file: give single values, not lists, to write them");
     }
     let app = read_text(&args.app)?;
-    algorithm(&args.algorithm)?;
+    let algorithm = algorithm(&args.algorithm)?;
     let points = product(&args.vars, &args.labels)?;
     let next = AtomicUsize::new(0);
     let rows: Mutex<Vec<Option<Value>>> = Mutex::new(vec![None; points.len()]);
@@ -48,7 +49,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
             scope.spawn(|| loop {
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 let Some(point) = points.get(index) else { break };
-                let row = row(index, point, simulated(args, &app, point));
+                let row = row(index, point, simulated(args, &app, point, algorithm));
                 if let Ok(mut rows) = rows.lock() {
                     rows[index] = Some(row);
                 }
@@ -131,9 +132,9 @@ fn product(vars: &[String], labels: &[String]) -> Result<Vec<Point>> {
 }
 
 /// The run's overall time and total energy, or why it failed.
-fn simulated(args: &RunArgs, app: &str, point: &Point) -> Result<(f64, f64)> {
+fn simulated(args: &RunArgs, app: &str, point: &Point, algorithm: Algorithm) -> Result<(f64, f64)> {
     let mut options = RunOptions {
-        algorithm: algorithm(&args.algorithm)?,
+        algorithm,
         ..RunOptions::default()
     };
     options.limits.max_slice_seconds = args.max_slice_seconds;
