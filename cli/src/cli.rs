@@ -274,15 +274,20 @@ pub struct ComponentsArgs {
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// A measurement folder (bench/gpu/run.sh's output).
-    #[arg(long, default_value = "examples/validation/data/h100")]
-    pub data: PathBuf,
-    /// The validation application (variables: phases, computeIntensity, blockSize, numElements, dynamicSharedMemory, hostMemory).
-    #[arg(long, default_value = "examples/validation/saxpy2/app.rhai")]
-    pub app: PathBuf,
-    /// The system model of the measured machine.
-    #[arg(long, default_value = "examples/validation/saxpy2/h100.toml")]
-    pub system: PathBuf,
+    /// A measurement folder (bench/gpu/run.sh's output) [default: the shipped
+    /// examples/validation/data/h100, under the current directory or else the source tree
+    /// hetsim was built from].
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// The validation application (variables: phases, computeIntensity, blockSize, numElements,
+    /// dynamicSharedMemory, hostMemory) [default: examples/validation/saxpy2/app.rhai, found as
+    /// --data's default is].
+    #[arg(long, value_name = "FILE")]
+    pub app: Option<PathBuf>,
+    /// The system model of the measured machine [default:
+    /// examples/validation/saxpy2/h100.toml, found as --data's default is].
+    #[arg(long, value_name = "FILE")]
+    pub system: Option<PathBuf>,
     /// The catalog's GPU (`hetsim components`) in place of the GPU of --system and of every
     /// benchmark set's systems: validates that catalog entry on --data.
     #[arg(long, value_name = "NAME")]

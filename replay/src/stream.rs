@@ -138,6 +138,7 @@ impl StreamProcess {
                 seconds,
                 power: None,
                 uncertainty: 0.0,
+                detail: None,
             }),
             Action::Sleep(seconds) => Some(Request::Sleep { seconds }),
             Action::Send {

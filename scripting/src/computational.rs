@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use hetsim_models::catalog::Component;
 use hetsim_models::Scalar;
@@ -95,6 +96,8 @@ pub struct Models {
     instances: Vec<Instance>,
     /// The instance of each node and of each link.
     nodes: Vec<usize>,
+    /// Each node's model as its system names it (for compute spans).
+    node_models: Vec<Arc<str>>,
     links: Vec<usize>,
     memo: RefCell<HashMap<MemoKey, Timed>>,
 }
@@ -111,6 +114,9 @@ pub struct Timed {
     /// The half-width of the error bar relative to `seconds` (0.05 = ±5 %), at the 90 %
     /// coverage of hetsim's calibrated models; `None` when the model states none.
     pub uncertainty: Option<f64>,
+    /// What a compute's trace span says: the model, the kernel, the limiter (`None` for a
+    /// transfer or a bare duration).
+    pub detail: Option<Arc<str>>,
 }
 
 impl Timed {
@@ -158,6 +164,7 @@ fn timed(value: &Dynamic) -> Option<Timed> {
             limiter: None,
             power: None,
             uncertainty: None,
+            detail: None,
         });
     }
     let map = value.read_lock::<Map>()?;
@@ -172,7 +179,31 @@ fn timed(value: &Dynamic) -> Option<Timed> {
             .and_then(|l| l.clone().try_cast::<rhai::ImmutableString>()),
         power: optional("power")?,
         uncertainty: optional("uncertainty")?,
+        detail: None,
     })
+}
+
+/// The kernel a compute's parameters name: their `kernel`, else the kernel of their `launch`
+/// (`kernel_params`'s key, `NAME|launch|trips`).
+fn kernel_name(params: &Map) -> Option<ImmutableString> {
+    let text = |key: &str| params.get(key)?.clone().try_cast::<ImmutableString>();
+    text("kernel").or_else(|| {
+        let launch = text("launch")?;
+        let name = launch.split('|').next()?;
+        Some(name.into())
+    })
+}
+
+/// A compute span's detail: `model M, kernel K, limiter L`, with the parts that are known.
+fn compute_detail(model: &str, kernel: Option<&str>, limiter: Option<&str>) -> Arc<str> {
+    let mut detail = format!("model {model}");
+    if let Some(kernel) = kernel {
+        detail.push_str(&format!(", kernel {kernel}"));
+    }
+    if let Some(limiter) = limiter {
+        detail.push_str(&format!(", limiter {limiter}"));
+    }
+    detail.into()
 }
 
 /// The memo key of `params`, or `None` when a value is not a scalar (not memoized).
@@ -267,6 +298,11 @@ impl Models {
             current,
             instances,
             nodes,
+            node_models: system
+                .nodes
+                .iter()
+                .map(|n| Arc::from(n.spec.model.as_str()))
+                .collect(),
             links,
             memo: RefCell::default(),
         })
@@ -276,13 +312,13 @@ impl Models {
         key.as_ref().and_then(|k| self.memo.borrow().get(k).cloned())
     }
 
-    fn call(
-        &self,
-        index: usize,
-        function: &str,
-        params: Map,
-        key: Option<MemoKey>,
-    ) -> Result<Timed, ScriptError> {
+    fn remember(&self, key: Option<MemoKey>, timed: &Timed) {
+        if let Some(key) = key {
+            self.memo.borrow_mut().insert(key, timed.clone());
+        }
+    }
+
+    fn call(&self, index: usize, function: &str, params: Map) -> Result<Timed, ScriptError> {
         let instance = &self.instances[index];
         *self.current.borrow_mut() = instance.constants.clone();
         let value: Dynamic = self
@@ -296,9 +332,6 @@ impl Models {
                 value.type_name()
             )
         })?;
-        if let Some(key) = key {
-            self.memo.borrow_mut().insert(key, timed.clone());
-        }
         Ok(timed)
     }
 
@@ -306,10 +339,15 @@ impl Models {
     pub fn compute_time(&self, node: usize, params: Map) -> Result<Timed, ScriptError> {
         let index = self.nodes[node];
         let key = memo_key(index, &params);
-        match self.memoized(&key) {
-            Some(seconds) => Ok(seconds),
-            None => self.call(index, "compute_time", params, key),
+        if let Some(timed) = self.memoized(&key) {
+            return Ok(timed);
         }
+        let kernel = kernel_name(&params);
+        let mut timed = self.call(index, "compute_time", params)?;
+        let model = &self.node_models[node];
+        timed.detail = Some(compute_detail(model, kernel.as_deref(), timed.limiter.as_deref()));
+        self.remember(key, &timed);
+        Ok(timed)
     }
 
     /// `transfer_time(#{size, direction, hostMemory})` of link `link`'s model.
@@ -329,7 +367,9 @@ impl Models {
         params.insert("size".into(), Dynamic::from_float(bytes));
         params.insert("direction".into(), Dynamic::from(direction.suffix()));
         params.insert("hostMemory".into(), Dynamic::from(host_memory.name()));
-        self.call(index, "transfer_time", params, key)
+        let timed = self.call(index, "transfer_time", params)?;
+        self.remember(key, &timed);
+        Ok(timed)
     }
 }
 

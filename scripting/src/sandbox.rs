@@ -83,12 +83,16 @@ impl CancelFlag {
 /// The error a cancelled run's scripts stop with.
 pub const CANCELLED: &str = "sandbox: the run was cancelled";
 
+/// The error the scripts still suspended when their run ends stop with.
+pub const ENDED: &str = "sandbox: the run ended";
+
 /// When the running script last got control, shared by all scripts of a run (one runs at a
-/// time), and the run's cancel flag.
+/// time), the run's cancel flag, and whether the run has ended.
 #[derive(Clone, Debug)]
 pub struct SliceClock {
     started: Rc<Cell<Instant>>,
     cancel: CancelFlag,
+    ended: Rc<Cell<bool>>,
 }
 
 impl SliceClock {
@@ -96,6 +100,7 @@ impl SliceClock {
         SliceClock {
             started: Rc::new(Cell::new(Instant::now())),
             cancel,
+            ended: Rc::default(),
         }
     }
 
@@ -103,10 +108,19 @@ impl SliceClock {
         self.started.set(Instant::now());
     }
 
-    /// Why the run must stop now, if it must: cancelled, or over its memory budget.
+    /// Ends the run for every script still suspended in it: each stops at its next check
+    /// (see [`crate::process`]'s teardown).
+    pub fn end(&self) {
+        self.ended.set(true);
+    }
+
+    /// Why the run must stop now, if it must: cancelled, ended, or over its memory budget.
     pub fn stop_reason(&self) -> Option<String> {
         if self.cancel.is_cancelled() {
             return Some(CANCELLED.to_owned());
+        }
+        if self.ended.get() {
+            return Some(ENDED.to_owned());
         }
         crate::memory::over_budget()
     }

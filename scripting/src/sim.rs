@@ -1,5 +1,5 @@
-//! The `sim` object of application scripts: the primitives of DESIGN.md, each suspending the
-//! script for as long as the engine says.
+//! The `sim` object of application scripts: the primitives of docs/SIMULATION.md
+//! ("Primitives"), each suspending the script for as long as the engine says.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -153,6 +153,7 @@ impl Sim {
             limiter: None,
             power: None,
             uncertainty: None,
+            detail: None,
         };
         self.compute_for(timed, "sim.compute: a duration [s]")
     }
@@ -169,6 +170,7 @@ impl Sim {
             seconds: timed.seconds,
             power: timed.power,
             uncertainty: timed.uncertainty_seconds(),
+            detail: timed.detail,
         });
         self.done(resume, "sim.compute")?;
         Ok(timed.seconds)

@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::thesis;
+use common::{thesis, thesis_with};
+use hetsim_scripting::RunOptions;
+use hetsim_simulator::SpanKind;
 
 #[test]
 fn the_thesis_run_lists_its_kernel_by_model_and_limiter_and_its_copies_each_way() {
@@ -43,5 +45,27 @@ fn the_thesis_run_lists_its_kernel_by_model_and_limiter_and_its_copies_each_way(
             .windows(2)
             .all(|w| w[0].seconds >= w[1].seconds),
         "the longest first"
+    );
+}
+
+#[test]
+fn a_compute_span_names_its_model_kernel_and_limiter() {
+    let mut options = RunOptions::default();
+    options.engine.trace = true;
+    let report = thesis_with("gtx970.toml", &[("kernelParams", "analysed")], &options);
+    let summary = report.summary();
+    let compute = summary
+        .activities
+        .iter()
+        .find(|a| a.kind == "compute")
+        .expect("listed");
+    let spans = report.results.trace.as_deref().expect("traced");
+    let kernel = spans
+        .iter()
+        .find(|s| s.kind == SpanKind::Compute)
+        .expect("the kernel's span");
+    assert_eq!(
+        kernel.detail,
+        format!("model gpu-volkov, kernel saxpy2, limiter {}", compute.limiter)
     );
 }

@@ -111,3 +111,20 @@ fn a_failing_process_ends_the_run_and_the_suspended_ones_unwind() {
     let err = run_on_many(app, 100).unwrap_err();
     assert!(err.contains("boom") && err.contains("W[7]"), "{err}");
 }
+
+#[test]
+fn suspended_processes_that_catch_the_runs_end_still_end_and_the_first_failure_stands() {
+    // At a run's end each suspended process's pending `sim` call fails; a script that
+    // catches that and calls `sim` again is unwound after a few tries.
+    let app = r#"
+        if rank == 7 {
+            sim.sleep(1.0);
+            throw "boom";
+        }
+        loop {
+            try { sim.receive("any"); } catch (e) { sim.log(e); }
+        }
+    "#;
+    let err = run_on_many(app, 100).unwrap_err();
+    assert!(err.contains("boom") && err.contains("W[7]"), "{err}");
+}

@@ -47,6 +47,7 @@ fn results(processes: Vec<ProcessResult>) -> Results {
             id: Arc::from("node"),
             busy_time: 1.0,
             energy: 3.0,
+            idle_energy: 1.0,
         }],
         trace: None,
         trace_dropped: 0,

@@ -217,6 +217,7 @@ impl Process for MasterWorker {
                         seconds: 1e9 / 512e9,
                         power: None,
                         uncertainty: 0.0,
+                        detail: None,
                     }
                 }
                 Resume::Done if *computing => {

@@ -1,6 +1,8 @@
 //! What a simulated process and the engine say to each other: the process's requests and
 //! the outcomes it resumes with.
 
+use std::sync::Arc;
+
 use crate::platform::{Direction, HostMemory};
 use crate::results::SpanKind;
 use crate::uncertainty::Spread;
@@ -41,11 +43,14 @@ impl Source {
 pub enum Request {
     /// Occupy the process for `seconds` of computation, drawing `power` [W] on its node if
     /// the model states it (else the node's load power); `uncertainty` is the half-width of
-    /// the duration's error bar [s] (0 when the model states none).
+    /// the duration's error bar [s] (0 when the model states none); `detail` is what its
+    /// trace span says of it (the model, the kernel, the limiter), shared by every compute
+    /// its model timed alike.
     Compute {
         seconds: f64,
         power: Option<f64>,
         uncertainty: f64,
+        detail: Option<Arc<str>>,
     },
     /// Advance the process's clock without computing.
     Sleep { seconds: f64 },

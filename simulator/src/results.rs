@@ -32,6 +32,10 @@ pub struct NodeResult {
     /// The energy of the computes whose model states its power, plus load power × the rest
     /// of the busy time, plus idle power × (count × overall time − busy time) [J].
     pub energy: f64,
+    /// The idle part of `energy` [J]. Links draw no power of their own, so the energy of
+    /// the time spent waiting for transfers is in here: a node that waits is idle.
+    #[serde(default)]
+    pub idle_energy: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

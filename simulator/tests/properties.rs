@@ -92,7 +92,7 @@ proptest! {
             let mut programs: Vec<Program> =
                 (0..n).map(|_| Program { steps: VecDeque::new(), expected: 0, received: 0 }).collect();
             for &(from, to, bytes, think) in &sends {
-                programs[from].steps.push_back(Request::Compute { seconds: think, power: None, uncertainty: bar * think });
+                programs[from].steps.push_back(Request::Compute { seconds: think, power: None, uncertainty: bar * think, detail: None });
                 programs[from].steps.push_back(Request::Send { to, bytes, direction: None, host_memory: HostMemory::Pageable, tracked: false });
                 programs[to].expected += 1;
             }

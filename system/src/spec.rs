@@ -1,6 +1,6 @@
 //! System models as written: which components are placed (`node`), how many, with which
 //! computational model and labels, and which links join them (`link`). Written as TOML or
-//! JSON (DESIGN.md, "System model"); these serde types are also where the JSON Schema of
+//! JSON (docs/SIMULATION.md, "System files"); these serde types are also where the JSON Schema of
 //! system files comes from ([`crate::schema`]).
 
 use std::collections::BTreeMap;

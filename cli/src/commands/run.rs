@@ -163,9 +163,10 @@ pub(super) fn summary(report: &RunReport) -> String {
     }
     for n in r.nodes.iter().take(MAX_ROWS) {
         out += &format!(
-            "node {} consumed {} J (busy {})\n",
+            "node {} consumed {} J, {} J of it idle (busy {})\n",
             n.id,
             number(n.energy),
+            number(n.idle_energy),
             duration(n.busy_time)
         );
     }

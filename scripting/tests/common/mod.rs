@@ -67,21 +67,27 @@ pub fn examples() -> &'static Path {
 
 /// The thesis scenario (seed 004, Figure 5.23) on `system`, a file of examples/gajger.
 pub fn thesis(system: &str) -> RunReport {
+    thesis_with(system, &[], &RunOptions::default())
+}
+
+/// The thesis scenario on `system` with `extra` variables besides its own, under `options`.
+pub fn thesis_with(system: &str, extra: &[(&str, &str)], options: &RunOptions) -> RunReport {
     let app = std::fs::read_to_string(examples().join("gajger/app.rhai")).unwrap();
     let system = load_system(&examples().join("gajger").join(system)).unwrap();
-    let variables = vars(&[
+    let mut variables = vars(&[
         ("occupancy", "64"),
         ("computeIntensity", "128"),
         ("blockSize", "256"),
         ("numElements", "400000000"),
     ]);
+    variables.extend(vars(extra));
     run(
         &app,
         "app.rhai",
         &system,
         &labels(&[("CPU", 1), ("GPU", 1)]),
         &variables,
-        &RunOptions::default(),
+        options,
     )
     .unwrap()
 }

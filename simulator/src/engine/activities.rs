@@ -1,7 +1,9 @@
 //! What a process does with its time: compute (on its node's shared cores), sleep, receive,
 //! wait for and test its non-blocking sends and receives.
 
-use super::{Blocked, Engine, EventKind, HandleState, ProcessState};
+use std::sync::Arc;
+
+use super::{Blocked, Computing, Engine, EventKind, HandleState, ProcessState};
 use crate::error::SimError;
 use crate::process::{Handle, Message, Process, Request, Resume, Source};
 use crate::results::SpanKind;
@@ -54,9 +56,10 @@ impl<P: Process> Engine<'_, P> {
                 seconds,
                 power,
                 uncertainty,
+                detail,
             } if !shared_cores => {
                 let seconds = self.account_compute(pid, seconds, power, uncertainty)?;
-                self.computed_alone(pid, [clock, clock + seconds], uncertainty);
+                self.computed_alone(pid, [clock, clock + seconds], uncertainty, detail);
                 Resume::Done
             }
             Request::Sleep { seconds } => {
@@ -106,9 +109,10 @@ impl<P: Process> Engine<'_, P> {
                 seconds,
                 power,
                 uncertainty,
+                detail,
             } => {
                 let work = self.account_compute(pid, seconds, power, uncertainty)?;
-                self.compute_shared(pid, work, uncertainty);
+                self.compute_shared(pid, work, uncertainty, detail);
                 return Ok(None);
             }
             Request::Receive { from } => match self.take_from_mailbox(pid, from) {
@@ -168,24 +172,30 @@ impl<P: Process> Engine<'_, P> {
 
     /// A compute on cores of its own, `during` [start, end): the process's clock moves to its
     /// end.
-    fn computed_alone(&mut self, pid: Pid, during: [f64; 2], uncertainty: f64) {
+    fn computed_alone(&mut self, pid: Pid, during: [f64; 2], uncertainty: f64, detail: Option<Arc<str>>) {
         self.states[pid].ahead = during[1];
-        self.count_compute(pid, during, uncertainty);
+        self.count_compute(pid, during, uncertainty, detail);
     }
 
     /// Counts a compute that ran `during` [start, end) to the process's compute time, its
-    /// clock's error bar and its trace.
-    fn count_compute(&mut self, pid: Pid, during: [f64; 2], uncertainty: f64) {
+    /// clock's error bar and its trace (its span saying `detail`).
+    fn count_compute(&mut self, pid: Pid, during: [f64; 2], uncertainty: f64, detail: Option<Arc<str>>) {
         let state = &mut self.states[pid];
         state.compute_time += during[1] - during[0];
         state.spread = state.spread.widened(uncertainty);
-        self.span(pid, SpanKind::Compute, during, uncertainty, String::new);
+        self.span(pid, SpanKind::Compute, during, uncertainty, || {
+            detail.as_deref().unwrap_or_default().to_owned()
+        });
     }
 
     /// Starts a compute of `work` seconds (with a core to itself) on the node's shared cores.
-    fn compute_shared(&mut self, pid: Pid, work: f64, uncertainty: f64) {
+    fn compute_shared(&mut self, pid: Pid, work: f64, uncertainty: f64, detail: Option<Arc<str>>) {
         let now = self.now();
-        self.states[pid].computing = Some((now, uncertainty));
+        self.states[pid].computing = Some(Computing {
+            start: now,
+            uncertainty,
+            detail,
+        });
         let node = self.placements[pid].node;
         if let Some(cores) = &mut self.cores[node] {
             cores.shared.join(now, work, pid);
@@ -216,10 +226,15 @@ impl<P: Process> Engine<'_, P> {
     pub(super) fn computed(&mut self, pid: Pid) -> Result<(), SimError> {
         let now = self.now();
         let state = &mut self.states[pid];
-        let Some((start, uncertainty)) = state.computing.take() else {
+        let Some(Computing {
+            start,
+            uncertainty,
+            detail,
+        }) = state.computing.take()
+        else {
             return Ok(());
         };
-        self.count_compute(pid, [start, now], uncertainty);
+        self.count_compute(pid, [start, now], uncertainty, detail);
         self.step(pid, Resume::Done)
     }
 

@@ -93,6 +93,15 @@ enum Blocked {
     Wait(Vec<Handle>),
 }
 
+/// A compute on shared cores, from its start until the cores finish it.
+struct Computing {
+    start: f64,
+    /// Its error bar's half-width [s].
+    uncertainty: f64,
+    /// What its trace span says.
+    detail: Option<Arc<str>>,
+}
+
 #[derive(Default)]
 struct ProcessState {
     mailbox: VecDeque<Message>,
@@ -100,8 +109,8 @@ struct ProcessState {
     posted: VecDeque<(Handle, Source)>,
     blocked: Option<Blocked>,
     blocked_since: f64,
-    /// When the compute in progress on shared cores started, and its error bar.
-    computing: Option<(f64, f64)>,
+    /// The compute in progress on shared cores.
+    computing: Option<Computing>,
     /// The process's clock where it runs ahead of the engine's (see `serve`).
     ahead: f64,
     /// The error bar of the process's clock (once finished, of its finish time: a finished
@@ -408,13 +417,12 @@ impl<P: Process> Engine<'_, P> {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                let idle = (f64::from(n.count) * overall_time - busy[i]).max(0.0);
+                let idle_energy = n.power_idle * (f64::from(n.count) * overall_time - busy[i]).max(0.0);
                 NodeResult {
                     id: node_ids[i].clone(),
                     busy_time: busy[i],
-                    energy: powered[i].1
-                        + n.power_load * (busy[i] - powered[i].0).max(0.0)
-                        + n.power_idle * idle,
+                    energy: powered[i].1 + n.power_load * (busy[i] - powered[i].0).max(0.0) + idle_energy,
+                    idle_energy,
                 }
             })
             .collect();

@@ -14,6 +14,7 @@ fn compute_and_sleep_advance_the_clock() {
                 seconds: 2.0,
                 power: None,
                 uncertainty: 0.0,
+                detail: None,
             },
             Request::Sleep { seconds: 0.5 },
         ]],
@@ -23,6 +24,8 @@ fn compute_and_sleep_advance_the_clock() {
     assert_eq!(r.processes[0].compute_time, 2.0);
     // Energy: 100 W × 2 s busy + 10 W × 0.5 s idle on host; 10 W × 2.5 s idle on the others.
     assert!(close(r.nodes[0].energy, 205.0));
+    assert!(close(r.nodes[0].idle_energy, 5.0), "{}", r.nodes[0].idle_energy);
+    assert!(close(r.nodes[1].idle_energy, r.nodes[1].energy));
     assert!(close(r.total_energy, 205.0 + 25.0 + 25.0));
 }
 
@@ -53,6 +56,7 @@ fn uncertain(seconds: f64, uncertainty: f64) -> Request {
         seconds,
         power: None,
         uncertainty,
+        detail: None,
     }
 }
 

@@ -211,6 +211,7 @@ fn compute(seconds: f64, power: Option<f64>) -> Request {
         seconds,
         power,
         uncertainty: 0.0,
+        detail: None,
     }
 }
 

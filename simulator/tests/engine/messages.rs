@@ -165,6 +165,7 @@ fn bad_requests_fail_the_run_with_the_process_named() {
             seconds: -1.0,
             power: None,
             uncertainty: 0.0,
+            detail: None,
         }]],
     )
     .unwrap_err();
@@ -191,6 +192,7 @@ fn identical_inputs_give_identical_results() {
                     seconds: 0.1,
                     power: None,
                     uncertainty: 0.0,
+                    detail: None,
                 },
                 send(2, 20.0),
             ],
