@@ -339,7 +339,18 @@ fn the_openapi_document_and_its_page_list_every_route_with_its_methods() {
             "/api/docs lacks {path}"
         );
     }
-    assert!(!page.contains("http://") && !page.contains("https://") && !page.contains("<script"));
+    assert!(!page.contains("src=\"http") && !page.contains("href=\"http") && !page.contains("<script"));
+    // Each route with a request example; a submission's names a shipped example.
+    let methods = ["get", "post", "put", "delete", "patch"];
+    let operations: usize = paths
+        .values()
+        .map(|item| methods.iter().filter(|m| item.get(**m).is_some()).count())
+        .sum();
+    assert_eq!(
+        page.matches("<pre class=\"example\">curl -X ").count(),
+        operations
+    );
+    assert!(page.contains("saxpy2-gtx970"), "POST /api/runs's example body");
 }
 
 #[test]

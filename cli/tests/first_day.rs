@@ -51,7 +51,7 @@ fn serve_examples_stores_them_and_the_saxpy2_app_says_what_it_needs() {
 
     // Missing a required input: refused at submission, every missing one named.
     let submission = |variables: &str| {
-        format!(r#"{{"app_name": "saxpy2", "system_name": "gtx970-testbed", "variables": {{{variables}}}}}"#)
+        format!(r#"{{"app_name": "saxpy2", "system_name": "saxpy2-gtx970", "variables": {{{variables}}}}}"#)
     };
     let (status, body) = http(
         port,

@@ -106,7 +106,7 @@ async fn a_new_user_loads_the_examples_launches_saxpy2_and_reads_a_three_input_s
     b.reload_until("h1", "done").await;
     let what_ran = b.text("#what-ran").await;
     assert!(
-        what_ran.contains("gtx970-testbed") && what_ran.contains("application model"),
+        what_ran.contains("saxpy2-gtx970") && what_ran.contains("application model"),
         "{what_ran}"
     );
     let system = b.text("main").await;
@@ -127,8 +127,18 @@ async fn a_new_user_loads_the_examples_launches_saxpy2_and_reads_a_three_input_s
     );
     b.shoot("run").await;
 
+    // The overview names each recent run's app and system; Launch still offers the examples.
+    b.goto("/").await;
+    let recent = b.text("#runs").await;
+    assert!(
+        recent.contains("The thesis's application model") && recent.contains("saxpy2-gtx970"),
+        "{recent}"
+    );
+    b.goto("/launch?app=saxpy2&system=saxpy2-gtx970").await;
+    assert_eq!(b.count("form.examples").await, 1, "the examples stay on offer");
+
     // blockSize × computeIntensity × numElements: 2 × 2 × 3 runs.
-    b.goto("/launch?app=saxpy2&system=gtx970-testbed").await;
+    b.goto("/launch?app=saxpy2&system=saxpy2-gtx970").await;
     fill_inputs(
         &b,
         &[
@@ -144,6 +154,15 @@ async fn a_new_user_loads_the_examples_launches_saxpy2_and_reads_a_three_input_s
     let sweep = b.current_path().await;
     assert!(sweep.starts_with("/sweeps/"), "{sweep}");
     b.reload_until("p.progress", "12 of 12 runs finished").await;
+    let shared = b.text("#what-ran").await;
+    for what in [
+        "The thesis's application model",
+        "saxpy2-gtx970",
+        "occupancy = 64",
+        "kernelParams = thesis",
+    ] {
+        assert!(shared.contains(what), "the sweep page names {what}: {shared}");
+    }
     assert!(
         b.text("p.progress").await.contains("12 done"),
         "{}",

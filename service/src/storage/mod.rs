@@ -18,7 +18,9 @@ pub use hetsim_simulator::ProcessResult;
 pub use leases::{Lease, Reclaimed};
 pub use overview::SweepRow;
 pub use results::{ProcessPage, RunOutput, StoredOutput, MAX_PAGE};
-pub use runs::{NewInput, NewRun, RunFilter, RunInputs, RunRecord, RunSource, SweepSummary, Unpublished};
+pub use runs::{
+    app_title, NewInput, NewRun, RunFilter, RunInputs, RunRecord, RunSource, SweepSummary, Unpublished,
+};
 pub use tokens::{
     check_name, parse_token, same_token, ActiveToken, NewToken, Role, TokenError, TokenRecord, ADMIN_NAME,
     TOKEN_PREFIX,

@@ -4,7 +4,7 @@
 use super::Result;
 use sqlx::Row;
 
-use super::runs::{record, RUN_COLUMNS};
+use super::runs::{record, RUN_COLUMNS, RUN_TABLES};
 use super::{RunRecord, Store};
 
 /// How many runs of `queue` are in `status`.
@@ -45,7 +45,7 @@ impl Store {
     /// The newest `limit` runs submitted alone (not as part of a sweep), newest first.
     pub async fn recent_runs(&self, limit: i64) -> Result<Vec<RunRecord>> {
         let sql = format!(
-            "SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN results s ON s.run_id = r.id \
+            "SELECT {RUN_COLUMNS} FROM {RUN_TABLES} \
              WHERE r.sweep_id IS NULL ORDER BY r.created_at DESC, r.id DESC LIMIT $1"
         );
         sqlx::query(&sql)

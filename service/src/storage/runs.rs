@@ -89,6 +89,11 @@ pub struct RunRecord {
     /// The name of the token that submitted the run (`admin` for the server's admin token);
     /// null on a server open to all.
     pub submitter: Option<String>,
+    /// The app's title: its first comment line (null when it has none, or was stored before
+    /// titles were kept).
+    pub app_title: Option<String>,
+    /// The system's `name` (null when it has none).
+    pub system_name: Option<String>,
     /// The run's summary (what `hetsim run --json` prints at its summary level, less the
     /// log), once done; its processes are paged by `GET /api/runs/{id}/processes`.
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
@@ -143,13 +148,38 @@ pub(super) fn record(row: &AnyRow) -> Result<RunRecord> {
         started_at: row.try_get("started_at")?,
         finished_at: row.try_get("finished_at")?,
         submitter: row.try_get("submitter")?,
+        app_title: row.try_get("app_title")?,
+        system_name: row.try_get("system_name")?,
         result: result.as_deref().map(json),
     })
 }
 
 pub(super) const RUN_COLUMNS: &str =
     "r.id, r.status, r.queue, r.sweep_id, r.labels, r.variables, r.attempts, r.error, \
-     r.worker, r.created_at, r.started_at, r.finished_at, r.submitter, s.result";
+     r.worker, r.created_at, r.started_at, r.finished_at, r.submitter, i.app_title, i.system_name, s.result";
+
+/// The tables [`RUN_COLUMNS`] come from.
+pub(super) const RUN_TABLES: &str =
+    "runs r JOIN inputs i ON i.id = r.input_id LEFT JOIN results s ON s.run_id = r.id";
+
+/// An app's title: the first line of its first comment, without its `//`, `///` or `//!`
+/// (what a Rhai source says it is); `None` when that is empty or there is no comment.
+pub fn app_title(source: &str) -> Option<&str> {
+    source
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("//"))
+        .map(|l| l.trim_start_matches(['/', '!']).trim())
+        .filter(|l| !l.is_empty())
+}
+
+/// A self-contained system's `name`, from its JSON.
+fn system_name(system: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(system).ok()?;
+    value["name"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+}
 
 impl Store {
     /// Inserts `runs` of `input` on `queue` (and their sweep) in one transaction, unpublished,
@@ -164,11 +194,15 @@ impl Store {
     ) -> Result<()> {
         let created = now();
         let mut tx = self.pool().begin().await?;
-        sqlx::query("INSERT INTO inputs (id, app, system, trace) VALUES ($1, $2, $3, $4)")
-            .bind(&input.id)
-            .bind(&input.app)
-            .bind(&input.system)
-            .bind(i64::from(input.trace))
+        sqlx::query(
+            "INSERT INTO inputs (id, app, system, trace, app_title, system_name) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(&input.id)
+        .bind(&input.app)
+        .bind(&input.system)
+        .bind(i64::from(input.trace))
+        .bind(app_title(&input.app))
+        .bind(system_name(&input.system))
             .execute(&mut *tx)
             .await?;
         if let Some(sweep) = sweep {
@@ -217,9 +251,7 @@ impl Store {
     }
 
     pub async fn run(&self, id: &str) -> Result<Option<RunRecord>> {
-        let sql = format!(
-            "SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN results s ON s.run_id = r.id WHERE r.id = $1"
-        );
+        let sql = format!("SELECT {RUN_COLUMNS} FROM {RUN_TABLES} WHERE r.id = $1");
         sqlx::query(&sql)
             .bind(id)
             .fetch_optional(self.pool())
@@ -240,7 +272,7 @@ impl Store {
 
     pub async fn runs(&self, filter: &RunFilter, limit: i64) -> Result<Vec<RunRecord>> {
         let sql = format!(
-            "SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN results s ON s.run_id = r.id \
+            "SELECT {RUN_COLUMNS} FROM {RUN_TABLES} \
              WHERE ($1 = '' OR r.status = $1) AND ($2 = '' OR r.queue = $2) AND ($3 = '' OR r.sweep_id = $3) \
              ORDER BY r.created_at, r.id LIMIT $4"
         );

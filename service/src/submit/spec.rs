@@ -20,6 +20,12 @@ use crate::storage::{Library, NewInput, NewRun, Store, StoreError};
 /// `system_name`.
 #[derive(Debug, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({
+    "app_name": "saxpy2",
+    "system_name": "saxpy2-gtx970",
+    "labels": {"GPU": 1},
+    "variables": {"numElements": 400000000, "blockSize": 256}
+})))]
 #[serde(deny_unknown_fields)]
 pub struct Submission {
     /// The queue: 1 to 64 letters, digits, '-' or '_' (default `default`, as the CLI's).

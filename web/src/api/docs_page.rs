@@ -1,6 +1,6 @@
 //! `/api/docs`: the OpenAPI document as one HTML page, rendered here from the document
 //! itself (routes grouped by tag, with their methods, summaries, parameters, request and
-//! response schemas, then every schema). No script and no CDN: it works on a server without
+//! response schemas and a request example, then every schema). No script and no CDN: it works on a server without
 //! internet, and adds no bundle to the repository (docs/SERVER.md says why not Swagger UI).
 
 use hetsim_charts::escape;
@@ -36,7 +36,10 @@ pub fn render(doc: &Value) -> String {
     let mut html = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title} API</title>\
          <style>{STYLE}</style></head><body><h1>{title} API {}</h1><p>{}</p>\
-         <p>The machine-readable document: <a href=\"/api/openapi.json\"><code>/api/openapi.json</code></a>.</p>",
+         <p>The machine-readable document: <a href=\"/api/openapi.json\"><code>/api/openapi.json</code></a>.</p>\
+         <p>Each route ends with a request example. On a server open to all, leave out its \
+         <code>Authorization</code> header; a body built from its schema shows every field, \
+         of which a request gives those it needs.</p>",
         text(&doc["info"]["version"]),
         text(&doc["info"]["description"]),
     );
@@ -55,6 +58,8 @@ pub fn render(doc: &Value) -> String {
         );
         for (path, method, operation) in operations(doc).filter(|(_, _, op)| has_tag(op, name)) {
             render_operation(&mut html, path, method, operation);
+            let example = super::request_example::curl(doc, path, method, operation);
+            let _ = write!(html, "<pre class=\"example\">{}</pre></div>", escape(&example));
         }
     }
     html.push_str("<h2 id=\"schemas\">Schemas</h2>");
@@ -160,7 +165,7 @@ fn render_operation(html: &mut String, path: &str, method: &str, op: &Value) {
             bodies.join("<br>")
         );
     }
-    html.push_str("</table></div>");
+    html.push_str("</table>");
 }
 
 /// A schema in a few words: a link to a named schema, `array of …`, a type, or `any`.

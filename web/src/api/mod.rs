@@ -1,6 +1,7 @@
 //! The HTTP API (axum, JSON): its routes, the health check and the system files' schema here;
 //! the handlers in `runs` (runs and sweeps) and `library` (components, models, systems,
-//! apps); the OpenAPI document and its page in `openapi` and `docs_page`. Errors and their
+//! apps); the OpenAPI document and its page in `openapi` and `docs_page` (with each
+//! route's `request_example`). Errors and their
 //! statuses are `crate::error`'s, authentication `crate::auth`'s.
 //!
 //! Every route is registered through utoipa-axum from its handler's `#[utoipa::path]`, so
@@ -9,6 +10,7 @@
 mod docs_page;
 mod library;
 mod openapi;
+mod request_example;
 mod runs;
 mod trace_schema;
 

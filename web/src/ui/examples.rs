@@ -15,5 +15,5 @@ pub async fn load(State(s): State<AppState>) -> PageResult<Response> {
         loaded.apps,
         loaded.systems
     );
-    Ok(see_other("/launch?app=saxpy2&system=gtx970-testbed"))
+    Ok(see_other("/launch?app=saxpy2&system=saxpy2-gtx970"))
 }

@@ -264,6 +264,9 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
             @if let (Some(app), Some(system)) = (app, system) {
                 p.muted { "From a shell: " code { "hetsim sweep --server URL --app-name " (app.name) " --system-name " (system.name) " --var NAME=V1,V2 --label LABEL=N1,N2" } }
             }
+            @if ready {
+                (layout::load_examples())
+            }
         },
     ))
 }

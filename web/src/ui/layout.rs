@@ -58,15 +58,6 @@ pub fn page_with(title: &str, content: Markup, refresh_seconds: Option<u32>) -> 
     }
 }
 
-/// The first line of `source`'s first comment, without its `//`, `///` or `//!`: what a
-/// Rhai source says it is.
-pub fn leading_comment(source: &str) -> Option<&str> {
-    source
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("//"))
-        .map(|l| l.trim_start_matches(['/', '!']).trim())
-}
-
 /// Whether the caller may post to `action`: a page offers a form's button only then.
 pub fn may_post(action: &str) -> bool {
     crate::auth::allows(&Method::POST, action)
@@ -87,7 +78,9 @@ pub fn refused(action: &str, what: &str) -> Markup {
     }
 }
 
-/// The offer of an empty server: one button that stores the shipped examples (an admin's).
+/// One button that stores the shipped examples not stored yet (an admin's): an empty
+/// server's first step, and still there once something is stored, so that examples removed
+/// or added by a newer version can be loaded again.
 pub fn load_examples() -> Markup {
     if !may_post("/examples") {
         return refused("/examples", "Loading the shipped examples");

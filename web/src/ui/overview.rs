@@ -53,7 +53,7 @@ pub async fn page(State(s): State<AppState>) -> PageResult<Markup> {
             @if runs.is_empty() {
                 p.muted { "No runs submitted alone yet." }
             } @else {
-                div #runs { (layout::table(["run", "status", "queue", "submitted", "overall time [s]"], runs.iter().map(run_row))) }
+                div #runs { (layout::table(["run", "app", "system", "status", "queue", "submitted", "overall time [s]"], runs.iter().map(run_row))) }
             }
             h2 { "Recent sweeps" }
             @if sweeps.is_empty() {
@@ -87,6 +87,8 @@ fn run_row(run: &RunRecord) -> Markup {
     html! {
         tr {
             td { a href={ "/runs/" (run.id) } { (short(&run.id)) } }
+            td.app { (run.app_title.as_deref().unwrap_or("—")) }
+            td { code { (run.system_name.as_deref().unwrap_or("—")) } }
             td { span class={ "status " (run.status) } { (run.status) } }
             td { (run.queue) }
             td { (run.created_at) }

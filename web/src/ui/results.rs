@@ -13,7 +13,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use hetsim_charts::trace::{RunTrace, TraceError};
 use hetsim_service::status::RunStatus;
-use hetsim_service::storage::{ProcessPage, ProcessResult, RunRecord, RunSource, MAX_PAGE};
+use hetsim_service::storage::{app_title, ProcessPage, ProcessResult, RunRecord, RunSource, MAX_PAGE};
 use hetsim_service::table::plain;
 
 /// Seconds between reloads of a page whose run or sweep is unfinished.
@@ -114,7 +114,7 @@ pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResul
 /// The app (its first comment line) and the system (its nodes with component and model, its
 /// links) a run ran, with a link to the whole of both.
 fn what_ran(source: &RunSource, api: &str) -> Markup {
-    let app = layout::leading_comment(&source.app).unwrap_or("an app without a leading comment");
+    let app = app_title(&source.app).unwrap_or("an app without a leading comment");
     let system = &source.system;
     let name = system["name"]
         .as_str()

@@ -135,6 +135,27 @@ fn varied(rows: &[Row]) -> Vec<(String, Vec<Value>)> {
     axes
 }
 
+/// What every run of the sweep shares: its app (by title), its system (by name) and the
+/// inputs that are not `varied`, with their one value.
+fn what_ran(rows: &[Row], varied: &[String]) -> Markup {
+    let Some(first) = rows.first() else {
+        return html! {};
+    };
+    let fixed: Vec<String> = first
+        .inputs
+        .iter()
+        .filter(|(name, _)| !varied.contains(name))
+        .map(|(name, value)| format!("{} = {}", column_name(name), num(value)))
+        .collect();
+    html! {
+        dl.facts #what-ran {
+            dt { "app" } dd { (first.run.app_title.as_deref().unwrap_or("an app without a leading comment")) }
+            dt { "system" } dd { code { (first.run.system_name.as_deref().unwrap_or("(unnamed)")) } }
+            dt { "fixed inputs" } dd { @if fixed.is_empty() { "none" } @else { (fixed.join(", ")) } }
+        }
+    }
+}
+
 /// How another varied input is shown: at one value, or every value in a plot of its own.
 #[derive(Clone, Debug, PartialEq)]
 enum Fixed {
@@ -348,6 +369,7 @@ pub async fn page(
         p.crumbs { a href="/" { "Overview" } }
         h1 { "Sweep " (short(&summary.id)) }
         (lifecycle::buttons(Target::Sweep, &summary.id, unfinished > 0))
+        (what_ran(&rows, &names))
         p.progress {
             progress max=(summary.total) value=(finished) {}
             " " (finished) " of " (summary.total) " runs finished: "
@@ -460,6 +482,8 @@ mod tests {
                 started_at: None,
                 finished_at: None,
                 submitter: None,
+                app_title: None,
+                system_name: None,
                 result: Some(
                     json!({"overall_time": n * 1e-9 * f64::from(a), "total_energy": 1.0, "failure_chance": 0.0}),
                 ),

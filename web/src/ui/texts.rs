@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::{encode, layout, see_other, PageResult};
 use crate::error::ApiError;
 use crate::state::AppState;
-use hetsim_service::storage::{Library, Named, Refused};
+use hetsim_service::storage::{app_title, Library, Named, Refused};
 use hetsim_system::BUILTIN_MODELS;
 
 /// What the pages of one library call it.
@@ -103,6 +103,7 @@ fn list_page(kind: &Kind, items: &[Named], draft: &TextForm, error: Option<&Refu
                         }
                     }),
                 ))
+                @if kind.builtin.is_empty() { (layout::load_examples()) }
             }
             @if !kind.builtin.is_empty() {
                 h2 #builtin { "Built in (read-only)" }
@@ -122,7 +123,7 @@ fn list_page(kind: &Kind, items: &[Named], draft: &TextForm, error: Option<&Refu
 
 /// The first line of a source's leading comment, without its `//` and its `name:`.
 fn first_comment<'a>(name: &str, source: &'a str) -> &'a str {
-    let line = layout::leading_comment(source).unwrap_or("");
+    let line = app_title(source).unwrap_or("");
     line.strip_prefix(name)
         .and_then(|rest| rest.strip_prefix(':'))
         .unwrap_or(line)
