@@ -54,6 +54,7 @@ mod tests {
             "channels",
             "computeCapability",
             "ports",
+            "hostInterfaces",
             "reduction",
         ];
         for component in crate::catalog::components() {

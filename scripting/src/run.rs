@@ -83,7 +83,9 @@ pub fn platform(system: &System) -> Result<Platform, ScriptError> {
         RoutingSpec::Ecmp => Routing::Ecmp,
         RoutingSpec::Destination => Routing::Destination,
     };
-    Ok(Platform::new(nodes, links)?.with_routing(routing))
+    Ok(Platform::new(nodes, links)?
+        .with_routing(routing)
+        .with_routes(&system.routes)?)
 }
 
 /// What crossing a node costs a message: a switch's `latency` attribute [s]; nothing for

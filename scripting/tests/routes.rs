@@ -147,3 +147,34 @@ fn a_system_file_asks_for_ecmp_routing() {
     assert_eq!(spines(""), 1);
     assert_eq!(spines("routing = \"ecmp\""), 2);
 }
+
+#[test]
+fn a_route_fixed_by_hand_is_taken_both_ways_over_the_direct_link() {
+    // g0 and g1 share a link, but the file routes them the long way round the ring: three
+    // 2 µs startups and 1 GB / 100 GB/s each way (the links are full-duplex).
+    let app = r#"
+        if tag == "GPU" && rank == 0 { sim.send(1e9, ["GPU", 1]); }
+        if tag == "GPU" && rank == 1 { let m = sim.receive(["GPU", 0]); sim.log(`${m.arrived}`); }
+        if tag == "GPU" && rank == 1 { sim.send(1e9, ["GPU", 0]); }
+        if tag == "GPU" && rank == 0 { let m = sim.receive(["GPU", 1]); sim.log(`${m.arrived}`); }
+    "#;
+    let route = "[[route]]\nfrom = \"g0\"\nto = \"g1\"\nvia = [\"g3\", \"g2\"]\n";
+    let report = run(
+        app,
+        "ring.rhai",
+        &ring_with_host(route),
+        &labels(&[("CPU", 1), ("GPU", 4)]),
+        &BTreeMap::new(),
+        &RunOptions::default(),
+    )
+    .unwrap();
+    let arrivals: Vec<f64> = report
+        .log
+        .iter()
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    let one_way = 6e-6 + 1e9 / 100e9;
+    assert_eq!(arrivals.len(), 2, "{:?}", report.log);
+    assert!((arrivals[0] - one_way).abs() < 1e-12, "{arrivals:?}");
+    assert!((arrivals[1] - 2.0 * one_way).abs() < 1e-12, "{arrivals:?}");
+}

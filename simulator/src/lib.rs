@@ -23,6 +23,7 @@ mod engine;
 mod error;
 pub mod events;
 pub mod flows;
+mod placement;
 mod platform;
 mod process;
 mod results;
@@ -32,9 +33,10 @@ mod uncertainty;
 
 pub use engine::{finite_non_negative, simulate, LinkTiming, Options, Progress, ProgressFn, PROGRESS_EVERY};
 pub use error::SimError;
+pub use placement::{place, Placement};
 pub use platform::{
-    place, Direction, Hop, HostMemory, Link, LinkId, LinkParameterError, Node, NodeId, Placement, Platform,
-    PlatformError, Routing,
+    Direction, Hop, HostMemory, Link, LinkId, LinkParameterError, Node, NodeId, Platform, PlatformError,
+    Routing,
 };
 pub use process::{Handle, Message, Process, Request, Resume, Source};
 pub use results::{NodeResult, ProcessResult, Results, Span, SpanKind};

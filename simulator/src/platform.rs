@@ -5,10 +5,8 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::fmt;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use hetsim_models::catalog::ComponentKind;
-use hetsim_models::params::closest;
 pub use hetsim_models::transfer::HostMemory;
 
 pub type NodeId = usize;
@@ -260,6 +258,8 @@ pub struct Platform {
     /// Per node, the link its units talk over (a link from the node to itself).
     internal: Vec<Option<LinkId>>,
     routing: Routing,
+    /// The routes a system file fixes, by (from, to); they take precedence over the search.
+    fixed: HashMap<(NodeId, NodeId), Route>,
     routes: RefCell<HashMap<(NodeId, NodeId), Route>>,
     /// The searches' per-node state, kept between searches and reset where one touched it:
     /// a search near its ends costs no pass over every node.
@@ -381,6 +381,7 @@ impl Platform {
             adjacency,
             internal,
             routing: Routing::default(),
+            fixed: HashMap::new(),
             routes: RefCell::new(HashMap::new()),
             search: RefCell::new(Search::default()),
         })
@@ -393,9 +394,39 @@ impl Platform {
         self
     }
 
+    /// Fixes the route of each pair of nodes in `routes` to its path of nodes (from the first
+    /// to the last), each step over the first declared link between its two nodes; refused
+    /// where two consecutive nodes have no link between them.
+    pub fn with_routes(mut self, routes: &[Vec<NodeId>]) -> Result<Self, PlatformError> {
+        for path in routes {
+            let (Some(&from), Some(&to)) = (path.first(), path.last()) else {
+                continue;
+            };
+            let hops = path
+                .windows(2)
+                .map(|step| {
+                    let (next, link) = self.adjacency[step[0]]
+                        .iter()
+                        .find(|(next, _)| *next == step[1])
+                        .copied()
+                        .ok_or_else(|| PlatformError::NoRoute {
+                            from: self.nodes[step[0]].id.clone(),
+                            to: self.nodes[step[1]].id.clone(),
+                        })?;
+                    Ok(Hop {
+                        link,
+                        forward: self.links[link].between == [step[0], next],
+                    })
+                })
+                .collect::<Result<Route, PlatformError>>()?;
+            self.fixed.insert((from, to), hops);
+        }
+        Ok(self)
+    }
+
     /// The links a message crosses from unit `units[0]` of node `from` to unit `units[1]` of
     /// node `to`: none within a unit, the node's internal link between two of its units, else
-    /// the path of least [`Cost`] between the nodes: fewest host (CPU) nodes crossed when both
+    /// the route the system fixes, else the path of least [`Cost`] between the nodes: fewest host (CPU) nodes crossed when both
     /// ends are GPUs (a GPU-side path is taken while one exists), then least latency (links'
     /// and crossed nodes'), then fewest links; ties go to the first in declaration order, or
     /// are spread by [`Routing::Ecmp`].
@@ -409,6 +440,9 @@ impl Platform {
                     count: self.nodes[from].count,
                 }),
             };
+        }
+        if let Some(route) = self.fixed.get(&(from, to)) {
+            return Ok(route.clone());
         }
         if let Some(route) = self.routes.borrow().get(&(from, to)) {
             return Ok(route.clone());
@@ -522,71 +556,4 @@ fn pair_hash(from: NodeId, to: NodeId) -> usize {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     (x ^ (x >> 31)) as usize
-}
-
-/// Where one process runs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Placement {
-    pub label: Arc<str>,
-    /// 0-based index within its label.
-    pub rank: u64,
-    pub node: NodeId,
-    /// The unit of the node it runs on (0-based; see [`Node::count`]).
-    pub unit: u32,
-}
-
-/// Assigns processes to nodes: labels in name order, each label's processes in rank order to
-/// the nodes carrying it, in declaration order, up to count × multiplicity on each, filling
-/// a node's units in order (multiplicity processes of the label on each). The index of a
-/// placement is the process's pid.
-pub fn place(platform: &Platform, labels: &BTreeMap<String, u64>) -> Result<Vec<Placement>, PlatformError> {
-    let mut placements = Vec::new();
-    for (label, &asked) in labels {
-        // (node, processes it hosts, per unit)
-        let hosts: Vec<(NodeId, u64, u64)> = platform
-            .nodes
-            .iter()
-            .enumerate()
-            .filter_map(|(id, n)| {
-                n.labels
-                    .get(label)
-                    .map(|&m| (id, u64::from(m) * u64::from(n.count), u64::from(m.max(1))))
-            })
-            .collect();
-        // A label no node carries is a typo even when asked 0 processes.
-        if hosts.is_empty() {
-            return Err(PlatformError::UnknownLabel {
-                label: label.clone(),
-                hint: closest(
-                    label,
-                    platform
-                        .nodes
-                        .iter()
-                        .flat_map(|n| n.labels.keys().map(String::as_str)),
-                ),
-            });
-        }
-        let capacity: u64 = hosts.iter().map(|h| h.1).sum();
-        if asked > capacity {
-            return Err(PlatformError::Capacity {
-                label: label.clone(),
-                asked,
-                capacity,
-            });
-        }
-        let name: Arc<str> = Arc::from(label.as_str());
-        let mut rank = 0;
-        for (node, slots, per_unit) in hosts {
-            let here = slots.min(asked - rank);
-            let first = rank;
-            placements.extend((rank..rank + here).map(|rank| Placement {
-                label: name.clone(),
-                rank,
-                node,
-                unit: u32::try_from((rank - first) / per_unit).unwrap_or(u32::MAX),
-            }));
-            rank += here;
-        }
-    }
-    Ok(placements)
 }

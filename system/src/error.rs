@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use hetsim_models::params::closest;
+
 /// A system file's error. Its text ([`fmt::Display`]) is `origin:line: message` (`origin:
 /// message` where the line is not known, `message` where no file is named), then each of [`SystemError::more`] on a line of its own: the
 /// messages users and tests read. `line`, `column` and `path` say where the problem is,
@@ -134,4 +136,20 @@ mod tests {
         assert_eq!(line_and_column("x", 0), (1, 1));
         assert_eq!(line_and_column("x", 99), (1, 2));
     }
+}
+
+/// An end of a link (or of a route) that names no node; `path` is where it is named.
+pub(crate) fn unknown_node<'a>(
+    origin: &str,
+    path: &str,
+    owner: &str,
+    id: &str,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> SystemError {
+    SystemError::new(format!(
+        "{owner}: unknown node `{id}`{}",
+        did_you_mean(closest(id, ids))
+    ))
+    .in_file(origin)
+    .at_path(path)
 }

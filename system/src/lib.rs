@@ -5,7 +5,8 @@
 //! - [`read`] and [`schema`]: a file's text as a JSON value, the JSON Schema generated from
 //!   the spec types, and the check of a file against it;
 //! - [`resolve`]: a file resolved against the catalog, its inline parts, the built-in
-//!   computational models ([`models`]) and model files, into a [`System`] ([`load`]);
+//!   computational models ([`models`]) and model files, into a [`System`] ([`load`]), its
+//!   fixed routes as paths of nodes (`routes`);
 //! - [`inline`]: a TOML file made self-contained as text, comments kept;
 //! - [`variable`]: the typed run variables, and the names no variable may take;
 //! - [`error`]: [`SystemError`], each error with where it is (file, line and column, path).
@@ -21,6 +22,7 @@ pub mod kernel;
 pub mod models;
 pub mod read;
 pub mod resolve;
+mod routes;
 pub mod schema;
 pub mod spec;
 pub mod variable;
@@ -32,7 +34,7 @@ pub use models::BUILTIN_MODELS;
 pub use resolve::{load, load_with, number_attribute, resolve_text, ModelSource, Resolved, System};
 pub use schema::{check_system, system_schema};
 pub use spec::{
-    BoardSpec, ClusterSpec, ComponentSpec, LinkSpec, ModelSpec, NodeSpec, RoutingSpec, SystemFile,
+    BoardSpec, ClusterSpec, ComponentSpec, LinkSpec, ModelSpec, NodeSpec, RouteSpec, RoutingSpec, SystemFile,
     TopologyName,
 };
 pub use variable::{Variable, RESERVED_NAMES};

@@ -12,7 +12,7 @@ use hetsim_models::transfer;
 use hetsim_models::Scalar;
 use hetsim_simulator::{Link, LinkParameterError};
 
-use crate::error::{did_you_mean, SystemError};
+use crate::error::{did_you_mean, unknown_node, SystemError};
 use crate::expand::{check, expand, Placed};
 use crate::kernel::{read_listing, KernelSpec};
 use crate::models::BUILTIN_MODELS;
@@ -102,22 +102,6 @@ fn link_error(origin: &str, path: &str, owner: &str, component: &Component, erro
         .at_path(path)
 }
 
-/// An end of a link that names no node; `path` is its `between`.
-fn unknown_node<'a>(
-    origin: &str,
-    path: &str,
-    owner: &str,
-    id: &str,
-    ids: impl IntoIterator<Item = &'a str>,
-) -> SystemError {
-    SystemError::new(format!(
-        "{owner}: unknown node `{id}`{}",
-        did_you_mean(closest(id, ids))
-    ))
-    .in_file(origin)
-    .at_path(path)
-}
-
 /// A component's `channels` attribute as a count of channels.
 fn whole_channels(value: &Scalar) -> Result<u32, LinkParameterError> {
     let error = |value| LinkParameterError {
@@ -148,6 +132,8 @@ pub struct System {
     pub routing: RoutingSpec,
     pub nodes: Vec<Resolved<NodeSpec>>,
     pub links: Vec<(Resolved<LinkSpec>, [usize; 2])>,
+    /// The routes fixed by hand, each as its path of nodes from its first to its last.
+    pub routes: Vec<Vec<usize>>,
     /// Every kernel with its listing read in and checked.
     pub kernels: Vec<KernelSpec>,
 }
@@ -266,10 +252,12 @@ impl SystemFile {
             Ok(found)
         };
         let mut nodes = Vec::with_capacity(expanded.nodes.len());
+        let mut node_paths = Vec::with_capacity(expanded.nodes.len());
         let mut index: HashMap<String, usize> = HashMap::with_capacity(expanded.nodes.len());
         for placed in expanded.nodes {
             let (component_path, model_path) = (placed.field("component"), placed.field("model"));
             let Placed { spec: n, path, .. } = placed;
+            node_paths.push(path.clone());
             let owner = format!("node `{}`", n.id);
             if index.insert(n.id.clone(), nodes.len()).is_some() {
                 return Err(error(format!("{path}.id"), format!("{owner} is declared twice")));
@@ -346,6 +334,9 @@ impl SystemFile {
                 .map_err(|e| link_error(origin, &path, &owner, &link.component, e))?;
             links.push((link, ends));
         }
+        let ends: Vec<[usize; 2]> = links.iter().map(|(_, ends)| *ends).collect();
+        check_ports(&nodes, &ends).map_err(|(node, message)| error(node_paths[node].clone(), message))?;
+        let routes = crate::routes::resolve(&self.routes, &index, &ends, origin)?;
         let kernels = self
             .kernels
             .into_iter()
@@ -361,9 +352,45 @@ impl SystemFile {
             routing: self.routing,
             nodes,
             links,
+            routes,
             kernels,
         })
     }
+}
+
+/// A switch with more links ending at it than its component's `ports` and `hostInterfaces`
+/// (× its count): the
+/// node's index and why. A link may stand for several ports (a GPU's 18 NVLinks to an
+/// NVSwitch are one link), so this finds only what cannot be built.
+fn check_ports(nodes: &[Resolved<NodeSpec>], ends: &[[usize; 2]]) -> Result<(), (usize, String)> {
+    let mut attached = vec![0_u64; nodes.len()];
+    for &[a, b] in ends.iter().filter(|[a, b]| a != b) {
+        attached[a] += 1;
+        attached[b] += 1;
+    }
+    for (node, n) in nodes.iter().enumerate() {
+        let Some(ports) =
+            number_attribute(&n.component, "ports").filter(|_| n.component.kind == ComponentKind::Switch)
+        else {
+            continue;
+        };
+        let host = number_attribute(&n.component, "hostInterfaces").unwrap_or(0.0);
+        let available = (ports + host) * f64::from(n.spec.count);
+        if attached[node] as f64 > available {
+            let whose = match n.spec.count {
+                1 => "its".to_owned(),
+                count => format!("the {count} units of its"),
+            };
+            return Err((
+                node,
+                format!(
+                    "node `{}`: {} links end at it, more than the {available} ports and host interfaces of {whose} component `{}`",
+                    n.spec.id, attached[node], n.component.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What a SWITCH node resolves to as its model: a switch runs no processes, so the engine

@@ -41,6 +41,9 @@ pub struct SystemFile {
     /// fat-tree).
     #[serde(default, skip_serializing_if = "RoutingSpec::is_default")]
     pub routing: RoutingSpec,
+    /// Routes fixed by hand: they take precedence over `routing` for their pairs of nodes.
+    #[serde(default, rename = "route", skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<RouteSpec>,
     /// Analysed GPU kernels that `kernel_params(name, …)` serves to the application.
     #[serde(default, rename = "kernel", skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<KernelSpec>,
@@ -50,6 +53,30 @@ pub struct SystemFile {
     /// Copies of a board joined by a generated network.
     #[serde(default, rename = "cluster", skip_serializing_if = "Vec::is_empty")]
     pub clusters: Vec<ClusterSpec>,
+}
+
+/// A route fixed by hand: messages from node `from` to node `to` cross the nodes `via` in
+/// order, each step over the first link declared between its two nodes; the way back takes
+/// the same nodes in reverse unless `symmetric` is false.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    pub from: String,
+    pub to: String,
+    /// The nodes crossed between the two ends, in order (none: a direct link).
+    #[serde(default)]
+    pub via: Vec<String>,
+    /// Whether the way back is fixed too (default true).
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub symmetric: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(value: &bool) -> bool {
+    *value
 }
 
 /// `routing` as written.

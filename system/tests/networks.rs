@@ -238,3 +238,74 @@ fn bad_clusters_are_named_by_file_line_and_field() {
     let err = error(&cluster("topology = \"ring\"\n").replace("attach = [\"n\"]", "attach = [\"m\"]"));
     assert_eq!(err, "bad.toml:7: board `b`: no node `m` on the board");
 }
+
+/// CPUs `a`, `b`, `c` and the links `links` between them (pairs of ids), then `extra`.
+fn triangle(links: &[(&str, &str)], extra: &str) -> String {
+    let nodes: String = ["a", "b", "c"]
+        .iter()
+        .map(|id| {
+            format!("[[node]]\nid = \"{id}\"\ncomponent = \"Intel Core i7-4790K\"\nmodel = \"cpu-flops\"\n")
+        })
+        .collect();
+    let links: String = links
+        .iter()
+        .map(|(x, y)| {
+            format!("[[link]]\nbetween = [\"{x}\", \"{y}\"]\ncomponent = \"InfiniBand NDR 400G\"\n")
+        })
+        .collect();
+    format!("{nodes}{links}{extra}")
+}
+
+#[test]
+fn a_route_fixed_by_hand_is_its_path_of_nodes_both_ways_unless_it_says_otherwise() {
+    let all = [("a", "b"), ("b", "c"), ("a", "c")];
+    let resolved = |extra: &str| {
+        resolve_text(&triangle(&all, extra), "ok.toml", None, &BTreeMap::new())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .routes
+    };
+    let route = "[[route]]\nfrom = \"a\"\nto = \"c\"\nvia = [\"b\"]\n";
+    assert_eq!(
+        resolved(route),
+        [vec![2, 1, 0], vec![0, 1, 2]],
+        "the way back first"
+    );
+    assert_eq!(resolved(&format!("{route}symmetric = false\n")), [vec![0, 1, 2]]);
+}
+
+#[test]
+fn bad_routes_are_named_by_file_line_and_field() {
+    let route = |via: &str| format!("[[route]]\nfrom = \"a\"\nto = \"c\"\nvia = {via}\n");
+    let err = error(&triangle(&[("a", "b"), ("b", "c")], &route("[\"bb\"]")));
+    assert!(
+        err.starts_with("bad.toml:")
+            && err.ends_with("route from `a` to `c`: unknown node `bb`; did you mean `b`?"),
+        "{err}"
+    );
+    let err = error(&triangle(&[("a", "b"), ("b", "c")], &route("[]")));
+    assert!(
+        err.ends_with("route from `a` to `c`: no link joins `a` and `c`: each step of a route needs one"),
+        "{err}"
+    );
+    let err = error(&triangle(&[("a", "b"), ("b", "c")], &route("[\"b\", \"a\"]")));
+    assert!(
+        err.ends_with("crosses node `a` twice (a route is a path: no loops)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_switch_with_more_links_than_ports_is_refused_naming_it() {
+    let two_ports = "[[component]]\nname = \"sw\"\nkind = \"SWITCH\"\nattributes = { ports = 2 }\n[[node]]\nid = \"s\"\ncomponent = \"sw\"\n";
+    let ok = triangle(&[("a", "s"), ("b", "s")], "");
+    resolve_text(&format!("{two_ports}{ok}"), "ok.toml", None, &BTreeMap::new())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let err = error(&format!(
+        "{two_ports}{}",
+        triangle(&[("a", "s"), ("b", "s"), ("c", "s")], "")
+    ));
+    assert_eq!(
+        err,
+        "bad.toml:5: node `s`: 3 links end at it, more than the 2 ports and host interfaces of its component `sw`"
+    );
+}

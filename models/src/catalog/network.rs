@@ -4,7 +4,9 @@
 //! port), and the Quantum-2 and Spectrum-4 switches.
 //!
 //! A switch's attributes: `latency` [s], added once per message that crosses it (the engine
-//! reads it); `ports` and `portBandwidth` [B/s per direction] for generators and readers;
+//! reads it); `ports` and `portBandwidth` [B/s per direction] for generators and readers,
+//! and `hostInterfaces` where a node also has a host side (a NIC's PCIe): a system file is
+//! refused where more links end at a switch than its ports and host interfaces;
 //! `reduction` (`NVLS`, `SHARP`) where the hardware reduces in the network. Where no
 //! latency is published the entry says so and gives 0 s: calibrate it.
 
@@ -47,6 +49,8 @@ struct Switch {
     source: &'static str,
     latency: f64,
     ports: f64,
+    /// Host-side interfaces beside the ports (a NIC's PCIe side): links may end there too.
+    host_interfaces: Option<f64>,
     port_bandwidth: f64,
     reduction: Option<&'static str>,
     power_load: Option<f64>,
@@ -61,6 +65,7 @@ impl Switch {
         ]
         .into_iter()
         .chain(self.power_load.map(|w| ("powerConsumptionLoad", w)))
+        .chain(self.host_interfaces.map(|n| ("hostInterfaces", n)))
         .map(|(k, v)| (k.to_owned(), Scalar::Number(v)))
         .collect();
         if let Some(reduction) = self.reduction {
@@ -87,6 +92,7 @@ pub(super) fn switches() -> Vec<Component> {
             source: "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), 'NVLink Switch System' and 'Third-generation NVSwitch': 64 NVLink 4 ports per chip, 25 GB/s per port and direction (50 GB/s bidirectional), NVLink SHARP in-network reductions; 4 chips per HGX H100 8-GPU board. No port-to-port latency is published: latency 0 s, calibrate",
             latency: 0.0,
             ports: 64.0,
+            host_interfaces: None,
             port_bandwidth: 25e9,
             reduction: Some("NVLS"),
             power_load: None,
@@ -98,6 +104,7 @@ pub(super) fn switches() -> Vec<Component> {
             source: "NVIDIA ConnectX-7 400G adapter datasheet: one port of InfiniBand NDR 400 Gb/s or 400 GbE, host interface PCIe 5.0 x16 (32 GT/s); no latency is given: latency 0 s, calibrate",
             latency: 0.0,
             ports: 1.0,
+            host_interfaces: Some(1.0),
             port_bandwidth: 50e9,
             reduction: None,
             power_load: None,
@@ -109,6 +116,7 @@ pub(super) fn switches() -> Vec<Component> {
             source: "NVIDIA Quantum-2 QM9700/QM9790 datasheet: 64 ports of NDR 400 Gb/s (50 GB/s per direction), 51.2 Tb/s bidirectional, SHARPv3. No port-to-port latency is given for Quantum-2; latency 130 ns is the previous generation's published figure (Quantum QM8700 datasheet: 130 ns port-to-port): calibrate",
             latency: 130e-9,
             ports: 64.0,
+            host_interfaces: None,
             port_bandwidth: 50e9,
             reduction: Some("SHARP"),
             power_load: None,
@@ -120,6 +128,7 @@ pub(super) fn switches() -> Vec<Component> {
             source: "NVIDIA Spectrum-4 SN5000 series datasheet: SN5600, 64 ports of 800GbE (51.2 Tb/s), breakout to 128 x 400GbE (50 GB/s per direction); no latency is given: latency 0 s, calibrate",
             latency: 0.0,
             ports: 128.0,
+            host_interfaces: None,
             port_bandwidth: 50e9,
             reduction: None,
             power_load: None,
