@@ -115,6 +115,22 @@ pub(crate) fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// An end of a link (or of a route) that names no node; `path` is where it is named.
+pub(crate) fn unknown_node<'a>(
+    origin: &str,
+    path: &str,
+    owner: &str,
+    id: &str,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> SystemError {
+    SystemError::new(format!(
+        "{owner}: unknown node `{id}`{}",
+        did_you_mean(closest(id, ids))
+    ))
+    .in_file(origin)
+    .at_path(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,20 +152,4 @@ mod tests {
         assert_eq!(line_and_column("x", 0), (1, 1));
         assert_eq!(line_and_column("x", 99), (1, 2));
     }
-}
-
-/// An end of a link (or of a route) that names no node; `path` is where it is named.
-pub(crate) fn unknown_node<'a>(
-    origin: &str,
-    path: &str,
-    owner: &str,
-    id: &str,
-    ids: impl IntoIterator<Item = &'a str>,
-) -> SystemError {
-    SystemError::new(format!(
-        "{owner}: unknown node `{id}`{}",
-        did_you_mean(closest(id, ids))
-    ))
-    .in_file(origin)
-    .at_path(path)
 }
