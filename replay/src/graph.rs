@@ -17,7 +17,8 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use hetsim_chakra::TraceNode;
 
-/// The graph of one rank: nodes by index (in id order), each with its kept dependencies.
+/// The graph of one rank: nodes by index (in id order), each with its kept dependencies as
+/// edges (the nodes' own dependency lists are emptied once the edges hold them).
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
     pub nodes: Vec<TraceNode>,
@@ -176,6 +177,11 @@ impl Graph {
                 targets[fill[u as usize] as usize] = v as u32;
                 fill[u as usize] += 1;
             }
+        }
+        // The edges now hold the dependencies: a node keeps no list of its own.
+        for node in &mut nodes {
+            node.data_deps = Vec::new();
+            node.ctrl_deps = Vec::new();
         }
         Ok(Graph {
             nodes,

@@ -197,17 +197,16 @@ impl StreamProcess {
 
     /// Starts node `i`: its actions, or a failure naming it.
     fn start(&mut self, i: u32, now: f64) -> Result<(), String> {
-        let (rank, node) = {
-            let state = self.rank.borrow();
-            (state.rank, state.graph.nodes[i as usize].clone())
-        };
         self.op = Some(Running {
             node: i,
             start: now,
             actions: VecDeque::new(),
             pending: Vec::new(),
         });
-        let (list, kept) = actions(&self.context, rank, &node)?;
+        let (list, kept) = {
+            let state = self.rank.borrow();
+            actions(&self.context, state.rank, &state.graph.nodes[i as usize])?
+        };
         if kept {
             self.rank.borrow_mut().kept_recorded += 1;
         }

@@ -120,6 +120,17 @@ pub struct Timed {
 }
 
 impl Timed {
+    /// A duration with nothing said of it: no limiter, power, error bar or detail.
+    pub fn bare(seconds: f64) -> Timed {
+        Timed {
+            seconds,
+            limiter: None,
+            power: None,
+            uncertainty: None,
+            detail: None,
+        }
+    }
+
     /// The error bar's half-width [s].
     pub fn uncertainty_seconds(&self) -> f64 {
         self.uncertainty.map_or(0.0, |u| u * self.seconds)
@@ -159,13 +170,7 @@ fn number(value: &Dynamic) -> Option<f64> {
 /// `power` and `uncertainty`.
 fn timed(value: &Dynamic) -> Option<Timed> {
     if let Some(seconds) = number(value) {
-        return Some(Timed {
-            seconds,
-            limiter: None,
-            power: None,
-            uncertainty: None,
-            detail: None,
-        });
+        return Some(Timed::bare(seconds));
     }
     let map = value.read_lock::<Map>()?;
     let optional = |key: &str| match map.get(key) {

@@ -1,5 +1,5 @@
-//! The `sim` object of application scripts: the primitives of docs/SIMULATION.md
-//! ("Primitives"), each suspending the script for as long as the engine says.
+//! The `sim` object of application scripts: the primitives of docs/SIMULATION.md, each
+//! suspending the script for as long as the engine says.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -148,14 +148,7 @@ impl Sim {
     }
 
     fn compute_seconds(&mut self, seconds: f64) -> Fallible<f64> {
-        let timed = Timed {
-            seconds,
-            limiter: None,
-            power: None,
-            uncertainty: None,
-            detail: None,
-        };
-        self.compute_for(timed, "sim.compute: a duration [s]")
+        self.compute_for(Timed::bare(seconds), "sim.compute: a duration [s]")
     }
 
     /// Checks `timed` (its seconds named `what` in an error), counts it among the run's activities and

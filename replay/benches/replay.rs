@@ -1,0 +1,99 @@
+//! A large trace replayed: wall time and peak memory (issue 44's speed target, 10⁶ nodes in
+//! ≤ 5 s on one core, ≤ 200 bytes a node held). RANKS ranks (default 64) of a training
+//! loop, each step a CPU op, its kernel and, every tenth step, an all-reduce of 1 MiB
+//! after the kernel: 16,002 nodes a rank. The ranks run on `examples/clusters/h100-ib.toml`
+//! with as many boards as they need, under `--compute replay`.
+//! Run: `cargo bench -p hetsim-replay --bench replay -- 64`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use hetsim_chakra::writer::{node, TraceWriter};
+use hetsim_chakra::{NodeKind, TraceNode};
+use hetsim_replay::{replay, ReplayOptions};
+use hetsim_system::{load_with, Variable};
+
+/// Steps a rank takes: 16,002 nodes with its all-reduces.
+const STEPS: u64 = 7_620;
+
+/// Peak resident memory of this process [KiB], from /proc (Linux).
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// One rank's nodes: step s is CPU op 3s, kernel 3s + 1 after it, and every tenth step an
+/// all-reduce 3s + 2 after the kernel; each CPU op follows the step before.
+fn rank_nodes() -> Vec<TraceNode> {
+    let mut nodes = Vec::new();
+    let mut last = None;
+    for step in 0..STEPS {
+        let id = 3 * step;
+        let mut cpu = node(id, "aten::linear", NodeKind::Comp);
+        cpu.attributes.is_cpu_op = true;
+        cpu.duration_micros = 5;
+        cpu.ctrl_deps = last.into_iter().collect();
+        let mut kernel = node(id + 1, "sm90_gemm", NodeKind::Comp);
+        kernel.duration_micros = 40;
+        kernel.data_deps = vec![id];
+        last = Some(id + 1);
+        nodes.extend([cpu, kernel]);
+        if step % 10 == 0 {
+            let mut all_reduce = node(id + 2, "nccl:all_reduce", NodeKind::CommColl);
+            all_reduce.attributes.comm_type = Some(0);
+            all_reduce.attributes.comm_size = Some(f64::from(1 << 20));
+            all_reduce.data_deps = vec![id + 1];
+            last = Some(id + 2);
+            nodes.push(all_reduce);
+        }
+    }
+    nodes
+}
+
+/// Writes the trace's RANKS files under a fresh folder; returns them.
+fn write_trace(ranks: usize) -> Vec<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("hetsim-replay-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let mut writer = TraceWriter::new(Vec::new(), "0.0.4").expect("writes");
+    for n in rank_nodes() {
+        writer.node(&n).expect("writes");
+    }
+    let bytes = writer.finish();
+    (0..ranks)
+        .map(|r| {
+            let file = dir.join(format!("train.{r}.et"));
+            std::fs::write(&file, &bytes).expect("writes");
+            file
+        })
+        .collect()
+}
+
+fn main() {
+    let ranks: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(64);
+    let files = write_trace(ranks);
+    let boards = ranks.div_ceil(8).max(2);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let variables = BTreeMap::from([("boards".to_owned(), Variable::Float(boards as f64))]);
+    let system =
+        load_with(&root.join("examples/clusters/h100-ib.toml"), &variables).expect("the cluster loads");
+    let started = Instant::now();
+    let report = replay(&files, &system, &ReplayOptions::default()).expect("the trace replays");
+    let wall = started.elapsed().as_secs_f64();
+    let nodes: u64 = report.ranks.iter().map(|r| r.nodes).sum();
+    let rss = peak_rss_kib().unwrap_or(0);
+    println!(
+        "replay of {ranks} ranks, {nodes} nodes: simulated {:.6} s, wall {wall:.2} s, {:.2} µs a node, peak RSS {} MiB ({:.0} bytes a node)",
+        report.run.results.overall_time,
+        wall / nodes as f64 * 1e6,
+        rss / 1024,
+        rss as f64 * 1024.0 / nodes as f64
+    );
+    if let Some(dir) = files.first().and_then(|f| f.parent()) {
+        std::fs::remove_dir_all(dir).ok();
+    }
+}
