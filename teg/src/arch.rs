@@ -103,6 +103,8 @@ struct File {
     name: String,
     source: String,
     majors: Vec<u8>,
+    #[serde(default)]
+    stands_in_for: Vec<u8>,
     schedulers: u32,
     taken_branch: f64,
     #[serde(default)]
@@ -230,8 +232,10 @@ fn blocks(b: FileBlocks, newest_major: u8, file: &str) -> Result<BlockTiming> {
 pub struct ArchParams {
     pub name: String,
     pub source: String,
-    /// Compute-capability majors the file serves.
+    /// Compute-capability majors the file's numbers were measured or sourced for.
     pub majors: Vec<u8>,
+    /// Majors the file serves for want of a set of their own: a prediction for them says so.
+    pub stands_in_for: Vec<u8>,
     /// Warp schedulers per SM; warps are dealt to them round-robin.
     pub schedulers: u32,
     /// Cycles before a warp issues the target of a taken branch, beyond the branch's own gap.
@@ -283,6 +287,7 @@ impl ArchParams {
             name: f.name,
             source: f.source,
             majors: f.majors,
+            stands_in_for: f.stands_in_for,
             schedulers: f.schedulers,
             taken_branch: f.taken_branch,
             one_l1_data_path: f.one_l1_data_path,
@@ -292,7 +297,9 @@ impl ArchParams {
         })
     }
 
-    /// The shipped file serving compute-capability major `major`, or the nearest older one.
+    /// The shipped file serving compute-capability major `major`: its own, else the one that
+    /// stands in for it, else the nearest older one ([`ArchParams::substitute_note`] says
+    /// when it is not the architecture's own).
     pub fn for_major(major: u8) -> Result<ArchParams> {
         let all = SHIPPED
             .iter()
@@ -301,9 +308,21 @@ impl ArchParams {
         let older = |p: &ArchParams| p.majors.iter().copied().filter(|&m| m <= major).max();
         all.iter()
             .find(|p| p.majors.contains(&major))
+            .or_else(|| all.iter().find(|p| p.stands_in_for.contains(&major)))
             .or_else(|| all.iter().filter(|p| older(p).is_some()).max_by_key(|p| older(p)))
             .cloned()
             .ok_or_else(|| Error::new(format!("no TEG parameters serve compute capability {major}.x")))
+    }
+
+    /// Says so when these parameters are not `arch`'s own: no TEG set ships for its family,
+    /// and another family's numbers time it.
+    pub fn substitute_note(&self, arch: Arch) -> Option<String> {
+        (!self.majors.contains(&arch.major)).then(|| {
+            format!(
+                "no TEG parameter set for {arch} (compute capability {}.x): {}'s are used instead, not measured on it",
+                arch.major, self.name
+            )
+        })
     }
 
     pub fn pipe(&self, p: Pipe) -> PipeTiming {
@@ -334,6 +353,18 @@ mod tests {
             .expect("nearest")
             .name
             .contains("Hopper"));
+        // Volta and Ampere have no set of their own: Hopper's stands in, and says so.
+        let volta = Arch { major: 7, minor: 0 };
+        let stand_in = ArchParams::for_major(7).expect("stand-in");
+        assert!(stand_in.name.contains("Hopper"));
+        let note = stand_in.substitute_note(volta).expect("not Volta's own");
+        assert!(note.contains("no TEG parameter set for sm_70"), "{note}");
+        assert_eq!(
+            ArchParams::for_major(5)
+                .expect("maxwell")
+                .substitute_note(Arch::MAXWELL),
+            None
+        );
     }
 
     #[test]
@@ -351,7 +382,7 @@ mod tests {
         // Only the table of the file's own family lends latencies: sm_3x has none.
         let text = SHIPPED[1]
             .1
-            .replace("majors = [5, 6]", "majors = [3]")
+            .replace("majors = [5]", "majors = [3]")
             .replace("fp32 = { latency = 6,", "fp32 = {");
         let e = ArchParams::parse(&text, "x.toml").expect_err("no sm_3x table");
         assert!(e.to_string().contains("`pipes.fp32` has no latency"), "{e}");
