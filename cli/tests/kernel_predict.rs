@@ -11,7 +11,11 @@ const GTX970: &str = "GTX 970 - gajger";
 
 /// The thesis's launch (seed 004, Figure 5.23: n = 4·10⁸, a = 128, 256 threads a block).
 fn thesis_launch(command: &str, listing: &'static str) -> Vec<&'static str> {
-    let command: &'static str = if command == "simulate" { "simulate" } else { "predict" };
+    let command: &'static str = if command == "simulate" {
+        "simulate"
+    } else {
+        "predict"
+    };
     vec![
         "kernel",
         command,
@@ -58,7 +62,10 @@ fn a_listing_for_another_gpu_is_refused_and_an_explicit_arch_warned() {
     );
     let predict = failure(&thesis_launch("predict", SM90), None);
     assert!(predict.contains("compiled for sm_90"), "{predict}");
-    let forced = hetsim(&with(&thesis_launch("simulate", SM90), &["--arch", "sm_90"]), None);
+    let forced = hetsim(
+        &with(&thesis_launch("simulate", SM90), &["--arch", "sm_90"]),
+        None,
+    );
     let stderr = String::from_utf8_lossy(&forced.stderr);
     assert!(forced.status.success(), "{stderr}");
     assert!(
@@ -157,7 +164,10 @@ fn compare_lists_every_model_and_why_one_has_no_time() {
         .is_some_and(|r| r.contains("departure delays")));
     let table = hetsim(&with(&h100("predict"), &["--compare"]), None);
     let text = String::from_utf8_lossy(&table.stdout);
-    assert!(text.contains("gpu-volkov") && text.contains("gpu-hong-kim   not available"), "{text}");
+    assert!(
+        text.contains("gpu-volkov") && text.contains("gpu-hong-kim   not available"),
+        "{text}"
+    );
 }
 
 #[test]

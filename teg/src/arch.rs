@@ -7,7 +7,9 @@
 use crate::error::{Error, Result};
 use hetsim_kernel::arch::{Arch, Pipe};
 use hetsim_kernel::latency::LatencyTable;
+use hetsim_models::catalog::calibrated_value;
 use hetsim_models::hierarchy::{architecture_value, keys};
+use hetsim_models::queueing;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -74,13 +76,14 @@ pub struct MemoryTiming {
     pub queue_cycles: f64,
 }
 
-/// `[blocks]` as the file gives it: the barrier may be left to the architecture data file.
+/// `[blocks]` as the file gives it: the barrier may be left to the architecture data file, the
+/// launch rate and overhead to the calibrated GPU data file (models/data).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileBlocks {
-    launch_rate: f64,
+    launch_rate: Option<f64>,
     replacement: f64,
-    launch_overhead: f64,
+    launch_overhead: Option<f64>,
     barrier: Option<f64>,
 }
 
@@ -208,21 +211,33 @@ fn memory(m: FileMemory, table: Option<&LatencyTable>, file: &str) -> Result<Mem
 }
 
 /// `[blocks]`, the barrier the architecture data file's where the file gives none (Hopper's,
-/// which the closed-form model reads too: models/data/hopper.toml).
+/// which the closed-form model reads too: models/data/hopper.toml), the launch rate and
+/// overhead the calibrated GPU data file's (models/data/h100-sxm5-80gb.toml's
+/// `blockLaunchRate` and `kernelLaunchOverhead`, which the catalog reads too).
 fn blocks(b: FileBlocks, newest_major: u8, file: &str) -> Result<BlockTiming> {
     let architecture = format!("{newest_major}.0");
+    let missing = |key: &str, home: &str| {
+        Error::new(format!(
+            "{file}: [blocks] has no `{key}`, and no {home} (models/data) gives compute capability {architecture} one"
+        ))
+    };
     let barrier = b
         .barrier
         .or_else(|| architecture_value(&architecture, keys::BARRIER_CYCLES))
-        .ok_or_else(|| {
-            Error::new(format!(
-                "{file}: [blocks] has no `barrier`, and no architecture data file (models/data) gives compute capability {architecture} one"
-            ))
-        })?;
+        .ok_or_else(|| missing("barrier", "architecture data file"))?;
+    let calibrated = |given: Option<f64>, key: &str, calibrated_key: &str| {
+        given
+            .or_else(|| calibrated_value(&architecture, calibrated_key))
+            .ok_or_else(|| missing(key, "calibrated GPU data file"))
+    };
     Ok(BlockTiming {
-        launch_rate: b.launch_rate,
+        launch_rate: calibrated(b.launch_rate, "launch_rate", queueing::keys::BLOCK_LAUNCH_RATE)?,
         replacement: b.replacement,
-        launch_overhead: b.launch_overhead,
+        launch_overhead: calibrated(
+            b.launch_overhead,
+            "launch_overhead",
+            queueing::keys::LAUNCH_OVERHEAD,
+        )?,
         barrier,
     })
 }
@@ -390,6 +405,59 @@ mod tests {
         assert_eq!(
             Some(hopper.blocks.barrier),
             hetsim_models::hierarchy::architecture_value("9.0", "barrierCycles")
+        );
+    }
+
+    /// One home per number: a TEG file that states a launch rate, a launch overhead or a
+    /// barrier which a data file of models/data also holds for its architecture must state
+    /// the same value (better: leave it out, as hopper.toml does).
+    #[test]
+    fn no_teg_file_holds_a_number_another_data_file_holds_otherwise() {
+        let disagreements = |text: &str| -> Vec<String> {
+            let f: File = toml::from_str(text).expect("parses");
+            let newest = f.majors.iter().copied().max().unwrap_or(0);
+            let cc = format!("{newest}.0");
+            [
+                (
+                    f.blocks.launch_rate,
+                    calibrated_value(&cc, queueing::keys::BLOCK_LAUNCH_RATE),
+                    "launch_rate",
+                ),
+                (
+                    f.blocks.launch_overhead,
+                    calibrated_value(&cc, queueing::keys::LAUNCH_OVERHEAD),
+                    "launch_overhead",
+                ),
+                (
+                    f.blocks.barrier,
+                    architecture_value(&cc, keys::BARRIER_CYCLES),
+                    "barrier",
+                ),
+            ]
+            .into_iter()
+            .filter_map(|(given, elsewhere, key)| match (given, elsewhere) {
+                (Some(g), Some(e)) if g != e => Some(format!("{key}: {g} here, {e} in models/data")),
+                _ => None,
+            })
+            .collect()
+        };
+        for (file, text) in SHIPPED {
+            let found = disagreements(text);
+            assert!(found.is_empty(), "teg/data/{file}: {found:?}");
+        }
+        // hopper.toml as it was: 1.6e9 blocks/s against the data file's 1.7459e9.
+        let drifted = SHIPPED[0]
+            .1
+            .replace("[blocks]\n", "[blocks]\nlaunch_rate = 1.6e9\n");
+        assert_eq!(disagreements(&drifted).len(), 1, "{drifted}");
+        let hopper = ArchParams::for_major(9).expect("hopper");
+        assert_eq!(
+            Some(hopper.blocks.launch_rate),
+            calibrated_value("9.0", "blockLaunchRate")
+        );
+        assert_eq!(
+            Some(hopper.blocks.launch_overhead),
+            calibrated_value("9.0", "kernelLaunchOverhead")
         );
     }
 
