@@ -178,3 +178,19 @@ fn a_wrong_model_names_the_valid_ones() {
         "{e}"
     );
 }
+
+#[test]
+fn kernel_analyze_takes_the_gpus_architecture_with_gpu() {
+    let v = ok_json(&[
+        "kernel", "analyze", THESIS, "--trip", "L0=128", "--gpu", GTX970, "--json",
+    ]);
+    assert_eq!(v["arch"], "sm_52");
+    assert!(v["notes"][0]
+        .as_str()
+        .is_some_and(|n| n.contains("the compute capability of GTX 970")));
+    let e = failure(
+        &["kernel", "analyze", SM90, "--trip", "L0=8", "--gpu", GTX970],
+        None,
+    );
+    assert!(e.contains("compiled for sm_90"), "{e}");
+}

@@ -18,7 +18,7 @@ use rhai::{Dynamic, Map};
 use serde::Serialize;
 use serde_json::json;
 
-use super::kernel::{catalog_gpu, choose_arch, listing_text, parse_arch};
+use super::kernel_input::{catalog_gpu, choose_arch, display_kernel_name, listing_text, parse_arch};
 use crate::cli::{GpuModel, KernelPredictArgs};
 use hetsim_lab::files::display_name;
 use hetsim_lab::launch::launch_of;
@@ -97,7 +97,7 @@ pub fn run(args: KernelPredictArgs) -> Result<()> {
         }
     }
     let occupancy = occupancy_of(&setup, &args.gpu)?;
-    let name = super::kernel::display_kernel_name(kernel);
+    let name = display_kernel_name(kernel);
     let inputs: serde_json::Map<String, serde_json::Value> = setup
         .params
         .iter()
