@@ -44,7 +44,8 @@ Rank r runs on the r-th process of --label (GPU). docs/TRACES.md tells what is s
     Replay(ReplayArgs),
     /// Evaluate one analytic model and show its intermediate values.
     #[command(
-        after_help = "Models: volkov, gmem-throughput, transfer, hong-kim, wang-lou, transit, occupancy.\n\
+        after_help = "Models: volkov, gmem-throughput, transfer, hong-kim, wang-lou, transit, occupancy, queueing.\n\
+A kernel's time from its SASS by these models: hetsim kernel predict.\n\
 Example:\n  hetsim model volkov --params examples/models/volkov-gtx970.json\n  \
 echo '{\"size\": 1e9, \"bandwidth\": 15.8e9}' | hetsim model transfer --params - --json"
     )]
@@ -399,6 +400,85 @@ hetsim kernel analyze examples/kernels/saxpy2-sm90.sass --grid 65536 --block 256
 hetsim kernel simulate examples/kernels/saxpy2-sm90.sass --grid 262144 --block 256 --args 67108864,32,_,_\n  \
 hetsim kernel simulate examples/kernels/saxpy2-sm90.sass --grid 262144 --block 256 --args 67108864,32,_,_ --warps-per-sm 8 --json")]
     Simulate(KernelSimulateArgs),
+    /// A launch's time on a catalog GPU by the GPU models (docs/MODELS.md): the time, what
+    /// limits it, the occupancy, the bandwidth reached, the calibrated error bar and the
+    /// model's inputs; --compare puts every model side by side.
+    #[command(after_help = "Examples:\n  \
+hetsim kernel predict examples/kernels/saxpy2-sm90.sass --grid 262144 --block 256 --args 67108864,32,_,_ --gpu \"H100 SXM5 80GB\"\n  \
+hetsim kernel predict examples/kernels/saxpy2-figure-5-2.sass --grid 1562500 --block 256 --args 400000000,128,_,_ \\\n    \
+--gpu \"GTX 970 - gajger\" --compare\n\n\
+Without --model: gpu-queueing, where the GPU has its calibration (hetsim calibrate gpu); else gpu-teg\n\
+where the architecture has a TEG parameter set of its own; else gpu-volkov. The output says which.")]
+    Predict(KernelPredictArgs),
+}
+
+/// The GPU kernel models `kernel predict` runs (the built-in models of a system file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GpuModel {
+    #[value(name = "gpu-queueing")]
+    Queueing,
+    #[value(name = "gpu-teg")]
+    Teg,
+    #[value(name = "gpu-volkov")]
+    Volkov,
+    #[value(name = "gpu-hong-kim")]
+    HongKim,
+}
+
+impl GpuModel {
+    pub const ALL: [GpuModel; 4] = [
+        GpuModel::Queueing,
+        GpuModel::Teg,
+        GpuModel::Volkov,
+        GpuModel::HongKim,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuModel::Queueing => "gpu-queueing",
+            GpuModel::Teg => "gpu-teg",
+            GpuModel::Volkov => "gpu-volkov",
+            GpuModel::HongKim => "gpu-hong-kim",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct KernelPredictArgs {
+    /// A SASS listing, a cubin or executable, or a .cu file.
+    pub file: PathBuf,
+    /// The kernel: a substring of its mangled or demangled name.
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// Architecture (sm_52 … sm_90); overrides the listing's. Without it, the listing's, else
+    /// the GPU's compute capability; a listing compiled for another GPU is refused, and with
+    /// --arch, warned about.
+    #[arg(long)]
+    pub arch: Option<String>,
+    /// The grid, `X[,Y,Z]`.
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub grid: String,
+    /// The block, `X[,Y,Z]`.
+    #[arg(long, value_name = "X[,Y,Z]")]
+    pub block: String,
+    /// The kernel's arguments in order, `_` for a pointer: `16777216,8,_,_`.
+    #[arg(long, value_name = "V,V,…", allow_hyphen_values = true)]
+    pub args: Option<String>,
+    /// Dynamic shared memory per block [bytes].
+    #[arg(long, default_value_t = 0)]
+    pub dynamic_shared: u32,
+    /// The GPU, by its catalog name (`hetsim components`).
+    #[arg(long, default_value = "H100 SXM5 80GB")]
+    pub gpu: String,
+    /// The model; without it, the recommended one the GPU is calibrated for (see below).
+    #[arg(long, value_enum, conflicts_with = "compare")]
+    pub model: Option<GpuModel>,
+    /// Every model side by side.
+    #[arg(long)]
+    pub compare: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -408,7 +488,9 @@ pub struct KernelSimulateArgs {
     /// The kernel: a substring of its mangled or demangled name.
     #[arg(long)]
     pub kernel: Option<String>,
-    /// Architecture (sm_52 … sm_90); overrides the listing's.
+    /// Architecture (sm_52 … sm_90); overrides the listing's. Without it, the listing's, else
+    /// the GPU's compute capability; a listing compiled for another GPU is refused, and with
+    /// --arch, warned about.
     #[arg(long)]
     pub arch: Option<String>,
     /// The grid, `X[,Y,Z]`.
@@ -441,9 +523,14 @@ pub struct KernelAnalyzeArgs {
     /// The kernel: a substring of its mangled or demangled name.
     #[arg(long)]
     pub kernel: Option<String>,
-    /// Architecture (sm_52 … sm_90); overrides the listing's, and picks the target of a .cu file.
+    /// Architecture (sm_52 … sm_90); overrides the listing's (a mismatch with --gpu is a
+    /// warning), and picks the target of a .cu file.
     #[arg(long)]
     pub arch: Option<String>,
+    /// The GPU, by its catalog name: a listing that names no architecture is analysed for its
+    /// compute capability, and one compiled for another is refused.
+    #[arg(long)]
+    pub gpu: Option<String>,
     /// Static mode: how many times loop LOOP's header runs, e.g. `--trip L0=128` (repeatable).
     #[arg(long = "trip", value_name = "LOOP=N")]
     pub trips: Vec<String>,
@@ -467,6 +554,21 @@ pub struct KernelAnalyzeArgs {
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
+
+    /// `hetsim model --help` names every model `hetsim model` runs.
+    #[test]
+    fn the_model_help_lists_every_model() {
+        let cli = super::Cli::command();
+        let model = cli.find_subcommand("model").expect("model command");
+        let help = model.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+        let list = help.lines().next().unwrap_or_default();
+        for m in hetsim_models::ModelName::ALL {
+            assert!(
+                list.split([' ', ',', '.']).any(|w| w == m.as_str()),
+                "`{m}` is missing from: {list}"
+            );
+        }
+    }
 
     /// Every command and subcommand's `--help` ends with an example (the top level's says so).
     #[test]

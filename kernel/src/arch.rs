@@ -2,7 +2,7 @@
 //! space and width of its accesses. [`Arch`] itself lives in
 //! [`capability`](crate::capability), re-exported here.
 
-pub use crate::capability::Arch;
+pub use crate::capability::{Arch, ArchChoice};
 use crate::sass::Instruction;
 use serde::Serialize;
 

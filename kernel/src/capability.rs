@@ -56,6 +56,71 @@ impl Arch {
     }
 }
 
+/// The architecture a listing is analysed and timed for, and what the user is told about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchChoice {
+    pub arch: Arch,
+    /// Mismatches let through because the user named the architecture (`--arch`).
+    pub warnings: Vec<String>,
+    /// Where the architecture came from, when the listing does not say.
+    pub notes: Vec<String>,
+}
+
+impl Arch {
+    /// Whether SASS compiled for `self` runs on a GPU of compute capability `gpu`: SASS is
+    /// binary-compatible within one major, from a minor to the later ones (CUDA C
+    /// Programming Guide, "Binary Compatibility").
+    pub fn runs_on(self, gpu: Arch) -> bool {
+        self.major == gpu.major && self.minor <= gpu.minor
+    }
+
+    /// The architecture to analyse and time a kernel for: the user's `explicit` one (with a
+    /// warning for each mismatch with the listing or the GPU), else the `listing`'s (refused
+    /// when it cannot run on the GPU), else the `gpu`'s compute capability. `gpu` is the
+    /// GPU's name and compute capability; `None` when nothing names one.
+    pub fn choose(
+        explicit: Option<Arch>,
+        listing: Option<Arch>,
+        gpu: Option<(&str, Arch)>,
+    ) -> Result<Option<ArchChoice>, String> {
+        let mut warnings = Vec::new();
+        let mut notes = Vec::new();
+        let arch = match (explicit, listing, gpu) {
+            (Some(a), _, _) => {
+                if let Some(l) = listing.filter(|&l| l != a) {
+                    warnings.push(format!("--arch {a} overrides the listing's {l}"));
+                }
+                if let Some((name, g)) = gpu.filter(|&(_, g)| !a.runs_on(g)) {
+                    warnings.push(format!(
+                        "--arch {a}: {name} is compute capability {}.{} ({g}); SASS for {a} does not run on it, timed anyway",
+                        g.major, g.minor
+                    ));
+                }
+                a
+            }
+            (None, Some(l), Some((name, g))) if !l.runs_on(g) => {
+                return Err(format!(
+                    "the listing is compiled for {l}, but {name} is compute capability {}.{} ({g}): SASS for {l} does not run on it. Give a listing compiled for {g}, another GPU, or --arch to time it anyway",
+                    g.major, g.minor
+                ))
+            }
+            (None, Some(l), _) => l,
+            (None, None, Some((name, g))) => {
+                notes.push(format!(
+                    "the listing names no architecture: taken as {g}, the compute capability of {name}"
+                ));
+                g
+            }
+            (None, None, None) => return Ok(None),
+        };
+        Ok(Some(ArchChoice {
+            arch,
+            warnings,
+            notes,
+        }))
+    }
+}
+
 impl fmt::Display for Arch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "sm_{}{}", self.major, self.minor)
@@ -89,5 +154,39 @@ impl FromStr for Arch {
         };
         n.ok_or_else(|| format!("architecture `{text}`: expected sm_50 … sm_90 (e.g. sm_52, sm_90)"))
             .and_then(Arch::from_number)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SM52: Arch = Arch::MAXWELL;
+    const SM90: Arch = Arch::HOPPER;
+
+    #[test]
+    fn the_listing_then_the_gpu_give_the_architecture() {
+        let gtx970 = Some(("GTX 970 - gajger", SM52));
+        let c = Arch::choose(None, None, gtx970).unwrap().unwrap();
+        assert_eq!(c.arch, SM52);
+        assert!(c.notes[0].contains("GTX 970 - gajger") && c.warnings.is_empty());
+        let c = Arch::choose(None, Some(SM52), gtx970).unwrap().unwrap();
+        assert_eq!((c.arch, c.notes.len()), (SM52, 0));
+        assert_eq!(Arch::choose(None, None, None), Ok(None));
+        assert!(Arch { major: 5, minor: 0 }.runs_on(SM52) && !SM52.runs_on(Arch { major: 5, minor: 0 }));
+    }
+
+    #[test]
+    fn a_mismatch_is_refused_and_an_explicit_one_warned() {
+        let gtx970 = Some(("GTX 970 - gajger", SM52));
+        let e = Arch::choose(None, Some(SM90), gtx970).expect_err("sm_90 on a GTX 970");
+        assert!(
+            e.contains("sm_90") && e.contains("GTX 970 - gajger is compute capability 5.2"),
+            "{e}"
+        );
+        let c = Arch::choose(Some(SM90), Some(SM52), gtx970).unwrap().unwrap();
+        assert_eq!(c.arch, SM90);
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+        assert!(c.warnings[1].contains("does not run on it"), "{:?}", c.warnings);
     }
 }

@@ -24,7 +24,7 @@ pub mod regs;
 pub mod sass;
 
 pub use analysis::{analyze, select_kernel, Options, Parameters, Quantity, Report};
-pub use arch::{Arch, Pipe};
+pub use arch::{Arch, ArchChoice, Pipe};
 pub use emulate::{Arg, Launch};
 pub use error::{Error, Result};
 pub use sass::{parse, Listing};

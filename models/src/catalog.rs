@@ -21,6 +21,7 @@ use crate::volkov::gmem_throughput;
 mod cpu;
 mod gpu_data;
 mod network;
+pub use gpu_data::calibrated_value;
 use gpu_data::h100_sxm5_measured;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]

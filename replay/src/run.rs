@@ -198,8 +198,7 @@ pub fn replay(
         processes.push(Box::new(Relay { rank: rank.clone() }));
     }
     let clock = SliceClock::new(Default::default());
-    let kernels =
-        Rc::new(KernelLibrary::new(&system.kernels).map_err(|e| ReplayError::Other(e.to_string()))?);
+    let kernels = Rc::new(KernelLibrary::for_system(system).map_err(|e| ReplayError::Other(e.to_string()))?);
     let models = Rc::new(Models::compile(system, &Limits::default(), &clock, kernels)?);
     let results = simulate(
         &platform,

@@ -168,6 +168,41 @@ impl KernelLibrary {
         })
     }
 
+    /// Loads every kernel of `system`. Where the system's GPUs share one compute capability,
+    /// a listing that names no architecture is analysed for it, and one compiled for
+    /// another is refused (a kernel's `arch` forces one). Where they differ, TEG checks each
+    /// GPU it times ([`KernelLibrary::teg_plan`]).
+    pub fn for_system(system: &hetsim_system::System) -> Result<KernelLibrary, SystemError> {
+        let mut library = KernelLibrary::new(&system.kernels)?;
+        let mut archs = system
+            .nodes
+            .iter()
+            .filter(|n| n.component.kind == hetsim_models::catalog::ComponentKind::Gpu)
+            .filter_map(|n| n.component.attributes.get("computeCapability"))
+            .filter_map(|cc| match cc {
+                hetsim_models::Scalar::Text(t) => t.parse::<Arch>().ok(),
+                hetsim_models::Scalar::Number(_) => None,
+            });
+        let Some(gpu) = archs.next() else {
+            return Ok(library);
+        };
+        if archs.any(|a| a != gpu) {
+            return Ok(library);
+        }
+        for (name, kernel) in &mut library.kernels {
+            let chosen = select_kernel(
+                &kernel.listing,
+                kernel.spec.function.as_deref(),
+                kernel.arch.or(Some(gpu)),
+            )
+            .map_err(|e| SystemError::new(format!("kernel `{name}`: {e}")))?;
+            let choice = Arch::choose(kernel.arch, chosen.arch, Some(("the system's GPUs", gpu)))
+                .map_err(|e| SystemError::new(format!("kernel `{name}`: {e}")))?;
+            kernel.arch = choice.map(|c| c.arch);
+        }
+        Ok(library)
+    }
+
     /// The seconds TEG gives launch `key` (from `kernel_params`) on `gpu`, with
     /// `warps_per_sm` resident warps if given.
     pub fn teg_seconds(
@@ -206,7 +241,12 @@ impl KernelLibrary {
         let kernel = &self.kernels[name];
         let chosen = select_kernel(&kernel.listing, kernel.spec.function.as_deref(), kernel.arch)
             .map_err(|e| format!("kernel `{name}`: {e}"))?;
-        let arch = kernel.arch.or(chosen.arch).unwrap_or(Arch::HOPPER);
+        let gpu_arch = gpu
+            .arch()
+            .map_err(|e| format!("kernel `{name}`: the GPU's {e}"))?;
+        let arch = Arch::choose(kernel.arch, chosen.arch, Some(("the GPU", gpu_arch)))
+            .map_err(|e| format!("kernel `{name}`: {e}"))?
+            .map_or(gpu_arch, |c| c.arch);
         let prepared =
             hetsim_teg::Prepared::new(chosen, arch).map_err(|e| format!("kernel `{name}`: {e}"))?;
         let options = hetsim_teg::Options {

@@ -198,7 +198,7 @@ pub fn run(
     let platform = platform(system)?;
     let placements = place(&platform, labels)?;
     let clock = SliceClock::new(options.cancel.clone());
-    let kernels = Rc::new(KernelLibrary::new(&system.kernels)?);
+    let kernels = Rc::new(KernelLibrary::for_system(system)?);
     let models = Rc::new(Models::compile(system, &options.limits, &clock, kernels.clone())?);
     let log = Rc::new(RefCell::new(RunLog {
         limit: options.limits.max_log_lines,

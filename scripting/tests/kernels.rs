@@ -192,3 +192,47 @@ fn the_thesis_application_takes_its_parameters_from_the_analyser() {
     let dth = transfer::seconds(1.6e9, a("bandwidth"), a("startupDtH"), a("lambdaDtH"));
     assert!((report.results.overall_time - (2.0 * htd + kernel + dth)).abs() < 1e-9);
 }
+
+/// A system of one `component` GPU and the listing `sass` (relative to examples/kernels), with
+/// `arch` if given.
+fn one_gpu_with(component: &str, sass: &str, arch: Option<&str>) -> System {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/kernels"));
+    let arch = arch.map_or(String::new(), |a| format!("arch = \"{a}\"\n"));
+    let text = format!(
+        "[[node]]\nid = \"gpu\"\ncomponent = \"{component}\"\nmodel = \"gpu-teg\"\nlabels = {{ GPU = 1 }}\n\
+         [[kernel]]\nname = \"saxpy2\"\nsass = \"{sass}\"\nparams = [\"n\", \"a\", \"*x\", \"*y\"]\n{arch}"
+    );
+    SystemFile::parse(&text, "s.toml")
+        .and_then(|f| f.resolve("s.toml", Some(dir)))
+        .expect("resolves")
+}
+
+/// The architecture is the listing's, else the system's GPUs': an sm_90 listing in a GTX 970
+/// system is refused when the run starts, and a kernel's own `arch` forces it.
+#[test]
+fn kernel_params_take_the_gpus_architecture_and_refuse_another() {
+    use hetsim_scripting::kernels::KernelLibrary;
+    let refused = KernelLibrary::for_system(&one_gpu_with("GTX 970 - gajger", "saxpy2-sm90.sass", None))
+        .err()
+        .expect("sm_90 on a GTX 970")
+        .to_string();
+    assert!(
+        refused.contains("kernel `saxpy2`: the listing is compiled for sm_90")
+            && refused.contains("compute capability 5.2"),
+        "{refused}"
+    );
+    let forced = one_gpu_with("GTX 970 - gajger", "saxpy2-sm90.sass", Some("sm_90"));
+    assert!(KernelLibrary::for_system(&forced).is_ok());
+    // The thesis's listing names no architecture: on an H100 it would be read as sm_90.
+    let library =
+        KernelLibrary::for_system(&one_gpu_with("GTX 970 - gajger", "saxpy2-figure-5-2.sass", None))
+            .expect("loads");
+    let mut call = rhai::Map::new();
+    for (k, v) in [("n", 3907 * 256_i64), ("a", 8), ("block", 256)] {
+        call.insert(k.into(), rhai::Dynamic::from_int(v));
+    }
+    call.insert("grid".into(), rhai::Dynamic::from_int(3907));
+    let params = library.params("saxpy2", &call).expect("analysed as sm_52");
+    // Seed 004, eq. 5.3 at a = 8: 23 + 4·8 CUDA-core instructions.
+    assert_eq!(params["CUDACoreInstructions"].as_float().ok(), Some(55.0));
+}

@@ -7,7 +7,9 @@
 use crate::error::{Error, Result};
 use hetsim_kernel::arch::{Arch, Pipe};
 use hetsim_kernel::latency::LatencyTable;
+use hetsim_models::catalog::calibrated_value;
 use hetsim_models::hierarchy::{architecture_value, keys};
+use hetsim_models::queueing;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -74,13 +76,14 @@ pub struct MemoryTiming {
     pub queue_cycles: f64,
 }
 
-/// `[blocks]` as the file gives it: the barrier may be left to the architecture data file.
+/// `[blocks]` as the file gives it: the barrier may be left to the architecture data file, the
+/// launch rate and overhead to the calibrated GPU data file (models/data).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileBlocks {
-    launch_rate: f64,
+    launch_rate: Option<f64>,
     replacement: f64,
-    launch_overhead: f64,
+    launch_overhead: Option<f64>,
     barrier: Option<f64>,
 }
 
@@ -103,6 +106,8 @@ struct File {
     name: String,
     source: String,
     majors: Vec<u8>,
+    #[serde(default)]
+    stands_in_for: Vec<u8>,
     schedulers: u32,
     taken_branch: f64,
     #[serde(default)]
@@ -206,21 +211,33 @@ fn memory(m: FileMemory, table: Option<&LatencyTable>, file: &str) -> Result<Mem
 }
 
 /// `[blocks]`, the barrier the architecture data file's where the file gives none (Hopper's,
-/// which the closed-form model reads too: models/data/hopper.toml).
+/// which the closed-form model reads too: models/data/hopper.toml), the launch rate and
+/// overhead the calibrated GPU data file's (models/data/h100-sxm5-80gb.toml's
+/// `blockLaunchRate` and `kernelLaunchOverhead`, which the catalog reads too).
 fn blocks(b: FileBlocks, newest_major: u8, file: &str) -> Result<BlockTiming> {
     let architecture = format!("{newest_major}.0");
+    let missing = |key: &str, home: &str| {
+        Error::new(format!(
+            "{file}: [blocks] has no `{key}`, and no {home} (models/data) gives compute capability {architecture} one"
+        ))
+    };
     let barrier = b
         .barrier
         .or_else(|| architecture_value(&architecture, keys::BARRIER_CYCLES))
-        .ok_or_else(|| {
-            Error::new(format!(
-                "{file}: [blocks] has no `barrier`, and no architecture data file (models/data) gives compute capability {architecture} one"
-            ))
-        })?;
+        .ok_or_else(|| missing("barrier", "architecture data file"))?;
+    let calibrated = |given: Option<f64>, key: &str, calibrated_key: &str| {
+        given
+            .or_else(|| calibrated_value(&architecture, calibrated_key))
+            .ok_or_else(|| missing(key, "calibrated GPU data file"))
+    };
     Ok(BlockTiming {
-        launch_rate: b.launch_rate,
+        launch_rate: calibrated(b.launch_rate, "launch_rate", queueing::keys::BLOCK_LAUNCH_RATE)?,
         replacement: b.replacement,
-        launch_overhead: b.launch_overhead,
+        launch_overhead: calibrated(
+            b.launch_overhead,
+            "launch_overhead",
+            queueing::keys::LAUNCH_OVERHEAD,
+        )?,
         barrier,
     })
 }
@@ -230,8 +247,10 @@ fn blocks(b: FileBlocks, newest_major: u8, file: &str) -> Result<BlockTiming> {
 pub struct ArchParams {
     pub name: String,
     pub source: String,
-    /// Compute-capability majors the file serves.
+    /// Compute-capability majors the file's numbers were measured or sourced for.
     pub majors: Vec<u8>,
+    /// Majors the file serves for want of a set of their own: a prediction for them says so.
+    pub stands_in_for: Vec<u8>,
     /// Warp schedulers per SM; warps are dealt to them round-robin.
     pub schedulers: u32,
     /// Cycles before a warp issues the target of a taken branch, beyond the branch's own gap.
@@ -283,6 +302,7 @@ impl ArchParams {
             name: f.name,
             source: f.source,
             majors: f.majors,
+            stands_in_for: f.stands_in_for,
             schedulers: f.schedulers,
             taken_branch: f.taken_branch,
             one_l1_data_path: f.one_l1_data_path,
@@ -292,7 +312,9 @@ impl ArchParams {
         })
     }
 
-    /// The shipped file serving compute-capability major `major`, or the nearest older one.
+    /// The shipped file serving compute-capability major `major`: its own, else the one that
+    /// stands in for it, else the nearest older one ([`ArchParams::substitute_note`] says
+    /// when it is not the architecture's own).
     pub fn for_major(major: u8) -> Result<ArchParams> {
         let all = SHIPPED
             .iter()
@@ -301,9 +323,21 @@ impl ArchParams {
         let older = |p: &ArchParams| p.majors.iter().copied().filter(|&m| m <= major).max();
         all.iter()
             .find(|p| p.majors.contains(&major))
+            .or_else(|| all.iter().find(|p| p.stands_in_for.contains(&major)))
             .or_else(|| all.iter().filter(|p| older(p).is_some()).max_by_key(|p| older(p)))
             .cloned()
             .ok_or_else(|| Error::new(format!("no TEG parameters serve compute capability {major}.x")))
+    }
+
+    /// Says so when these parameters are not `arch`'s own: no TEG set ships for its family,
+    /// and another family's numbers time it.
+    pub fn substitute_note(&self, arch: Arch) -> Option<String> {
+        (!self.majors.contains(&arch.major)).then(|| {
+            format!(
+                "no TEG parameter set for {arch} (compute capability {}.x): {}'s are used instead, not measured on it",
+                arch.major, self.name
+            )
+        })
     }
 
     pub fn pipe(&self, p: Pipe) -> PipeTiming {
@@ -334,6 +368,18 @@ mod tests {
             .expect("nearest")
             .name
             .contains("Hopper"));
+        // Volta and Ampere have no set of their own: Hopper's stands in, and says so.
+        let volta = Arch { major: 7, minor: 0 };
+        let stand_in = ArchParams::for_major(7).expect("stand-in");
+        assert!(stand_in.name.contains("Hopper"));
+        let note = stand_in.substitute_note(volta).expect("not Volta's own");
+        assert!(note.contains("no TEG parameter set for sm_70"), "{note}");
+        assert_eq!(
+            ArchParams::for_major(5)
+                .expect("maxwell")
+                .substitute_note(Arch::MAXWELL),
+            None
+        );
     }
 
     #[test]
@@ -351,7 +397,7 @@ mod tests {
         // Only the table of the file's own family lends latencies: sm_3x has none.
         let text = SHIPPED[1]
             .1
-            .replace("majors = [5, 6]", "majors = [3]")
+            .replace("majors = [5]", "majors = [3]")
             .replace("fp32 = { latency = 6,", "fp32 = {");
         let e = ArchParams::parse(&text, "x.toml").expect_err("no sm_3x table");
         assert!(e.to_string().contains("`pipes.fp32` has no latency"), "{e}");
@@ -359,6 +405,59 @@ mod tests {
         assert_eq!(
             Some(hopper.blocks.barrier),
             hetsim_models::hierarchy::architecture_value("9.0", "barrierCycles")
+        );
+    }
+
+    /// One home per number: a TEG file that states a launch rate, a launch overhead or a
+    /// barrier which a data file of models/data also holds for its architecture must state
+    /// the same value (better: leave it out, as hopper.toml does).
+    #[test]
+    fn no_teg_file_holds_a_number_another_data_file_holds_otherwise() {
+        let disagreements = |text: &str| -> Vec<String> {
+            let f: File = toml::from_str(text).expect("parses");
+            let newest = f.majors.iter().copied().max().unwrap_or(0);
+            let cc = format!("{newest}.0");
+            [
+                (
+                    f.blocks.launch_rate,
+                    calibrated_value(&cc, queueing::keys::BLOCK_LAUNCH_RATE),
+                    "launch_rate",
+                ),
+                (
+                    f.blocks.launch_overhead,
+                    calibrated_value(&cc, queueing::keys::LAUNCH_OVERHEAD),
+                    "launch_overhead",
+                ),
+                (
+                    f.blocks.barrier,
+                    architecture_value(&cc, keys::BARRIER_CYCLES),
+                    "barrier",
+                ),
+            ]
+            .into_iter()
+            .filter_map(|(given, elsewhere, key)| match (given, elsewhere) {
+                (Some(g), Some(e)) if g != e => Some(format!("{key}: {g} here, {e} in models/data")),
+                _ => None,
+            })
+            .collect()
+        };
+        for (file, text) in SHIPPED {
+            let found = disagreements(text);
+            assert!(found.is_empty(), "teg/data/{file}: {found:?}");
+        }
+        // hopper.toml as it was: 1.6e9 blocks/s against the data file's 1.7459e9.
+        let drifted = SHIPPED[0]
+            .1
+            .replace("[blocks]\n", "[blocks]\nlaunch_rate = 1.6e9\n");
+        assert_eq!(disagreements(&drifted).len(), 1, "{drifted}");
+        let hopper = ArchParams::for_major(9).expect("hopper");
+        assert_eq!(
+            Some(hopper.blocks.launch_rate),
+            calibrated_value("9.0", "blockLaunchRate")
+        );
+        assert_eq!(
+            Some(hopper.blocks.launch_overhead),
+            calibrated_value("9.0", "kernelLaunchOverhead")
         );
     }
 

@@ -91,6 +91,14 @@ impl Gpu {
         Gpu::from_params(&gpu.attributes).map_err(|e| Error::new(e.to_string()))
     }
 
+    /// The GPU's compute capability as an architecture (`9.0` → sm_90): what a listing
+    /// without one is analysed for, and what a listing's own must run on.
+    pub fn arch(&self) -> Result<Arch> {
+        self.compute_capability
+            .parse::<Arch>()
+            .map_err(|e| Error::new(format!("computeCapability: {e}")))
+    }
+
     /// `C_mem`: the 32-byte sectors one SM may have in flight (seed 002, section 3.2.4).
     pub fn memory_slots(&self, params: &ArchParams) -> usize {
         let m = &params.memory;

@@ -1,11 +1,10 @@
 //! `hetsim kernel analyze FILE`: SASS in, Volkov/Gajger parameters out; `hetsim kernel
-//! simulate FILE`: a launch timed by TEG.
+//! simulate FILE`: a launch timed by TEG; `kernel predict` is kernel_predict.rs.
 
-use std::path::Path;
-use std::process::Command;
+use anyhow::{anyhow, bail, Result};
+use hetsim_kernel::{analyze, Launch, Options, Report};
 
-use anyhow::{anyhow, bail, Context, Result};
-use hetsim_kernel::{analyze, Arch, Launch, Options, Report};
+use super::kernel_input::{catalog_gpu, choose_arch, display_kernel_name, listing_text, parse_arch};
 
 use crate::cli::{KernelAnalyzeArgs, KernelCommand, KernelSimulateArgs};
 use crate::input::pair;
@@ -16,41 +15,50 @@ pub fn run(command: KernelCommand) -> Result<()> {
     match command {
         KernelCommand::Analyze(args) => analyze_command(args),
         KernelCommand::Simulate(args) => simulate_command(args),
+        KernelCommand::Predict(args) => super::kernel_predict::run(args),
     }
 }
 
 fn simulate_command(args: KernelSimulateArgs) -> Result<()> {
     let origin = display_name(&args.file);
-    let arch = parse_arch(args.arch.as_deref())?;
-    let text = listing_text(&args.file, arch)?;
+    let explicit = parse_arch(args.arch.as_deref())?;
+    let (gpu, gpu_arch) = catalog_gpu(&args.gpu)?;
+    let text = listing_text(&args.file, explicit.or(Some(gpu_arch)))?;
     let listing = hetsim_kernel::parse(&text).map_err(|e| anyhow!("{origin}: {e}"))?;
-    let kernel = hetsim_kernel::select_kernel(&listing, args.kernel.as_deref(), arch)
+    let kernel = hetsim_kernel::select_kernel(&listing, args.kernel.as_deref(), explicit.or(Some(gpu_arch)))
         .map_err(|e| anyhow!("{origin}: {e}"))?;
-    let arch = arch.or(kernel.arch).unwrap_or(Arch::HOPPER);
+    let choice = choose_arch(explicit, kernel, Some((&args.gpu, gpu_arch)), &origin)?;
     let launch = launch_of(&args.grid, &args.block, args.args.as_deref(), args.dynamic_shared)?;
-    let gpu = hetsim_teg::Gpu::from_catalog(&args.gpu).map_err(|e| anyhow!("--gpu {}: {e}", args.gpu))?;
-    let prepared = hetsim_teg::Prepared::new(kernel, arch).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let prepared = hetsim_teg::Prepared::new(kernel, choice.arch).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let mut notes = choice.notes;
+    notes.extend(prepared.params.substitute_note(choice.arch));
     let options = hetsim_teg::Options {
         warps_per_sm: args.warps_per_sm,
         ..hetsim_teg::Options::default()
     };
     let (simulation, bottlenecks) = hetsim_teg::simulate_with_bottlenecks(&prepared, &launch, &gpu, &options)
         .map_err(|e| anyhow!("{origin}: {e}"))?;
-    let name = kernel.demangled.as_deref().unwrap_or(&kernel.name);
+    let name = display_kernel_name(kernel);
     if args.json {
         return super::print_json(&serde_json::json!({
             "kernel": name,
             "gpu": args.gpu,
+            "arch": choice.arch,
             "parameters": prepared.params.name,
             "simulation": simulation,
             "bottlenecks": bottlenecks,
             "not_modelled": NOT_MODELLED,
+            "notes": notes,
+            "warnings": choice.warnings,
         }));
     }
     print!(
         "{}",
         simulation_table(name, &args.gpu, &prepared.params.name, &simulation, &bottlenecks)
     );
+    for note in &notes {
+        println!("note: {note}");
+    }
     Ok(())
 }
 
@@ -106,74 +114,40 @@ fn simulation_table(
     out
 }
 
-fn parse_arch(text: Option<&str>) -> Result<Option<Arch>> {
-    text.map(str::parse::<Arch>)
-        .transpose()
-        .map_err(|e| anyhow!("--arch: {e}"))
-}
-
 fn analyze_command(args: KernelAnalyzeArgs) -> Result<()> {
     let origin = display_name(&args.file);
-    let arch = parse_arch(args.arch.as_deref())?;
-    let text = listing_text(&args.file, arch)?;
+    let explicit = parse_arch(args.arch.as_deref())?;
+    let gpu_arch = args
+        .gpu
+        .as_deref()
+        .map(|name| catalog_gpu(name).map(|(_, arch)| (name, arch)))
+        .transpose()?;
+    let preferred = explicit.or(gpu_arch.map(|(_, a)| a));
+    let text = listing_text(&args.file, preferred)?;
     let listing = hetsim_kernel::parse(&text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    // Without --gpu and --arch, a listing that names no architecture is the analyser's to
+    // decide (the thesis's numbered listing is sm_52).
+    let kernel = hetsim_kernel::select_kernel(&listing, args.kernel.as_deref(), preferred)
+        .map_err(|e| anyhow!("{origin}: {e}"))?;
+    let choice = match (explicit, gpu_arch) {
+        (None, None) => None,
+        _ => Some(choose_arch(explicit, kernel, gpu_arch, &origin)?),
+    };
     let options = Options {
         kernel: args.kernel.clone(),
-        arch,
+        arch: choice.as_ref().map(|c| c.arch),
         trips: trips(&args.trips)?,
         launch: launch(&args)?,
     };
-    let report = analyze(&listing, &options).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let mut report = analyze(&listing, &options).map_err(|e| anyhow!("{origin}: {e}"))?;
+    if let Some(c) = choice {
+        report.notes.splice(0..0, c.notes);
+    }
     if args.json {
         return super::print_json(&report);
     }
     print!("{}", table(&report));
     Ok(())
-}
-
-/// The SASS text of `path`: a listing as it is; a `.cu` file compiled with `nvcc -cubin`; any
-/// other binary (cubin, fatbin, executable) disassembled with `cuobjdump -sass`.
-fn listing_text(path: &Path, arch: Option<Arch>) -> Result<String> {
-    if path == Path::new("-") {
-        return hetsim_lab::files::read_text(path);
-    }
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    if path.extension().is_some_and(|e| e == "cu") {
-        let arch = arch.unwrap_or(Arch::HOPPER);
-        let cubin = std::env::temp_dir().join(format!("hetsim-{}.cubin", std::process::id()));
-        let mut nvcc = Command::new("nvcc");
-        nvcc.args(["-cubin", "-O3", &format!("-arch={arch}"), "-o"])
-            .arg(&cubin)
-            .arg(path);
-        tool_output(nvcc, "nvcc", "nvidia-cuda-nvcc")?;
-        let text = cuobjdump(&cubin);
-        let _ = std::fs::remove_file(&cubin);
-        return text;
-    }
-    match String::from_utf8(bytes) {
-        Ok(text) if !text.starts_with("\u{7f}ELF") => Ok(text),
-        _ => cuobjdump(path),
-    }
-}
-
-fn cuobjdump(path: &Path) -> Result<String> {
-    let mut command = Command::new("cuobjdump");
-    command.arg("-sass").arg(path);
-    tool_output(command, "cuobjdump", "nvidia-cuda-cuobjdump")
-}
-
-/// Runs a CUDA tool; its absence is a clear error saying where to get it.
-fn tool_output(mut command: Command, tool: &str, package: &str) -> Result<String> {
-    let output = command.output().map_err(|e| {
-        anyhow!("{tool}: {e}: a binary or .cu input needs {tool} on PATH (pip install {package}); a SASS listing needs nothing")
-    })?;
-    if !output.status.success() {
-        bail!(
-            "{tool} failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    String::from_utf8(output.stdout).map_err(|_| anyhow!("{tool} printed something that is not UTF-8"))
 }
 
 /// `--trip L0=8` → {L0: 8}.

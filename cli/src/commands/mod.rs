@@ -4,6 +4,8 @@ mod calibrate;
 mod client;
 mod components;
 mod kernel;
+mod kernel_input;
+mod kernel_predict;
 mod local_sweep;
 mod model;
 mod replay;

@@ -14,6 +14,18 @@ use crate::queueing::{Domain, ErrorBars, DEFAULT_EXTRAPOLATION};
 /// what it is and from what. cli/tests/kernels.rs runs the calibration again and compares.
 const H100_SXM5_FILE: &str = include_str!("../../data/h100-sxm5-80gb.toml");
 
+/// The calibrated GPUs' data files by compute capability: where another data file (TEG's
+/// teg/data/*.toml) needs a calibrated number of the architecture, it reads it from here, so
+/// that the number has one home.
+const CALIBRATED: [(&str, &str); 1] = [("9.0", H100_SXM5_FILE)];
+
+/// The calibrated number `key` (`blockLaunchRate`, `kernelLaunchOverhead`, …) of the data file
+/// of compute capability `compute_capability`, where one ships.
+pub fn calibrated_value(compute_capability: &str, key: &str) -> Option<f64> {
+    let (_, text) = CALIBRATED.iter().find(|(cc, _)| *cc == compute_capability)?;
+    data_file::values(text).ok()?.get(key).copied()
+}
+
 /// The H100's calibration, from its data file, read once.
 pub(super) fn h100_sxm5_measured() -> &'static Queueing {
     static H100: OnceLock<Queueing> = OnceLock::new();
