@@ -278,10 +278,8 @@ fn teg(setup: &Setup) -> std::result::Result<Timed, String> {
         .map_err(|e| e.to_string())?;
     let s = hetsim_teg::run(&prepared, &plan, &setup.gpu, hetsim_teg::WhatIf::default());
     Ok(Timed {
-        seconds: s.seconds,
         limiter: Some(s.limiter.into()),
-        power: None,
-        uncertainty: None,
+        ..Timed::bare(s.seconds)
     })
 }
 
