@@ -78,7 +78,7 @@ fn main() {
     let files = write_trace(ranks);
     let boards = ranks.div_ceil(8).max(2);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let variables = BTreeMap::from([("boards".to_owned(), Variable::Float(boards as f64))]);
+    let variables = BTreeMap::from([("boards".to_owned(), Variable::Int(boards as i64))]);
     let system =
         load_with(&root.join("examples/clusters/h100-ib.toml"), &variables).expect("the cluster loads");
     let started = Instant::now();
