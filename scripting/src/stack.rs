@@ -54,6 +54,8 @@ pub struct SharedStack {
     references: RefCell<HashMap<usize, Rc<[u64]>>>,
     /// Per pair of frame lengths (from, to), see [`SharedStack::bridge`].
     bridges: RefCell<HashMap<(usize, usize), Bridge>>,
+    /// Where frames are packed before they are kept at their exact size (see [`keep`]).
+    scratch: RefCell<Vec<u64>>,
 }
 
 /// A process's frames while it is suspended.
@@ -74,12 +76,14 @@ impl Frames {
 }
 
 /// Saved frames: `words` long, as the words that differ from `reference` (a bitmap of which
-/// words differ, then those words), or whole where there is no reference.
+/// words differ, then those words), or whole where there is no reference. `packed` is kept
+/// at its exact length: grown by pushes, its capacity was up to twice its length, and these
+/// buffers were 44 % of a master-worker run's heap (docs/PERFORMANCE.md, issue 46).
 #[derive(Default)]
 struct Packed {
     words: usize,
     reference: Option<Rc<[u64]>>,
-    packed: Vec<u64>,
+    packed: Box<[u64]>,
 }
 
 impl SharedStack {
@@ -91,6 +95,7 @@ impl SharedStack {
             occupant: RefCell::new(None),
             references: RefCell::new(HashMap::new()),
             bridges: RefCell::new(HashMap::new()),
+            scratch: RefCell::new(Vec::new()),
         }))
     }
 
@@ -143,11 +148,12 @@ impl SharedStack {
         let reference = self.reference(frames_now);
         let mut saved = frames.saved.borrow_mut();
         match &reference {
-            Some(reference) => pack(frames_now, reference, &mut saved.packed),
-            None => {
-                saved.packed.clear();
-                saved.packed.extend_from_slice(frames_now);
+            Some(reference) => {
+                let mut scratch = self.scratch.borrow_mut();
+                pack(frames_now, reference, &mut scratch);
+                keep(&mut saved.packed, &scratch);
             }
+            None => keep(&mut saved.packed, frames_now),
         }
         saved.words = words;
         saved.reference = reference;
@@ -208,6 +214,17 @@ impl SharedStack {
         );
         let to = (self.base() - saved.words * WORD) as *mut u64;
         unpack(to, saved);
+    }
+}
+
+/// Puts `words` in `kept`, reusing its allocation where the length is the same (a process
+/// that suspends at the same place again differs from its reference in as many words, most
+/// of the time), else in one of exactly their length.
+fn keep(kept: &mut Box<[u64]>, words: &[u64]) {
+    if kept.len() == words.len() {
+        kept.copy_from_slice(words);
+    } else {
+        *kept = words.into();
     }
 }
 
@@ -412,7 +429,7 @@ mod tests {
         pack(frames, reference, &mut changed);
         Packed {
             words: frames.len(),
-            packed: changed,
+            packed: changed.into(),
             reference: Some(reference.into()),
         }
     }
