@@ -236,8 +236,7 @@ pub fn run(
         algorithm: options.algorithm,
         topology: crate::nccl::Topology::of(system),
     });
-    let variables: Vec<(String, Dynamic)> = variables.iter().map(|(k, v)| (k.clone(), dynamic(v))).collect();
-    let variables = Rc::new(variables);
+    let template = Rc::new(scope_template(counts, variables));
     let origin: Rc<str> = Rc::from(app_origin);
     let stack_count = if placements.len() <= OWN_STACKS_UP_TO {
         placements.len()
@@ -251,14 +250,15 @@ pub fn run(
     // The first script error of the run, with its place (the engine gets its text).
     let failure: Rc<RefCell<Option<ScriptError>>> = Rc::default();
     let mut processes = Vec::with_capacity(placements.len());
+    let mut tags = Tags::default();
     for (pid, p) in placements.iter().enumerate() {
         if pid % PLACED_BETWEEN_CHECKS == 0 {
             if let Some(reason) = clock.stop_reason() {
                 return Err(ScriptError::Other(reason));
             }
         }
-        let (context, counts, variables) = (context.clone(), counts.clone(), variables.clone());
-        let (tag, rank) = (p.label.to_string(), p.rank as i64);
+        let (context, template) = (context.clone(), template.clone());
+        let (tag, rank) = (tags.of(&p.label), p.rank as i64);
         let process = ScriptProcess::new(
             engine.clone(),
             ast.clone(),
@@ -267,23 +267,12 @@ pub fn run(
             clock.clone(),
             failure.clone(),
             move |channel| {
-                let mut scope = Scope::new();
-                scope.push_constant("tag", tag);
-                scope.push_constant("rank", rank);
-                scope.push_constant("pid", pid as i64);
-                scope.push_constant("labels", counts);
-                for (name, value) in variables.iter() {
-                    scope.push_constant_dynamic(name.as_str(), value.clone());
-                }
-                scope.push(
-                    "sim",
-                    Sim {
-                        channel,
-                        context,
-                        pid,
-                    },
-                );
-                scope
+                let sim = Sim {
+                    channel,
+                    context,
+                    pid,
+                };
+                process_scope(&template, tag, rank, pid, sim)
             },
         );
         processes.push(process);
@@ -298,6 +287,54 @@ pub fn run(
         log_dropped: log.dropped,
         activities: context.activities.rows(&context.node_ids, &context.node_models),
     })
+}
+
+/// The scope every process of a run starts from: `tag`, `rank`, `pid`, `labels`, the run's
+/// variables and `sim`, in that order, the per-process ones as placeholders. A process's
+/// scope is a clone ([`process_scope`]), so that the names are shared, not allocated again
+/// for every process (issue 46).
+fn scope_template(counts: Map, variables: &BTreeMap<String, Variable>) -> Scope<'static> {
+    let mut scope = Scope::new();
+    for name in ["tag", "rank", "pid"] {
+        scope.push_dynamic(name, Dynamic::UNIT);
+    }
+    scope.push_constant("labels", counts);
+    for (name, value) in variables {
+        scope.push_constant_dynamic(name.as_str(), dynamic(value));
+    }
+    scope.push_dynamic("sim", Dynamic::UNIT);
+    scope
+}
+
+/// The scope of the process `pid`: [`scope_template`]'s, with its own `tag`, `rank`, `pid`
+/// (constants, as the template's others) and `sim`.
+fn process_scope(template: &Scope<'static>, tag: Dynamic, rank: i64, pid: usize, sim: Sim) -> Scope<'static> {
+    let mut scope = template.clone();
+    let own = [
+        ("tag", tag.into_read_only()),
+        ("rank", Dynamic::from_int(rank).into_read_only()),
+        ("pid", Dynamic::from_int(pid as i64).into_read_only()),
+        ("sim", Dynamic::from(sim)),
+    ];
+    for (name, value) in own {
+        if let Some(slot) = scope.get_mut(name) {
+            *slot = value;
+        }
+    }
+    scope
+}
+
+/// Each label's name as a script's string, made once per label and shared by its processes.
+#[derive(Default)]
+struct Tags(BTreeMap<Arc<str>, Dynamic>);
+
+impl Tags {
+    fn of(&mut self, label: &Arc<str>) -> Dynamic {
+        self.0
+            .entry(label.clone())
+            .or_insert_with(|| Dynamic::from(label.to_string()))
+            .clone()
+    }
 }
 
 /// The engine's error, with the script's own when a process failed in its script.

@@ -54,6 +54,9 @@ pub struct SharedStack {
     references: RefCell<HashMap<usize, Rc<[u64]>>>,
     /// Per pair of frame lengths (from, to), see [`SharedStack::bridge`].
     bridges: RefCell<HashMap<(usize, usize), Bridge>>,
+    /// Where frames are packed (plainly, then narrowed) before they are kept at their exact
+    /// size (see [`keep`]).
+    scratch: RefCell<(Vec<u64>, Vec<u64>)>,
 }
 
 /// A process's frames while it is suspended.
@@ -73,13 +76,19 @@ impl Frames {
     }
 }
 
-/// Saved frames: `words` long, as the words that differ from `reference` (a bitmap of which
-/// words differ, then those words), or whole where there is no reference.
+/// Saved frames: `words` long, as the words that differ from `reference`, or whole where there
+/// is no reference. The words that differ are mostly the process's own heap pointers and
+/// counters, whose high halves are those of the reference's word or of the process's other
+/// pointers: `packed` is a bitmap of which words differ, their kinds (2 bits each: whole,
+/// high half of the reference's word, high half of `base`), `base`, then the words' halves
+/// (the low half, and the high half of whole words), two to a `u64`. `packed` is kept
+/// at its exact length: grown by pushes, its capacity was up to twice its length, and these
+/// buffers were 44 % of a master-worker run's heap (docs/PERFORMANCE.md, issue 46).
 #[derive(Default)]
 struct Packed {
     words: usize,
     reference: Option<Rc<[u64]>>,
-    packed: Vec<u64>,
+    packed: Box<[u64]>,
 }
 
 impl SharedStack {
@@ -91,6 +100,7 @@ impl SharedStack {
             occupant: RefCell::new(None),
             references: RefCell::new(HashMap::new()),
             bridges: RefCell::new(HashMap::new()),
+            scratch: RefCell::new((Vec::new(), Vec::new())),
         }))
     }
 
@@ -143,11 +153,12 @@ impl SharedStack {
         let reference = self.reference(frames_now);
         let mut saved = frames.saved.borrow_mut();
         match &reference {
-            Some(reference) => pack(frames_now, reference, &mut saved.packed),
-            None => {
-                saved.packed.clear();
-                saved.packed.extend_from_slice(frames_now);
+            Some(reference) => {
+                let (plain, packed) = &mut *self.scratch.borrow_mut();
+                pack(frames_now, reference, plain, packed);
+                keep(&mut saved.packed, packed);
             }
+            None => keep(&mut saved.packed, frames_now),
         }
         saved.words = words;
         saved.reference = reference;
@@ -211,9 +222,35 @@ impl SharedStack {
     }
 }
 
+/// Puts `words` in `kept`, reusing its allocation where the length is the same (a process
+/// that suspends at the same place again differs from its reference in as many words, most
+/// of the time), else in one of exactly their length.
+fn keep(kept: &mut Box<[u64]>, words: &[u64]) {
+    if kept.len() == words.len() {
+        kept.copy_from_slice(words);
+    } else {
+        *kept = words.into();
+    }
+}
+
+/// A changed word kept whole (see [`Packed`]).
+const WHOLE: u64 = 0;
+/// A changed word whose high half is its reference word's.
+const HIGH_OF_REFERENCE: u64 = 1;
+/// A changed word whose high half is the base's.
+const HIGH_OF_BASE: u64 = 2;
+const HIGH: u64 = 0xffff_ffff_0000_0000;
+
+/// Writes into `packed` `frames` packed against `reference` (of the same length) as
+/// [`Packed`] says, through `plain`.
+fn pack(frames: &[u64], reference: &[u64], plain: &mut Vec<u64>, packed: &mut Vec<u64>) {
+    find_changes(frames, reference, plain);
+    narrow(plain, frames.len().div_ceil(64), reference, packed);
+}
+
 /// Writes into `changed` `frames` as a bitmap of the words that differ from `reference` (of
 /// the same length), then those words in order.
-fn pack(frames: &[u64], reference: &[u64], changed: &mut Vec<u64>) {
+fn find_changes(frames: &[u64], reference: &[u64], changed: &mut Vec<u64>) {
     changed.clear();
     changed.resize(frames.len().div_ceil(64), 0);
     // Most groups of 8 words are unchanged: find those with one XOR-OR over the group, which
@@ -241,14 +278,49 @@ fn note_changes(changed: &mut Vec<u64>, first: usize, words: &[u64], expected: &
     }
 }
 
+/// Writes into `packed` the changes `plain` (its bitmap of `bitmap_len` words, then the
+/// changed words) as [`Packed`] says: the base is the first changed word whose high half is
+/// not its reference word's.
+fn narrow(plain: &[u64], bitmap_len: usize, reference: &[u64], packed: &mut Vec<u64>) {
+    let (bitmap, words) = plain.split_at(bitmap_len);
+    let changes = || set_bits(bitmap).zip(words.iter().copied());
+    let base = changes()
+        .find(|&(i, word)| (word ^ reference[i]) & HIGH != 0)
+        .map_or(0, |(_, word)| word);
+    packed.clear();
+    packed.extend_from_slice(bitmap);
+    let kinds = packed.len();
+    packed.resize(kinds + words.len().div_ceil(32), 0);
+    packed.push(base);
+    let mut halves = 0;
+    for (k, (i, word)) in changes().enumerate() {
+        let kind = if (word ^ reference[i]) & HIGH == 0 {
+            HIGH_OF_REFERENCE
+        } else if (word ^ base) & HIGH == 0 {
+            HIGH_OF_BASE
+        } else {
+            WHOLE
+        };
+        packed[kinds + k / 32] |= kind << (2 * (k % 32));
+        push_half(packed, &mut halves, word & !HIGH);
+        if kind == WHOLE {
+            push_half(packed, &mut halves, word >> 32);
+        }
+    }
+}
+
+/// Appends `half` (below 2³²) to the halves at the end of `packed`, of which there are `count`.
+fn push_half(packed: &mut Vec<u64>, count: &mut usize, half: u64) {
+    match (*count % 2, packed.last_mut()) {
+        (1, Some(last)) => *last |= half << 32,
+        _ => packed.push(half),
+    }
+    *count += 1;
+}
+
 /// The bitmap of packed frames (see [`Packed`]).
 fn bitmap(saved: &Packed) -> &[u64] {
     &saved.packed[..saved.words.div_ceil(64)]
-}
-
-/// The words of packed frames that differ from their reference, in order.
-fn changed_words(saved: &Packed) -> &[u64] {
-    &saved.packed[saved.words.div_ceil(64)..]
 }
 
 /// The indices of the set bits of `bitmap`, in order.
@@ -275,12 +347,31 @@ fn unpack(to: *mut u64, saved: &Packed) {
     }
 }
 
-/// Writes `saved`'s words that differ from its reference.
+/// Writes `saved`'s words that differ from its reference (see [`Packed`]).
 ///
 /// # Safety
 /// `to` is valid for writes of `saved.words` words.
 unsafe fn write_changes(to: *mut u64, saved: &Packed) {
-    for (i, &word) in set_bits(bitmap(saved)).zip(changed_words(saved)) {
+    let Some(reference) = &saved.reference else {
+        return;
+    };
+    let bitmap = bitmap(saved);
+    let changed: usize = bitmap.iter().map(|bits| bits.count_ones() as usize).sum();
+    let (kinds, rest) = saved.packed[bitmap.len()..].split_at(changed.div_ceil(32));
+    let (base, halves) = (rest[0], &rest[1..]);
+    let half = |h: usize| (halves[h / 2] >> (32 * (h % 2))) & !HIGH;
+    let mut next = 0;
+    for (k, i) in set_bits(bitmap).enumerate() {
+        let low = half(next);
+        next += 1;
+        let word = match (kinds[k / 32] >> (2 * (k % 32))) & 3 {
+            HIGH_OF_REFERENCE => reference[i] & HIGH | low,
+            HIGH_OF_BASE => base & HIGH | low,
+            _ => {
+                next += 1;
+                half(next - 1) << 32 | low
+            }
+        };
         unsafe { to.add(i).write(word) };
     }
 }
@@ -361,7 +452,31 @@ mod tests {
             change(&mut frames, &changes);
             let packed = packed(&frames, &reference);
             let differing = frames.iter().zip(reference.iter()).filter(|(a, b)| a != b).count();
-            prop_assert_eq!(packed.packed.len(), frames.len().div_ceil(64) + differing);
+            let header = frames.len().div_ceil(64) + differing.div_ceil(32) + 1;
+            prop_assert!(packed.packed.len() <= header + differing);
+            let mut out = vec![0u64; frames.len()];
+            unpack(out.as_mut_ptr(), &packed);
+            prop_assert_eq!(out, frames);
+        }
+
+        /// Frames whose changed words keep the high half of their reference word or of one
+        /// other (a process's heap pointers) unpack to themselves, in half the words.
+        #[test]
+        fn narrow_changes_unpack_to_the_same_words(
+            reference in proptest::collection::vec(any::<u64>(), 1..300),
+            changes in proptest::collection::vec((any::<usize>(), any::<u32>(), any::<bool>()), 0..80),
+            base in any::<u64>(),
+        ) {
+            let mut frames = reference.clone();
+            let n = frames.len();
+            for &(at, low, of_reference) in &changes {
+                let high = if of_reference { reference[at % n] } else { base };
+                frames[at % n] = high & HIGH | u64::from(low);
+            }
+            let packed = packed(&frames, &reference);
+            let differing = frames.iter().zip(reference.iter()).filter(|(a, b)| a != b).count();
+            let header = frames.len().div_ceil(64) + differing.div_ceil(32) + 1;
+            prop_assert!(packed.packed.len() <= header + differing.div_ceil(2));
             let mut out = vec![0u64; frames.len()];
             unpack(out.as_mut_ptr(), &packed);
             prop_assert_eq!(out, frames);
@@ -408,11 +523,11 @@ mod tests {
     }
 
     fn packed(frames: &[u64], reference: &[u64]) -> Packed {
-        let mut changed = Vec::new();
-        pack(frames, reference, &mut changed);
+        let (mut plain, mut changed) = (Vec::new(), Vec::new());
+        pack(frames, reference, &mut plain, &mut changed);
         Packed {
             words: frames.len(),
-            packed: changed,
+            packed: changed.into(),
             reference: Some(reference.into()),
         }
     }
