@@ -1,7 +1,9 @@
 //! A stored trace replayed by a worker: its rank files written to a private folder (the
 //! replay reads files, rank by rank, as `hetsim replay` does) and replayed with
 //! hetsim-replay on the run's system. The report is a run's, so a replayed trace is stored,
-//! listed and read like a run of an app; the per-rank breakdown goes to the run's log.
+//! listed and read like a run of an app; the per-rank breakdown goes to the run's log. The
+//! run's memory budget is not checked during a replay (its sandbox checks run in scripts,
+//! which a replay has none of): a replay is bounded by the trace, which the body limit bounds.
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +53,12 @@ pub fn replay(
     system: &System,
     engine: &Options,
 ) -> Result<RunReport, String> {
+    // Refused at submit too: a worker must never read a file that a stored input names.
+    if compute.starts_with("model:") {
+        return Err(format!(
+            "compute {compute:?}: a server replays with replay, roofline or scale:GPU only"
+        ));
+    }
     let dir = Scratch(std::env::temp_dir().join(format!("hetsim-trace-{}", uuid::Uuid::new_v4())));
     let paths = write_ranks(&dir.0, files)?;
     let options = ReplayOptions {

@@ -80,7 +80,7 @@ pub async fn put(
         (name, upload.files, nodes)
     })
     .await
-    .map_err(|e| ApiError::Malformed(format!("reading the trace failed: {e}")))?;
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading the trace: {e}")))?;
     let nodes = nodes.map_err(|refused| ApiError::invalid(refused.field(), refused.to_string()))?;
     let (record, replaced) = s.store.put_trace(&name, &files, &nodes).await?;
     let status = if replaced {
