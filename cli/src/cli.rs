@@ -124,6 +124,14 @@ hetsim catalog put systems gtx970 examples/gajger/gtx970.toml\n  \
 hetsim catalog get systems gtx970 -o out/gtx970.toml"
     )]
     Catalog(CatalogCommand),
+    /// Store, list, fetch and delete Chakra execution traces on a server (`hetsim submit
+    /// --trace-name NAME` replays one there).
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  hetsim traces put dp-step examples/traces/dp-step\n  hetsim traces list\n  \
+hetsim submit --trace-name dp-step --system examples/training-8gpu/system.toml --compute roofline --wait"
+    )]
+    Traces(TracesCommand),
     /// Make, list and revoke a server's named API tokens, in its database: each token has a
     /// role (read, submit, admin), and the runs it submits name its holder.
     #[command(

@@ -277,6 +277,9 @@ fn the_openapi_document_and_its_page_list_every_route_with_its_methods() {
             "/api/sweeps/{id}/results.csv",
             "/api/systems",
             "/api/systems/{id_or_name}",
+            "/api/traces",
+            "/api/traces/{name}",
+            "/api/traces/{name}/files",
         ]
     );
     // Each documented method is served, each other method of the path answers 405: the
@@ -302,6 +305,7 @@ fn the_openapi_document_and_its_page_list_every_route_with_its_methods() {
         ("/api/sweeps", "post", "Submission"),
         ("/api/components", "post", "Component"),
         ("/api/apps/{id_or_name}", "put", "Named"),
+        ("/api/traces/{name}", "put", "TraceUpload"),
     ] {
         let body = &doc["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"];
         assert_eq!(

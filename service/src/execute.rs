@@ -16,7 +16,7 @@ use hetsim_simulator::Results;
 use hetsim_system::{SystemFile, Variable};
 
 use crate::budgets::RunBudgets;
-use crate::storage::{Lease, RunInputs, RunOutput, Store, StoreError};
+use crate::storage::{Lease, RunInputs, RunOutput, Store, StoreError, TraceFile};
 
 /// How often a worker reads the status of the run it simulates, to see a cancellation.
 pub const CANCEL_POLL: Duration = Duration::from_millis(250);
@@ -39,8 +39,10 @@ fn inject_faults(variables: &BTreeMap<String, Variable>) {
 #[cfg(not(feature = "fault-injection"))]
 fn inject_faults(_: &BTreeMap<String, Variable>) {}
 
+/// Simulates a run: its app, or the stored trace it replays (whose rank files are `files`).
 fn simulate(
     inputs: &RunInputs,
+    files: &[TraceFile],
     cancel: CancelFlag,
     max_run_memory: Option<u64>,
 ) -> Result<RunOutput, String> {
@@ -57,7 +59,12 @@ fn simulate(
     options.limits.max_run_memory = max_run_memory;
     options.engine.trace = inputs.trace;
     options.engine.max_spans = Some(MAX_TRACE_SPANS);
-    let mut report = hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?;
+    let mut report = match &inputs.replay {
+        // A replay is not cancelled midway: the engine of a trace has no cancel flag, so a
+        // cancelled replay runs to its end on its thread and its outcome is discarded.
+        Some(replay) => crate::replayed::replay(files, &replay.compute, &system, &options.engine)?,
+        None => hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?,
+    };
     check_finite(&report.results)?;
     let trace = match report.results.trace.take() {
         Some(spans) => Some(serde_json::to_string(&spans).map_err(|e| e.to_string())?),
@@ -210,12 +217,22 @@ async fn run_held(store: &Store, lease: &Lease, budgets: &RunBudgets) -> Result<
     let Some(inputs) = persistently("reading the inputs", id, || store.run_inputs(lease)).await? else {
         return Ok(());
     };
+    let files = match &inputs.replay {
+        Some(replay) => {
+            let files = persistently("reading the trace", id, || store.trace_files(&replay.trace_id)).await?;
+            if files.is_empty() {
+                return fail(store, lease, "the stored trace this run replays was deleted").await;
+            }
+            files
+        }
+        None => Vec::new(),
+    };
     tracing::info!(run = id, attempt = lease.attempt, "simulating");
     let cancel = CancelFlag::default();
     let memory = budgets.max_run_memory.map(|b| b.0);
     let mut simulation = tokio::task::spawn_blocking({
         let cancel = cancel.clone();
-        move || simulate(&inputs, cancel, memory)
+        move || simulate(&inputs, &files, cancel, memory)
     });
     let outcome = tokio::select! {
         outcome = &mut simulation => outcome,

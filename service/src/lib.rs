@@ -18,6 +18,7 @@ pub mod limits;
 pub mod queue;
 pub mod reclaim;
 mod redact;
+mod replayed;
 pub mod status;
 pub mod storage;
 pub mod submit;

@@ -101,6 +101,54 @@ pub enum CatalogCommand {
     Put(CatalogPutArgs),
 }
 
+#[derive(Debug, Subcommand)]
+pub enum TracesCommand {
+    /// Store a Chakra trace on a server under a name: a `.et` file (one rank), or a prefix
+    /// whose PREFIX.N.et files are the ranks. The server reads it whole first and refuses
+    /// a trace that does not read; a trace of that name is replaced.
+    #[command(after_help = "Example:\n  hetsim traces put dp-step examples/traces/dp-step")]
+    Put(TracesPutArgs),
+    /// List a server's stored traces: id, name, ranks and nodes.
+    List(TracesListArgs),
+    /// Show a stored trace's ranks and node counts, or write its rank files to a folder.
+    #[command(
+        after_help = "Examples:\n  hetsim traces get dp-step\n  hetsim traces get dp-step --output-dir out/"
+    )]
+    Get(TracesGetArgs),
+    /// Delete a stored trace.
+    Delete(TracesGetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TracesPutArgs {
+    #[command(flatten)]
+    pub target: ServerArgs,
+    /// The name to store it under.
+    pub name: String,
+    /// A `.et` file (one rank), or the prefix of the PREFIX.N.et (or .et.gz) rank files.
+    pub trace: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct TracesListArgs {
+    #[command(flatten)]
+    pub target: ServerArgs,
+    /// Print the traces as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TracesGetArgs {
+    #[command(flatten)]
+    pub target: ServerArgs,
+    /// The trace's name or id.
+    pub name: String,
+    /// (get) Write its rank files into this folder, under their stored names.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+}
+
 /// The kinds of item a server's catalog stores (the routes `/api/<kind>`).
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum CatalogKind {
@@ -261,11 +309,18 @@ pub struct SubmitArgs {
     #[arg(long, default_value = "default")]
     pub queue: String,
     /// The application model, a local Rhai file.
-    #[arg(long, value_name = "FILE.rhai", required_unless_present = "app_name")]
+    #[arg(long, value_name = "FILE.rhai", required_unless_present_any = ["app_name", "trace_name"])]
     pub app: Option<PathBuf>,
     /// An application stored on the server, by name (`hetsim catalog list apps`).
     #[arg(long, value_name = "NAME", conflicts_with = "app")]
     pub app_name: Option<String>,
+    /// A Chakra trace stored on the server (`hetsim traces put`), replayed instead of an
+    /// app: rank r on the r-th process of the label GPU; --var sets the system's variables.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["app", "app_name", "labels"])]
+    pub trace_name: Option<String>,
+    /// The trace's compute policy: replay (its recorded durations), roofline or scale:GPU.
+    #[arg(long, value_name = "POLICY", requires = "trace_name")]
+    pub compute: Option<String>,
     /// The system model, a local TOML or JSON file; the .rhai model files and SASS listings
     /// it names are sent with it.
     #[arg(long, value_name = "FILE.toml", required_unless_present = "system_name")]

@@ -19,14 +19,14 @@ use hetsim_scripting::report::{write_process_row, write_processes_header};
 use hetsim_service::storage::ProcessResult;
 use hetsim_service::submit::{label_count, variable_value, RunStatus};
 
-struct Client {
-    http: reqwest::Client,
-    server: String,
+pub(super) struct Client {
+    pub(super) http: reqwest::Client,
+    pub(super) server: String,
     token: Option<String>,
 }
 
 impl Client {
-    fn new(server: &str, token: Option<String>) -> Self {
+    pub(super) fn new(server: &str, token: Option<String>) -> Self {
         Client {
             http: reqwest::Client::new(),
             server: server.trim_end_matches('/').to_owned(),
@@ -34,7 +34,7 @@ impl Client {
         }
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Option<Value>> {
+    pub(super) async fn send(&self, request: reqwest::RequestBuilder) -> Result<Option<Value>> {
         let request = match &self.token {
             Some(t) => request.bearer_auth(t),
             None => request,
@@ -61,7 +61,7 @@ impl Client {
         Ok(Some(body))
     }
 
-    async fn get(&self, path: &str) -> Result<Option<Value>> {
+    pub(super) async fn get(&self, path: &str) -> Result<Option<Value>> {
         self.send(self.http.get(format!("{}{path}", self.server))).await
     }
 
@@ -77,7 +77,7 @@ impl Client {
             .ok_or_else(|| anyhow!("{path}: not found on {}", self.server))
     }
 
-    async fn put(&self, path: &str, body: &Value) -> Result<Value> {
+    pub(super) async fn put(&self, path: &str, body: &Value) -> Result<Value> {
         self.send(self.http.put(format!("{}{path}", self.server)).json(body))
             .await?
             .ok_or_else(|| anyhow!("{path}: not found on {}", self.server))
@@ -143,11 +143,15 @@ fn system_for_server(path: &std::path::Path) -> Result<Value> {
 /// `"KEY": local file's content` or `"KEY_name": stored item's name`, whichever was given.
 fn app_and_system(args: &SubmitArgs) -> Result<serde_json::Map<String, Value>> {
     let mut out = serde_json::Map::new();
-    match (&args.app, &args.app_name) {
-        (Some(path), _) => out.insert("app".into(), read_text(path)?.into()),
-        (None, Some(name)) => out.insert("app_name".into(), name.as_str().into()),
-        (None, None) => bail!("--app FILE or --app-name NAME is required"),
+    match (&args.app, &args.app_name, &args.trace_name) {
+        (Some(path), _, _) => out.insert("app".into(), read_text(path)?.into()),
+        (None, Some(name), _) => out.insert("app_name".into(), name.as_str().into()),
+        (None, None, Some(name)) => out.insert("trace_name".into(), name.as_str().into()),
+        (None, None, None) => bail!("--app FILE, --app-name NAME or --trace-name NAME is required"),
     };
+    if let Some(compute) = &args.compute {
+        out.insert("compute".into(), compute.as_str().into());
+    }
     match (&args.system, &args.system_name) {
         (Some(path), _) => out.insert("system".into(), system_for_server(path)?),
         (None, Some(name)) => out.insert("system_name".into(), name.as_str().into()),

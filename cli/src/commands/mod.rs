@@ -12,6 +12,7 @@ mod replay;
 mod run;
 mod serve;
 mod token;
+mod traces;
 mod validate;
 
 use anyhow::Result;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Cancel(args) => runtime()?.block_on(client::cancel(args)),
         Command::Delete(args) => runtime()?.block_on(client::delete(args)),
         Command::Catalog(command) => runtime()?.block_on(client::catalog(command)),
+        Command::Traces(command) => runtime()?.block_on(traces::run(command)),
         Command::Token(command) => runtime()?.block_on(token::run(command)),
     }
 }

@@ -133,6 +133,7 @@ pub fn concrete(path: &str) -> String {
     path.replace("{id}", "no-such-id")
         .replace("{id_or_name}", "no-such-item")
         .replace("{key}", "k")
+        .replace("{name}", "no-such-trace")
 }
 
 /// `body` is the API's error JSON: `{error: text, field: text or null}`.

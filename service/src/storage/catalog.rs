@@ -347,7 +347,7 @@ impl Store {
     /// Ids win over names: an item named like another item's id never hides that item, and
     /// an id keeps addressing its item whatever it is renamed to. (Names are unique per
     /// table, so a name matches at most one item.)
-    async fn id_by_id_or_name(&self, table: &str, key: &str) -> Result<Option<String>> {
+    pub(super) async fn id_by_id_or_name(&self, table: &str, key: &str) -> Result<Option<String>> {
         for column in ["id", "name"] {
             let sql = format!("SELECT id FROM {table} WHERE {column} = $1");
             if let Some(row) = sqlx::query(&sql).bind(key).fetch_optional(self.pool()).await? {

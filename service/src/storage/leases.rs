@@ -12,7 +12,7 @@ use std::time::Duration;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::{now, Result, RunInputs, Store};
+use super::{now, ReplayInput, Result, RunInputs, Store};
 use crate::limits::Attempts;
 
 /// A claimed run: the fencing token of its worker's writes.
@@ -100,7 +100,7 @@ impl Store {
     /// What the holder of `lease` needs to simulate its run (`None`: the run was deleted).
     pub async fn run_inputs(&self, lease: &Lease) -> Result<Option<RunInputs>> {
         let row = sqlx::query(
-            "SELECT i.app, i.system, i.trace, r.labels, r.variables FROM runs r \
+            "SELECT i.app, i.system, i.trace, i.replay_trace_id, i.replay_compute, r.labels, r.variables FROM runs r \
              JOIN inputs i ON i.id = r.input_id WHERE r.id = $1",
         )
         .bind(&lease.run)
@@ -113,6 +113,10 @@ impl Store {
                 labels: row.try_get("labels")?,
                 variables: row.try_get("variables")?,
                 trace: row.try_get::<i64, _>("trace")? != 0,
+                replay: match (row.try_get("replay_trace_id")?, row.try_get("replay_compute")?) {
+                    (Some(trace_id), Some(compute)) => Some(ReplayInput { trace_id, compute }),
+                    _ => None,
+                },
             })
         })
         .transpose()

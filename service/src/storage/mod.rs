@@ -8,6 +8,7 @@ mod overview;
 mod results;
 mod runs;
 mod tokens;
+mod traces;
 
 use sqlx::any::{install_default_drivers, AnyPoolOptions};
 use sqlx::AnyPool;
@@ -19,12 +20,14 @@ pub use leases::{Lease, Reclaimed};
 pub use overview::SweepRow;
 pub use results::{ProcessPage, RunOutput, StoredOutput, MAX_PAGE};
 pub use runs::{
-    app_title, NewInput, NewRun, RunFilter, RunInputs, RunRecord, RunSource, SweepSummary, Unpublished,
+    app_title, NewInput, NewRun, ReplayInput, RunFilter, RunInputs, RunRecord, RunSource, SweepSummary,
+    Unpublished,
 };
 pub use tokens::{
     check_name, parse_token, same_token, ActiveToken, NewToken, Role, TokenError, TokenRecord, ADMIN_NAME,
     TOKEN_PREFIX,
 };
+pub use traces::{check_trace, TraceFile, TraceFileInfo, TraceRecord, TraceRefused, TraceUpload};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {

@@ -23,6 +23,17 @@ pub struct NewInput {
     pub system: String,
     /// Whether its runs record a trace.
     pub trace: bool,
+    /// The stored Chakra trace its runs replay instead of the app (`app` is then only a
+    /// title).
+    pub replay: Option<ReplayInput>,
+}
+
+/// A submission's stored trace and compute policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayInput {
+    pub trace_id: String,
+    /// `replay`, `roofline` or `scale:GPU`.
+    pub compute: String,
 }
 
 /// One run to queue: its own labels and variables (its app and system are its submission's).
@@ -42,6 +53,8 @@ pub struct RunInputs {
     pub variables: String,
     /// Whether to record the trace.
     pub trace: bool,
+    /// The stored trace to replay instead of the app.
+    pub replay: Option<ReplayInput>,
 }
 
 /// A run the outbox has yet to publish: `publication` numbers its message.
@@ -195,7 +208,8 @@ impl Store {
         let created = now();
         let mut tx = self.pool().begin().await?;
         sqlx::query(
-            "INSERT INTO inputs (id, app, system, trace, app_title, system_name) VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO inputs (id, app, system, trace, app_title, system_name, replay_trace_id, replay_compute) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(&input.id)
         .bind(&input.app)
@@ -203,6 +217,8 @@ impl Store {
         .bind(i64::from(input.trace))
         .bind(app_title(&input.app))
         .bind(system_name(&input.system))
+        .bind(input.replay.as_ref().map(|r| r.trace_id.clone()))
+        .bind(input.replay.as_ref().map(|r| r.compute.clone()))
             .execute(&mut *tx)
             .await?;
         if let Some(sweep) = sweep {

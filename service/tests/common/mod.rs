@@ -67,6 +67,7 @@ pub async fn queued_run(store: &Store) -> String {
         app: "sim.sleep(1.0);".into(),
         system: "{}".into(),
         trace: false,
+        replay: None,
     };
     let run = NewRun {
         id: id.clone(),

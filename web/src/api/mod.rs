@@ -13,6 +13,7 @@ mod openapi;
 mod request_example;
 mod runs;
 mod trace_schema;
+mod traces;
 
 pub use openapi::document;
 
@@ -157,4 +158,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
             library::delete_app
         ))
         .routes(routes!(library::app_inputs))
+        .routes(routes!(traces::list))
+        .routes(routes!(traces::show, traces::put, traces::delete))
+        .routes(routes!(traces::files))
 }

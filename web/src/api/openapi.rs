@@ -32,6 +32,7 @@ Every error answers JSON `{error, field}`."
         (name = "models", description = "Computational models (Rhai sources with compute_time or transfer_time)"),
         (name = "systems", description = "System models (TOML text or JSON)"),
         (name = "apps", description = "Application models (Rhai sources)"),
+        (name = "traces", description = "Chakra execution traces (rank files), replayed by a submission's `trace_name`"),
         (name = "service", description = "Health and this document"),
     ),
     components(schemas(ErrorBody))

@@ -111,6 +111,8 @@ impl Launch {
             labels: labels.into_iter().collect(),
             variables: variables.into_iter().collect(),
             trace: self.trace,
+            trace_name: None,
+            compute: None,
         })
     }
 }
