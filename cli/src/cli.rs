@@ -451,8 +451,9 @@ impl GpuModel {
     }
 }
 
+/// A kernel launch on a catalog GPU, as `kernel simulate` and `kernel predict` take it.
 #[derive(Debug, Args)]
-pub struct KernelPredictArgs {
+pub struct LaunchArgs {
     /// A SASS listing, a cubin or executable, or a .cu file.
     pub file: PathBuf,
     /// The kernel: a substring of its mangled or demangled name.
@@ -478,6 +479,12 @@ pub struct KernelPredictArgs {
     /// The GPU, by its catalog name (`hetsim components`).
     #[arg(long, default_value = "H100 SXM5 80GB")]
     pub gpu: String,
+}
+
+#[derive(Debug, Args)]
+pub struct KernelPredictArgs {
+    #[command(flatten)]
+    pub launch: LaunchArgs,
     /// The model; without it, the recommended one the GPU is calibrated for (see below).
     #[arg(long, value_enum, conflicts_with = "compare")]
     pub model: Option<GpuModel>,
@@ -491,31 +498,8 @@ pub struct KernelPredictArgs {
 
 #[derive(Debug, Args)]
 pub struct KernelSimulateArgs {
-    /// A SASS listing, a cubin or executable, or a .cu file.
-    pub file: PathBuf,
-    /// The kernel: a substring of its mangled or demangled name.
-    #[arg(long)]
-    pub kernel: Option<String>,
-    /// Architecture (sm_52 … sm_90); overrides the listing's. Without it, the listing's, else
-    /// the GPU's compute capability; a listing compiled for another GPU is refused, and with
-    /// --arch, warned about.
-    #[arg(long)]
-    pub arch: Option<String>,
-    /// The grid, `X[,Y,Z]`.
-    #[arg(long, value_name = "X[,Y,Z]")]
-    pub grid: String,
-    /// The block, `X[,Y,Z]`.
-    #[arg(long, value_name = "X[,Y,Z]")]
-    pub block: String,
-    /// The kernel's arguments in order, `_` for a pointer: `16777216,8,_,_`.
-    #[arg(long, value_name = "V,V,…", allow_hyphen_values = true)]
-    pub args: Option<String>,
-    /// Dynamic shared memory per block [bytes].
-    #[arg(long, default_value_t = 0)]
-    pub dynamic_shared: u32,
-    /// The GPU, by its catalog name (`hetsim components`).
-    #[arg(long, default_value = "H100 SXM5 80GB")]
-    pub gpu: String,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
     /// Resident warps per SM instead of the occupancy calculator's (whole blocks, at least one).
     #[arg(long)]
     pub warps_per_sm: Option<u32>,

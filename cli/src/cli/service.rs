@@ -109,6 +109,7 @@ pub enum TracesCommand {
     #[command(after_help = "Example:\n  hetsim traces put dp-step examples/traces/dp-step")]
     Put(TracesPutArgs),
     /// List a server's stored traces: id, name, ranks and nodes.
+    #[command(after_help = "Examples:\n  hetsim traces list\n  hetsim traces list --json")]
     List(TracesListArgs),
     /// Show a stored trace's ranks and node counts, or write its rank files to a folder.
     #[command(
@@ -116,6 +117,7 @@ pub enum TracesCommand {
     )]
     Get(TracesGetArgs),
     /// Delete a stored trace.
+    #[command(after_help = "Example:\n  hetsim traces delete dp-step")]
     Delete(TracesGetArgs),
 }
 

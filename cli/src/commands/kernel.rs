@@ -4,7 +4,9 @@
 use anyhow::{anyhow, bail, Result};
 use hetsim_kernel::{analyze, Launch, Options, Report};
 
-use super::kernel_input::{catalog_gpu, choose_arch, display_kernel_name, listing_text, parse_arch};
+use super::kernel_input::{
+    catalog_gpu, choose_arch, display_kernel_name, listing_text, parse_arch, with_launch, Launched,
+};
 
 use crate::cli::{KernelAnalyzeArgs, KernelCommand, KernelSimulateArgs};
 use crate::input::pair;
@@ -20,15 +22,18 @@ pub fn run(command: KernelCommand) -> Result<()> {
 }
 
 fn simulate_command(args: KernelSimulateArgs) -> Result<()> {
-    let origin = display_name(&args.file);
-    let explicit = parse_arch(args.arch.as_deref())?;
-    let (gpu, gpu_arch) = catalog_gpu(&args.gpu)?;
-    let text = listing_text(&args.file, explicit.or(Some(gpu_arch)))?;
-    let listing = hetsim_kernel::parse(&text).map_err(|e| anyhow!("{origin}: {e}"))?;
-    let kernel = hetsim_kernel::select_kernel(&listing, args.kernel.as_deref(), explicit.or(Some(gpu_arch)))
-        .map_err(|e| anyhow!("{origin}: {e}"))?;
-    let choice = choose_arch(explicit, kernel, Some((&args.gpu, gpu_arch)), &origin)?;
-    let launch = launch_of(&args.grid, &args.block, args.args.as_deref(), args.dynamic_shared)?;
+    with_launch(&args.launch, |launched| simulate_launched(launched, &args))
+}
+
+fn simulate_launched(launched: Launched<'_>, args: &KernelSimulateArgs) -> Result<()> {
+    let Launched {
+        origin,
+        kernel,
+        choice,
+        launch,
+        gpu,
+        ..
+    } = launched;
     let prepared = hetsim_teg::Prepared::new(kernel, choice.arch).map_err(|e| anyhow!("{origin}: {e}"))?;
     let mut notes = choice.notes;
     notes.extend(prepared.params.substitute_note(choice.arch));
@@ -42,7 +47,7 @@ fn simulate_command(args: KernelSimulateArgs) -> Result<()> {
     if args.json {
         return super::print_json(&serde_json::json!({
             "kernel": name,
-            "gpu": args.gpu,
+            "gpu": args.launch.gpu,
             "arch": choice.arch,
             "parameters": prepared.params.name,
             "simulation": simulation,
@@ -54,7 +59,13 @@ fn simulate_command(args: KernelSimulateArgs) -> Result<()> {
     }
     print!(
         "{}",
-        simulation_table(name, &args.gpu, &prepared.params.name, &simulation, &bottlenecks)
+        simulation_table(
+            name,
+            &args.launch.gpu,
+            &prepared.params.name,
+            &simulation,
+            &bottlenecks
+        )
     );
     for note in &notes {
         println!("note: {note}");

@@ -5,7 +5,45 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
-use hetsim_kernel::{Arch, ArchChoice};
+use hetsim_kernel::{Arch, ArchChoice, Launch};
+use hetsim_lab::files::display_name;
+use hetsim_lab::launch::launch_of;
+
+use crate::cli::LaunchArgs;
+
+/// A launch as the command line gives it, read: the kernel selected from its listing, the
+/// architecture chosen for it and the GPU ([`Arch::choose`]).
+pub(super) struct Launched<'a> {
+    /// The listing's file, as messages name it.
+    pub origin: &'a str,
+    /// The listing's SASS text.
+    pub text: &'a str,
+    pub kernel: &'a hetsim_kernel::sass::Kernel,
+    pub choice: ArchChoice,
+    pub launch: Launch,
+    pub gpu: hetsim_teg::Gpu,
+}
+
+/// Reads `args` and hands what they launch to `then`.
+pub(super) fn with_launch<T>(args: &LaunchArgs, then: impl FnOnce(Launched<'_>) -> Result<T>) -> Result<T> {
+    let origin = display_name(&args.file);
+    let explicit = parse_arch(args.arch.as_deref())?;
+    let (gpu, gpu_arch) = catalog_gpu(&args.gpu)?;
+    let text = listing_text(&args.file, explicit.or(Some(gpu_arch)))?;
+    let listing = hetsim_kernel::parse(&text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let kernel = hetsim_kernel::select_kernel(&listing, args.kernel.as_deref(), explicit.or(Some(gpu_arch)))
+        .map_err(|e| anyhow!("{origin}: {e}"))?;
+    let choice = choose_arch(explicit, kernel, Some((&args.gpu, gpu_arch)), &origin)?;
+    let launch = launch_of(&args.grid, &args.block, args.args.as_deref(), args.dynamic_shared)?;
+    then(Launched {
+        origin: &origin,
+        text: &text,
+        kernel,
+        choice,
+        launch,
+        gpu,
+    })
+}
 
 /// The kernel's demangled name, else its name; the thesis's numbered listing has none.
 pub(super) fn display_kernel_name(kernel: &hetsim_kernel::sass::Kernel) -> &str {

@@ -18,10 +18,8 @@ use rhai::{Dynamic, Map};
 use serde::Serialize;
 use serde_json::json;
 
-use super::kernel_input::{catalog_gpu, choose_arch, display_kernel_name, listing_text, parse_arch};
+use super::kernel_input::{display_kernel_name, with_launch, Launched};
 use crate::cli::{GpuModel, KernelPredictArgs};
-use hetsim_lab::files::display_name;
-use hetsim_lab::launch::launch_of;
 
 /// The name the system gives the kernel.
 const KERNEL: &str = "kernel";
@@ -65,18 +63,21 @@ struct Setup {
 }
 
 pub fn run(args: KernelPredictArgs) -> Result<()> {
-    let origin = display_name(&args.file);
-    let explicit = parse_arch(args.arch.as_deref())?;
-    let (gpu, gpu_arch) = catalog_gpu(&args.gpu)?;
-    let text = listing_text(&args.file, explicit.or(Some(gpu_arch)))?;
-    let listing = hetsim_kernel::parse(&text).map_err(|e| anyhow!("{origin}: {e}"))?;
-    let kernel = hetsim_kernel::select_kernel(&listing, args.kernel.as_deref(), explicit.or(Some(gpu_arch)))
-        .map_err(|e| anyhow!("{origin}: {e}"))?;
-    let choice = choose_arch(explicit, kernel, Some((&args.gpu, gpu_arch)), &origin)?;
-    let launch = launch_of(&args.grid, &args.block, args.args.as_deref(), args.dynamic_shared)?;
+    with_launch(&args.launch, |launched| predict(launched, &args))
+}
+
+fn predict(launched: Launched<'_>, args: &KernelPredictArgs) -> Result<()> {
+    let Launched {
+        origin,
+        text,
+        kernel,
+        choice,
+        launch,
+        gpu,
+    } = launched;
     let function = (!kernel.name.is_empty()).then(|| kernel.name.clone());
-    let setup =
-        setup(&text, function, choice.arch, &launch, &args.gpu, gpu).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let setup = setup(text, function, choice.arch, &launch, &args.launch.gpu, gpu)
+        .map_err(|e| anyhow!("{origin}: {e}"))?;
     let mut notes = choice.notes;
     let teg_params = hetsim_teg::ArchParams::for_major(choice.arch.major).map_err(|e| anyhow!("{e}"))?;
     let models: Vec<GpuModel> = if args.compare {
@@ -84,7 +85,7 @@ pub fn run(args: KernelPredictArgs) -> Result<()> {
     } else {
         vec![match args.model {
             Some(m) => m,
-            None => default_model(&setup, &args.gpu, &mut notes),
+            None => default_model(&setup, &args.launch.gpu, &mut notes),
         }]
     };
     if models.contains(&GpuModel::Teg) {
@@ -96,7 +97,7 @@ pub fn run(args: KernelPredictArgs) -> Result<()> {
             bail!("{origin}: {}: {reason}", models[0].name());
         }
     }
-    let occupancy = occupancy_of(&setup, &args.gpu)?;
+    let occupancy = occupancy_of(&setup, &args.launch.gpu)?;
     let name = display_kernel_name(kernel);
     let inputs: serde_json::Map<String, serde_json::Value> = setup
         .params
@@ -106,7 +107,7 @@ pub fn run(args: KernelPredictArgs) -> Result<()> {
         .collect();
     let report = json!({
         "kernel": name,
-        "gpu": args.gpu,
+        "gpu": args.launch.gpu,
         "arch": choice.arch,
         "teg_parameters": teg_params.name,
         "occupancy": occupancy,
