@@ -63,6 +63,17 @@ pub struct Submission {
     pub compute: Option<String>,
 }
 
+/// The submission's variables as axes (a sweep's may be lists of values).
+fn variable_axes(variables: &BTreeMap<String, Value>, sweep: bool) -> SpecResult<Vec<Axis<Variable>>> {
+    axes(
+        variables,
+        "variables",
+        sweep,
+        |v| Variable::deserialize(v).ok(),
+        "a number, a bool or a string",
+    )
+}
+
 fn default_queue() -> String {
     "default".to_owned()
 }
@@ -169,13 +180,7 @@ impl RunSpec {
             Value::as_u64,
             "a whole number of processes",
         )?;
-        let mut variable_axes = axes(
-            &sub.variables,
-            "variables",
-            sweep,
-            |v| Variable::deserialize(v).ok(),
-            "a number, a bool or a string",
-        )?;
+        let mut variable_axes = variable_axes(&sub.variables, sweep)?;
         let sizes = label_axes
             .iter()
             .map(|a| a.1.len())
@@ -262,13 +267,7 @@ impl RunSpec {
             .trace(&key)
             .await?
             .ok_or_else(|| SpecError::invalid("trace_name", format!("no stored trace named {key:?}")))?;
-        let variable_axes = axes(
-            &sub.variables,
-            "variables",
-            sweep,
-            |v| Variable::deserialize(v).ok(),
-            "a number, a bool or a string",
-        )?;
+        let variable_axes = variable_axes(&sub.variables, sweep)?;
         if checked_product(variable_axes.iter().map(|a| a.1.len()), limits.max_sweep_runs).is_none() {
             return Err(SpecError::over(
                 "variables",
