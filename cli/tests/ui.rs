@@ -2,7 +2,8 @@
 //! (WebDriver, fantoccini), against `hetsim serve` on SQLite with its in-process workers.
 //! A user creates a component, stores an app through the editor (a syntax error shown at
 //! its line first), launches a run and sees its result and timeline, launches a sweep and
-//! sees its plot; a server with a token asks for it once per browser session.
+//! sees its plot; a stored trace is launched and replayed; a server with a token asks for it
+//! once per browser session.
 //! (`ui_first_day.rs`: an empty server, the shipped examples, a three-input sweep.)
 //!
 //! Every page visited is photographed into `target/ui-screenshots/`, or into the folder
@@ -309,5 +310,47 @@ async fn a_server_with_a_token_asks_for_it_once_per_browser_session() {
     );
     b.goto("/components").await;
     assert_eq!(b.current_path().await, "/login");
+    b.client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn launch_offers_a_stored_trace_and_replays_it_under_a_compute_policy() {
+    let Some((_driver, driver_port)) = chromedriver() else {
+        return;
+    };
+    let (_server, port) = embedded_server(&[]);
+    let server = format!("http://127.0.0.1:{port}");
+    let (stored, _, err) = common::cli(&[
+        "traces",
+        "put",
+        "dp-step",
+        "examples/traces/dp-step",
+        "--server",
+        &server,
+    ]);
+    assert!(stored, "{err}");
+    let b = Browser::open(driver_port, port).await;
+    b.goto("/launch").await;
+    b.click("form.examples button").await;
+
+    // The trace among the apps: a compute policy instead of labels.
+    b.goto("/launch?app=trace:dp-step&system=training-8gpu-hgx-h100-8")
+        .await;
+    assert!(b.text("select[name=app]").await.contains("dp-step (8 ranks)"));
+    assert_eq!(b.count("input#compute").await, 1);
+    assert_eq!(
+        b.count("input[name^='label.']").await,
+        0,
+        "a replay takes no labels"
+    );
+    assert_eq!(b.text("#run-count").await, "1 run");
+    b.click("#launch button[type=submit]").await;
+    assert!(b.current_path().await.starts_with("/runs/"));
+    b.reload_until("h1", "done").await;
+    let log = b.text("pre.log").await;
+    assert!(
+        log.contains("compute policy: replay") && log.contains("rank 7"),
+        "{log}"
+    );
     b.client.close().await.unwrap();
 }

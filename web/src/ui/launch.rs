@@ -1,6 +1,7 @@
-//! `/launch`: pick an app, a system and a queue; the system's labels and the run's
-//! variables are fields, and a comma list in any of them makes the launch a sweep over
-//! every combination (the page counts the runs while one types, app.js).
+//! `/launch`: pick an app (or a stored trace, replayed under a compute policy), a system and
+//! a queue; the system's labels and the run's variables are fields, and a comma list in any
+//! of them makes the launch a sweep over every combination (the page counts the runs while
+//! one types, app.js).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -23,6 +24,15 @@ use hetsim_service::submit::{
 /// Empty variable rows offered beyond the names the app reads.
 const SPARE_ROWS: usize = 3;
 
+/// How the app field names a stored trace: `trace:NAME`.
+const TRACE_PREFIX: &str = "trace:";
+
+/// What a launch runs: a stored app, or a stored trace replayed under a compute policy.
+enum Workload {
+    App(String),
+    Trace { name: String, compute: String },
+}
+
 /// The launch form as filled in: `app`, `system`, `queue`, `label.NAME` fields, and
 /// `var_name`/`var_value` pairs in order.
 #[derive(Clone, Debug, Default)]
@@ -32,6 +42,8 @@ struct Launch {
     queue: String,
     /// The "record a trace" checkbox.
     trace: bool,
+    /// A stored trace's compute policy (`replay`, `roofline`, `scale:GPU`).
+    compute: String,
     labels: BTreeMap<String, String>,
     variables: Vec<(String, String)>,
 }
@@ -46,6 +58,7 @@ impl Launch {
                 "system" => launch.system = value,
                 "queue" => launch.queue = value,
                 "trace" => launch.trace = value == "on",
+                "compute" => launch.compute = value,
                 "var_name" => pending_name = Some(value),
                 "var_value" => {
                     let name = pending_name.take().unwrap_or_default();
@@ -77,8 +90,13 @@ impl Launch {
             .fold(1usize, usize::saturating_mul)
     }
 
+    /// The stored trace the app field names, if it names one.
+    fn trace_name(&self) -> Option<&str> {
+        self.app.strip_prefix(TRACE_PREFIX)
+    }
+
     /// The submission, or the field at fault and why.
-    fn submission(&self, app_id: String, system_id: String) -> Result<Submission, (String, String)> {
+    fn submission(&self, workload: Workload, system_id: String) -> Result<Submission, (String, String)> {
         let mut labels = serde_json::Map::new();
         for (name, text) in self.labels.iter().filter(|(_, v)| !v.trim().is_empty()) {
             let counts = comma_list(text, |v| label_count(v).ok_or(())).map_err(|()| {
@@ -100,10 +118,14 @@ impl Launch {
             let Ok(values) = comma_list(text, |v| Ok::<_, Infallible>(variable_value(v)));
             variables.insert(name.clone(), values);
         }
+        let (app_id, trace_name, compute) = match workload {
+            Workload::App(id) => (Some(id), None, None),
+            Workload::Trace { name, compute } => (None, Some(name), Some(compute)),
+        };
         Ok(Submission {
             queue: self.queue.trim().to_owned(),
             app: None,
-            app_id: Some(app_id),
+            app_id,
             app_name: None,
             system: None,
             system_id: Some(system_id),
@@ -111,8 +133,8 @@ impl Launch {
             labels: labels.into_iter().collect(),
             variables: variables.into_iter().collect(),
             trace: self.trace,
-            trace_name: None,
-            compute: None,
+            trace_name,
+            compute,
         })
     }
 }
@@ -197,8 +219,15 @@ pub async fn page(
 
 async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)>) -> PageResult<Markup> {
     let apps = s.store.named(Library::Apps, None, None).await?;
+    let traces = s.store.traces().await?;
     let systems = s.store.named(Library::Systems, None, None).await?;
-    let app = apps.iter().find(|a| a.name == launch.app).or(apps.first());
+    let trace = launch
+        .trace_name()
+        .and_then(|name| traces.iter().find(|t| t.name == name));
+    let app = match trace {
+        Some(_) => None,
+        None => apps.iter().find(|a| a.name == launch.app).or(apps.first()),
+    };
     let system = systems
         .iter()
         .find(|a| a.name == launch.system)
@@ -206,7 +235,7 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
     let labels = system.map(system_labels).unwrap_or_default();
     let inputs = inputs_of(app).await;
     let rows = variable_rows(launch, &inputs);
-    let ready = app.is_some() && system.is_some();
+    let ready = (app.is_some() || trace.is_some()) && system.is_some();
     let count = launch.run_count();
     Ok(layout::page(
         "Launch",
@@ -226,6 +255,15 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
                     label { "App "
                         select name="app" data-reload {
                             @for a in &apps { option value=(a.name) selected[Some(a) == app] { (a.name) } }
+                            @if !traces.is_empty() {
+                                optgroup label="Stored traces, replayed" {
+                                    @for t in &traces {
+                                        option value={ (TRACE_PREFIX) (t.name) } selected[trace.is_some_and(|s| s.name == t.name)] {
+                                            (t.name) " (" (t.ranks) " ranks)"
+                                        }
+                                    }
+                                }
+                            }
                         }
                     }
                     label { "System "
@@ -236,18 +274,34 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
                     label { "Queue " input name="queue" value=(launch.queue) pattern="[A-Za-z0-9_-]{1,64}"; }
                     label { input type="checkbox" name="trace" checked[launch.trace]; " Record a trace (timeline, Perfetto export)" }
                 }
-                h2 { "Labels" }
-                p.muted { "Processes per label; empty keeps the system's count. A comma list (1,2,4) sweeps." }
-                div.fields {
-                    @for (label, default) in &labels {
-                        label { (label) " "
-                            input.count name={ "label." (label) } placeholder=(default)
-                                value=(launch.labels.get(label).cloned().unwrap_or_default());
+                @if let Some(trace) = trace {
+                    h2 { "Replay" }
+                    p.muted { "Rank r of the trace's " (trace.ranks) " runs on the r-th " code { "GPU" } " process of the system (docs/TRACES.md)." }
+                    div.fields {
+                        label { "Compute policy "
+                            input #compute name="compute" value=(compute_or_default(launch)) list="policies";
+                        }
+                        datalist #policies { option value="replay" {} option value="roofline" {} }
+                    }
+                    p.muted { code { "replay" } " keeps the recorded kernel times, " code { "roofline" } " times them on the system's GPUs, " code { "scale:GPU" } " scales them from the GPU they were recorded on." }
+                } @else {
+                    h2 { "Labels" }
+                    p.muted { "Processes per label; empty keeps the system's count. A comma list (1,2,4) sweeps." }
+                    div.fields {
+                        @for (label, default) in &labels {
+                            label { (label) " "
+                                input.count name={ "label." (label) } placeholder=(default)
+                                    value=(launch.labels.get(label).cloned().unwrap_or_default());
+                            }
                         }
                     }
                 }
                 h2 { "Variables" }
-                p.muted { "What the app reads, required first (" a href={ "/apps/" (app.map(|a| encode(&a.name)).unwrap_or_default()) } { "its source" } "). A number, true/false or a text; a comma list (32,64,128) sweeps." }
+                @if trace.is_some() {
+                    p.muted { "The system's variables (a cluster's " code { "boards" } ", say). A comma list sweeps." }
+                } @else {
+                    p.muted { "What the app reads, required first (" a href={ "/apps/" (app.map(|a| encode(&a.name)).unwrap_or_default()) } { "its source" } "). A number, true/false or a text; a comma list (32,64,128) sweeps." }
+                }
                 table.variables {
                     thead { tr { th { "name" } th { "value" } th { "unit" } th { "what it is" } } }
                     tbody {
@@ -262,6 +316,9 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
                 } @else {
                     (layout::refused("/launch", "Launching runs"))
                 }
+            }
+            @if let (Some(trace), Some(system)) = (trace, system) {
+                p.muted { "From a shell: " code { "hetsim sweep --server URL --trace-name " (trace.name) " --system-name " (system.name) " --compute " (compute_or_default(launch)) " --var NAME=V1,V2" } }
             }
             @if let (Some(app), Some(system)) = (app, system) {
                 p.muted { "From a shell: " code { "hetsim sweep --server URL --app-name " (app.name) " --system-name " (system.name) " --var NAME=V1,V2 --label LABEL=N1,N2" } }
@@ -302,6 +359,14 @@ fn variable_row(row: &VariableRow) -> Markup {
     }
 }
 
+/// The compute policy typed, or `replay`, `hetsim replay`'s default.
+fn compute_or_default(launch: &Launch) -> &str {
+    match launch.compute.trim() {
+        "" => "replay",
+        typed => typed,
+    }
+}
+
 fn runs_text(count: usize) -> String {
     if count == 1 {
         "1 run".to_owned()
@@ -317,19 +382,33 @@ pub async fn submit(
 ) -> PageResult<Response> {
     let launch = Launch::from_pairs(pairs);
     let refuse = |field: &str, message: String| (field.to_owned(), message);
-    let app = s.store.named(Library::Apps, None, Some(&launch.app)).await?.pop();
+    let workload = match launch.trace_name() {
+        Some(name) => s.store.trace(name).await?.map(|t| Workload::Trace {
+            name: t.name,
+            compute: compute_or_default(&launch).to_owned(),
+        }),
+        None => s
+            .store
+            .named(Library::Apps, None, Some(&launch.app))
+            .await?
+            .pop()
+            .map(|app| Workload::App(app.id)),
+    };
     let system = s
         .store
         .named(Library::Systems, None, Some(&launch.system))
         .await?
         .pop();
-    let checked = match (app, system) {
-        (None, _) => Err(refuse("app", format!("no stored app named {:?}", launch.app))),
+    let checked = match (workload, system) {
+        (None, _) => Err(refuse(
+            "app",
+            format!("no stored app or trace named {:?}", launch.app),
+        )),
         (_, None) => Err(refuse(
             "system",
             format!("no stored system named {:?}", launch.system),
         )),
-        (Some(app), Some(system)) => launch.submission(app.id, system.id),
+        (Some(workload), Some(system)) => launch.submission(workload, system.id),
     };
     let queued = match checked {
         Ok(sub) => {
@@ -379,7 +458,9 @@ mod tests {
         ]));
         assert_eq!(launch.run_count(), 6);
         assert_eq!(launch.queue, "default");
-        let sub = launch.submission("a1".into(), "s1".into()).unwrap();
+        let sub = launch
+            .submission(Workload::App("a1".into()), "s1".into())
+            .unwrap();
         assert_eq!(sub.labels["Worker"], serde_json::json!([1, 2, 4]));
         assert_eq!(sub.variables["blockSize"], serde_json::json!([32, 64]));
         assert!(
@@ -389,9 +470,26 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_trace_is_submitted_by_name_with_its_compute_policy() {
+        let launch = Launch::from_pairs(pairs(&[("app", "trace:dp-step"), ("compute", " ")]));
+        assert_eq!(launch.trace_name(), Some("dp-step"));
+        let workload = Workload::Trace {
+            name: "dp-step".into(),
+            compute: compute_or_default(&launch).into(),
+        };
+        let sub = launch.submission(workload, "s1".into()).unwrap();
+        assert_eq!(
+            (sub.app_id, sub.trace_name.as_deref(), sub.compute.as_deref()),
+            (None, Some("dp-step"), Some("replay"))
+        );
+    }
+
+    #[test]
     fn a_label_that_is_not_a_count_names_its_field() {
         let launch = Launch::from_pairs(pairs(&[("label.Worker", "two")]));
-        let (field, message) = launch.submission("a".into(), "s".into()).unwrap_err();
+        let (field, message) = launch
+            .submission(Workload::App("a".into()), "s".into())
+            .unwrap_err();
         assert_eq!(field, "label Worker");
         assert!(message.contains("whole numbers"), "{message}");
     }
