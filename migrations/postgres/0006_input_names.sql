@@ -5,4 +5,5 @@
 
 ALTER TABLE inputs ADD COLUMN app_title TEXT;
 ALTER TABLE inputs ADD COLUMN system_name TEXT;
-UPDATE inputs SET system_name = system::json ->> 'name';
+-- Every stored system is serde_json's output (an object), so the cast cannot fail on it.
+UPDATE inputs SET system_name = NULLIF(system::json ->> 'name', '') WHERE system LIKE '{%';

@@ -5,4 +5,4 @@
 
 ALTER TABLE inputs ADD COLUMN app_title TEXT;
 ALTER TABLE inputs ADD COLUMN system_name TEXT;
-UPDATE inputs SET system_name = json_extract(system, '$.name') WHERE json_valid(system);
+UPDATE inputs SET system_name = NULLIF(json_extract(system, '$.name'), '') WHERE json_valid(system);

@@ -7,6 +7,7 @@ use std::collections::{HashMap, VecDeque};
 
 use hetsim_chakra::Groups;
 use hetsim_scripting::nccl::Topology;
+use hetsim_scripting::CancelFlag;
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{Pid, Placement};
 
@@ -46,6 +47,8 @@ pub struct Context {
     /// The compiled `model:FILE.rhai` policy, if it is the policy.
     pub model: Option<ScriptModel>,
     pub p2p: RefCell<P2p>,
+    /// Set from another thread to stop the replay: each stream fails at its next turn.
+    pub cancel: CancelFlag,
 }
 
 impl Context {

@@ -15,7 +15,7 @@ use hetsim_scripting::computational::{Models, Timing};
 use hetsim_scripting::kernels::KernelLibrary;
 use hetsim_scripting::nccl::Topology;
 use hetsim_scripting::sandbox::SliceClock;
-use hetsim_scripting::{platform, Limits, RunReport};
+use hetsim_scripting::{platform, CancelFlag, Limits, RunReport};
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{place, simulate, Options, Placement, PlatformError, Process, SimError};
 use hetsim_system::System;
@@ -43,6 +43,9 @@ pub struct ReplayOptions {
     /// dependencies only, as Chakra's feeder reads a trace.
     pub follow_ctrl: bool,
     pub engine: Options,
+    /// Set from another thread to stop the replay (it then fails with
+    /// [`hetsim_scripting::CANCELLED`]).
+    pub cancel: CancelFlag,
 }
 
 impl Default for ReplayOptions {
@@ -55,6 +58,7 @@ impl Default for ReplayOptions {
             algorithm: Algorithm::Nccl,
             follow_ctrl: true,
             engine: Options::default(),
+            cancel: CancelFlag::default(),
         }
     }
 }
@@ -177,6 +181,7 @@ pub fn replay(
         gpus,
         model,
         p2p: RefCell::new(P2p::default()),
+        cancel: options.cancel.clone(),
     });
     let ranks: Vec<Rc<RefCell<RankState>>> = graphs
         .into_iter()
@@ -197,7 +202,7 @@ pub fn replay(
     for rank in &ranks {
         processes.push(Box::new(Relay { rank: rank.clone() }));
     }
-    let clock = SliceClock::new(Default::default());
+    let clock = SliceClock::new(options.cancel.clone());
     let kernels = Rc::new(KernelLibrary::for_system(system).map_err(|e| ReplayError::Other(e.to_string()))?);
     let models = Rc::new(Models::compile(system, &Limits::default(), &clock, kernels)?);
     let results = simulate(

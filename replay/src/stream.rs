@@ -223,6 +223,9 @@ impl StreamProcess {
 
 impl Process for StreamProcess {
     fn resume(&mut self, now: f64, input: Resume) -> Request {
+        if self.context.cancel.is_cancelled() {
+            return Request::Fail(hetsim_scripting::CANCELLED.to_owned());
+        }
         if let Some(request) = self.take(input) {
             return request;
         }

@@ -419,3 +419,16 @@ fn a_rhai_model_times_each_kernel_from_the_node_and_the_gpu() {
     );
     assert!(e.to_string().contains("model.0.et (rank 0), node 1"), "{e}");
 }
+
+#[test]
+fn a_cancelled_replay_stops_with_the_sandboxs_message() {
+    let board = system("examples/training-8gpu/system.toml");
+    let ranks: Vec<Vec<TraceNode>> = (0..8)
+        .map(|_| vec![comp(0, 10, &[]), coll(1, 0, 1048576.0)])
+        .collect();
+    let files = write_trace("cancelled", &ranks);
+    let options = ReplayOptions::default();
+    options.cancel.cancel();
+    let e = replay(&files, &board, &options).expect_err("cancelled before it starts");
+    assert!(e.to_string().contains(hetsim_scripting::CANCELLED), "{e}");
+}

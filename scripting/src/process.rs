@@ -46,9 +46,6 @@ pub struct Channel {
     /// The process's frames on the shared stack.
     frames: Rc<Frames>,
     pub now: Cell<f64>,
-    /// Set while the process is being stopped at its run's end: its script's error then is
-    /// the teardown's, not one to report.
-    stopping: Cell<bool>,
 }
 
 impl Channel {
@@ -103,7 +100,6 @@ impl ScriptProcess {
             yielder: Cell::new(std::ptr::null()),
             frames: Rc::new(Frames::default()),
             now: Cell::new(0.0),
-            stopping: Cell::new(false),
         });
         let inner = channel.clone();
         let body: Body = Box::new(move |yielder| {
@@ -114,9 +110,9 @@ impl ScriptProcess {
                 Err(e) => {
                     let error = located(&origin, *e);
                     let text = error.to_string();
-                    if !inner.stopping.get() {
-                        failure.borrow_mut().get_or_insert(error);
-                    }
+                    // At a run's end (see `stop`) this is the teardown's error: the run's own
+                    // failure came first, and the engine's message matches only that one.
+                    failure.borrow_mut().get_or_insert(error);
                     Request::Fail(text)
                 }
             }
@@ -178,7 +174,6 @@ impl ScriptProcess {
             return;
         }
         self.clock.end();
-        self.channel.stopping.set(true);
         for _ in 0..STOP_RESUMES {
             self.run_until_it_suspends(Resume::Refused(crate::sandbox::ENDED.to_owned()));
             if !matches!(self.life, Life::Suspended(_)) {

@@ -60,9 +60,7 @@ fn simulate(
     options.engine.trace = inputs.trace;
     options.engine.max_spans = Some(MAX_TRACE_SPANS);
     let mut report = match &inputs.replay {
-        // A replay is not cancelled midway: the engine of a trace has no cancel flag, so a
-        // cancelled replay runs to its end on its thread and its outcome is discarded.
-        Some(replay) => crate::replayed::replay(files, &replay.compute, &system, &options.engine)?,
+        Some(replay) => crate::replayed::replay(files, &replay.compute, &system, &options)?,
         None => hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?,
     };
     check_finite(&report.results)?;

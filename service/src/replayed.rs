@@ -1,15 +1,17 @@
 //! A stored trace replayed by a worker: its rank files written to a private folder (the
 //! replay reads files, rank by rank, as `hetsim replay` does) and replayed with
 //! hetsim-replay on the run's system. The report is a run's, so a replayed trace is stored,
-//! listed and read like a run of an app; the per-rank breakdown goes to the run's log. The
-//! run's memory budget is not checked during a replay (its sandbox checks run in scripts,
-//! which a replay has none of): a replay is bounded by the trace, which the body limit bounds.
+//! listed and read like a run of an app; the per-rank breakdown goes to the run's log, under
+//! the run's log limits. A cancelled replay stops at its streams' next turn. The run's
+//! memory budget is not checked during a replay (its sandbox checks run in scripts, which a
+//! replay has none of): a replay is bounded by the trace's nodes, which storing bounds
+//! (`check_trace`).
 
 use std::path::{Path, PathBuf};
 
 use hetsim_replay::{Policy, ReplayOptions};
-use hetsim_scripting::RunReport;
-use hetsim_simulator::Options;
+use hetsim_scripting::process::RunLog;
+use hetsim_scripting::{RunOptions, RunReport};
 use hetsim_system::System;
 
 use crate::storage::TraceFile;
@@ -46,12 +48,13 @@ fn write_ranks(dir: &Path, files: &[TraceFile]) -> Result<Vec<PathBuf>, String> 
 
 /// Replays `files` (rank 0 first) on `system` under the compute policy `compute`, as
 /// `hetsim replay --compute COMPUTE` does with its defaults (label `GPU`, NCCL's
-/// algorithms, control dependencies followed).
+/// algorithms, control dependencies followed), with the engine options, cancel flag and
+/// log limits of `run`.
 pub fn replay(
     files: &[TraceFile],
     compute: &str,
     system: &System,
-    engine: &Options,
+    run: &RunOptions,
 ) -> Result<RunReport, String> {
     // Refused at submit too: a worker must never read a file that a stored input names.
     if compute.starts_with("model:") {
@@ -64,16 +67,28 @@ pub fn replay(
     let options = ReplayOptions {
         policy: Policy::parse(compute)?,
         policy_text: compute.to_owned(),
-        engine: engine.clone(),
+        engine: run.engine.clone(),
+        cancel: run.cancel.clone(),
         ..ReplayOptions::default()
     };
     // Errors name a file as `RANK/NAME`, not by the scratch folder, which is gone after.
     let prefix = format!("{}{}", dir.0.display(), std::path::MAIN_SEPARATOR);
     let report = hetsim_replay::replay(&paths, system, &options)
         .map_err(|e| format!("replay failed: {}", e.to_string().replace(&prefix, "")))?;
-    let ranks = report.rank_lines();
-    let mut run = report.run;
-    run.log.push(format!("compute policy: {}", report.policy));
-    run.log.extend(ranks.lines().map(str::to_owned));
-    Ok(run)
+    let lines = std::iter::once(format!("compute policy: {}", report.policy))
+        .chain(report.rank_lines().lines().map(str::to_owned))
+        .collect::<Vec<_>>();
+    let mut replayed = report.run;
+    let mut log = RunLog {
+        bytes: replayed.log.iter().map(String::len).sum(),
+        lines: std::mem::take(&mut replayed.log),
+        dropped: replayed.log_dropped,
+        limit: run.limits.max_log_lines,
+        byte_limit: run.limits.max_log_bytes,
+    };
+    for line in lines {
+        log.push(line);
+    }
+    (replayed.log, replayed.log_dropped) = (log.lines, log.dropped);
+    Ok(replayed)
 }

@@ -98,6 +98,14 @@ fn a_truncated_rank_is_refused_naming_file_and_rank() {
     assert_eq!(refused.field(), "files");
     assert!(matches!(check_trace("", &dp_step()), Err(TraceRefused::NoName)));
     assert!(matches!(check_trace("empty", &[]), Err(TraceRefused::NoFiles)));
+    // Two ranks' files of one name would overwrite each other when written out.
+    let mut files = dp_step();
+    files[3].name = "elsewhere/dp-step.1.et".to_owned();
+    let refused = check_trace("clash", &files).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "ranks 1 and 3 have files of one name, \"dp-step.1.et\": give each rank its own"
+    );
 }
 
 /// A submission of the stored trace runs to `done` with the overall time of a local replay,

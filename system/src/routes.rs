@@ -60,8 +60,13 @@ pub fn resolve(
                 .chain(&route.via)
                 .chain([&route.to])
                 .collect::<Vec<_>>();
+            // The field naming the node the step enters.
+            let field = match step < route.via.len() {
+                true => format!("via[{step}]"),
+                false => "to".to_owned(),
+            };
             return Err(error(
-                "via",
+                &field,
                 format!(
                     "no link joins `{}` and `{}`: each step of a route needs one",
                     ids[step],

@@ -118,7 +118,7 @@ pub enum TracesCommand {
     Get(TracesGetArgs),
     /// Delete a stored trace.
     #[command(after_help = "Example:\n  hetsim traces delete dp-step")]
-    Delete(TracesGetArgs),
+    Delete(TracesDeleteArgs),
 }
 
 #[derive(Debug, Args)]
@@ -146,9 +146,17 @@ pub struct TracesGetArgs {
     pub target: ServerArgs,
     /// The trace's name or id.
     pub name: String,
-    /// (get) Write its rank files into this folder, under their stored names.
+    /// Write its rank files into this folder, under their stored names.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct TracesDeleteArgs {
+    #[command(flatten)]
+    pub target: ServerArgs,
+    /// The trace's name or id.
+    pub name: String,
 }
 
 /// The kinds of item a server's catalog stores (the routes `/api/<kind>`).

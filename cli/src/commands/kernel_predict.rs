@@ -85,7 +85,7 @@ fn predict(launched: Launched<'_>, args: &KernelPredictArgs) -> Result<()> {
     } else {
         vec![match args.model {
             Some(m) => m,
-            None => default_model(&setup, &args.launch.gpu, &mut notes),
+            None => default_model(&setup, choice.arch, &args.launch.gpu, &mut notes),
         }]
     };
     if models.contains(&GpuModel::Teg) {
@@ -109,7 +109,7 @@ fn predict(launched: Launched<'_>, args: &KernelPredictArgs) -> Result<()> {
         "kernel": name,
         "gpu": args.launch.gpu,
         "arch": choice.arch,
-        "teg_parameters": teg_params.name,
+        "teg_parameters": models.contains(&GpuModel::Teg).then_some(teg_params.name),
         "occupancy": occupancy,
         "inputs": inputs,
         "predictions": predictions,
@@ -126,20 +126,11 @@ fn predict(launched: Launched<'_>, args: &KernelPredictArgs) -> Result<()> {
 /// The recommended model (docs/MODELS.md): gpu-queueing where the GPU has its calibration;
 /// else TEG, where the architecture has a TEG set of its own; else Volkov's. A note says
 /// which was taken and why.
-fn default_model(setup: &Setup, gpu: &str, notes: &mut Vec<String>) -> GpuModel {
+fn default_model(setup: &Setup, arch: Arch, gpu: &str, notes: &mut Vec<String>) -> GpuModel {
     if queueing_calibrated(setup) {
         return GpuModel::Queueing;
     }
-    let own_teg = setup
-        .gpu
-        .arch()
-        .ok()
-        .and_then(|a| {
-            hetsim_teg::ArchParams::for_major(a.major)
-                .ok()
-                .map(|p| p.majors.contains(&a.major))
-        })
-        .unwrap_or(false);
+    let own_teg = hetsim_teg::ArchParams::for_major(arch.major).is_ok_and(|p| p.majors.contains(&arch.major));
     let fallback = if own_teg { GpuModel::Teg } else { GpuModel::Volkov };
     notes.push(format!(
         "gpu-queueing, the recommended model, has no calibration for {gpu} (`hetsim calibrate gpu` gives one): {} used instead",
@@ -377,7 +368,9 @@ fn table(r: &serde_json::Value, predictions: &[Prediction]) -> String {
             out += &format!("  {k:<22} {v}\n");
         }
     }
-    out += &format!("TEG parameters: {}\n", text(&r["teg_parameters"]));
+    if let Some(params) = r["teg_parameters"].as_str() {
+        out += &format!("TEG parameters: {params}\n");
+    }
     for note in r["notes"].as_array().into_iter().flatten() {
         out += &format!("note: {}\n", text(note));
     }

@@ -40,6 +40,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             trace: detail.needs_trace() || args.trace_out.is_some() || args.timeline.is_some(),
             ..Options::default()
         },
+        ..ReplayOptions::default()
     };
     let report = replay(&files, &system, &options).map_err(|e| anyhow!("replay failed: {e}"))?;
     if let Some(path) = &args.trace_out {

@@ -5,7 +5,7 @@ use hetsim_chakra::rank_files;
 use hetsim_service::storage::{TraceFile, TraceRecord, TraceUpload};
 
 use super::client::Client;
-use crate::cli::{TracesCommand, TracesGetArgs, TracesListArgs, TracesPutArgs};
+use crate::cli::{TracesCommand, TracesDeleteArgs, TracesGetArgs, TracesListArgs, TracesPutArgs};
 
 pub async fn run(command: TracesCommand) -> Result<()> {
     match command {
@@ -108,7 +108,7 @@ async fn get(args: TracesGetArgs) -> Result<()> {
     Ok(())
 }
 
-async fn delete(args: TracesGetArgs) -> Result<()> {
+async fn delete(args: TracesDeleteArgs) -> Result<()> {
     let client = Client::new(&args.target.server, args.target.token.clone());
     let url = format!("{}{}", client.server, route(&args.name));
     client

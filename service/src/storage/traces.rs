@@ -70,6 +70,15 @@ pub enum TraceRefused {
     NoName,
     #[error("a trace needs at least one rank file")]
     NoFiles,
+    /// Two ranks' files of one name (less its folders): written side by side they would
+    /// overwrite each other.
+    #[error("ranks {0} and {1} have files of one name, {2:?}: give each rank its own")]
+    SameName(usize, usize, String),
+    /// More nodes than a server holds: a gzip file of a few MiB can expand a thousandfold.
+    #[error(
+        "{file} (rank {rank}): the trace has more than {MAX_TRACE_NODES} nodes, the most a server stores"
+    )]
+    TooManyNodes { file: String, rank: usize },
     /// A file does not read: the reader's error names the file, the rank and the node.
     #[error(transparent)]
     Read(#[from] ChakraError),
@@ -93,6 +102,18 @@ impl TraceRefused {
     }
 }
 
+/// The most nodes a stored trace may hold, all ranks together: its graphs are built whole
+/// when it is stored and when it is replayed (about 400 bytes a node, docs/TRACES.md).
+pub const MAX_TRACE_NODES: usize = 4_000_000;
+
+/// The file name of `path` less its folders, as a worker writes it.
+fn base_name(path: &str) -> &str {
+    Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(path)
+}
+
 /// Reads every rank file of a trace to its end and builds its dependency graph as a replay
 /// does (control dependencies followed, their cycles broken): the node count of each rank,
 /// or the first problem. A trace that passes is one a worker can read.
@@ -103,13 +124,34 @@ pub fn check_trace(name: &str, files: &[TraceFile]) -> std::result::Result<Vec<u
     if files.is_empty() {
         return Err(TraceRefused::NoFiles);
     }
+    for (rank, file) in files.iter().enumerate() {
+        if let Some(first) = files[..rank]
+            .iter()
+            .position(|f| base_name(&f.name) == base_name(&file.name))
+        {
+            return Err(TraceRefused::SameName(
+                first,
+                rank,
+                base_name(&file.name).to_owned(),
+            ));
+        }
+    }
+    let mut left = MAX_TRACE_NODES;
     files
         .iter()
         .enumerate()
         .map(|(rank, file)| {
             let input = Cursor::new(file.data.clone());
             let nodes = RankReader::from_reader(Path::new(&file.name), rank, input)?
+                .take(left + 1)
                 .collect::<std::result::Result<Vec<_>, _>>()?;
+            if nodes.len() > left {
+                return Err(TraceRefused::TooManyNodes {
+                    file: file.name.clone(),
+                    rank,
+                });
+            }
+            left -= nodes.len();
             let count = nodes.len() as u64;
             Graph::build(nodes, true).map_err(|e| TraceRefused::Graph {
                 file: file.name.clone(),
@@ -155,6 +197,20 @@ impl Store {
     /// that queued runs of it replay the new files), all in one transaction. Returns the
     /// stored trace and whether it replaced one.
     pub async fn put_trace(
+        &self,
+        name: &str,
+        files: &[TraceFile],
+        nodes: &[u64],
+    ) -> Result<(TraceRecord, bool)> {
+        match self.put_trace_once(name, files, nodes).await {
+            // Another upload of the name committed between the lookup and the insert: this
+            // one replaces it, as a later upload does.
+            Err(e) if e.is_unique_violation() => self.put_trace_once(name, files, nodes).await,
+            done => done,
+        }
+    }
+
+    async fn put_trace_once(
         &self,
         name: &str,
         files: &[TraceFile],

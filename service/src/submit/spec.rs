@@ -258,7 +258,10 @@ impl RunSpec {
         if !sub.labels.is_empty() {
             return Err(SpecError::invalid(
                 "labels",
-                format!("a trace's rank r runs on the r-th process of the label {REPLAY_LABEL}: labels are not taken"),
+                format!(
+                    "a trace's rank r runs on the r-th process of the label {}: labels are not taken",
+                    replay_label()
+                ),
             ));
         }
         let compute = sub.compute.clone().unwrap_or_else(|| "replay".to_owned());
@@ -284,7 +287,7 @@ impl RunSpec {
             ));
         }
         let variants = system_variants(&system_json, &system, &variable_axes)?;
-        let labels = BTreeMap::from([(REPLAY_LABEL.to_owned(), trace.ranks)]);
+        let labels = BTreeMap::from([(replay_label(), trace.ranks)]);
         for variant in variants.iter().chain(variants.is_empty().then_some(&system)) {
             check_labels(variant, &labels, limits.max_processes).map_err(|e| {
                 SpecError::invalid(
@@ -326,8 +329,11 @@ impl RunSpec {
     }
 }
 
-/// The label whose r-th process runs rank r of a submitted trace (hetsim-replay's default).
-pub const REPLAY_LABEL: &str = "GPU";
+/// The label whose r-th process runs rank r of a submitted trace: hetsim-replay's default,
+/// which the worker replays with.
+fn replay_label() -> String {
+    hetsim_replay::ReplayOptions::default().label
+}
 
 /// Refuses a compute policy a worker cannot apply: `model:FILE.rhai` names a file of the
 /// client's, which no worker has.
