@@ -47,6 +47,7 @@ pub fn run(args: ValidateArgs) -> Result<()> {
     let missed: Vec<&str> = v
         .checks
         .iter()
+        .chain(&v.cross_validation)
         .chain(&v.families)
         .chain(&v.refit)
         .filter(|c| !c.pass)
