@@ -98,3 +98,11 @@ pub fn node(id: u64, name: &str, kind: NodeKind) -> TraceNode {
         attributes: Default::default(),
     }
 }
+
+/// A CPU op (`is_cpu_op`) named `name` that took `micros` µs, with no dependencies.
+pub fn cpu_op(id: u64, name: &str, micros: u64) -> TraceNode {
+    let mut op = node(id, name, NodeKind::Comp);
+    op.attributes.is_cpu_op = true;
+    op.duration_micros = micros;
+    op
+}

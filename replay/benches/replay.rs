@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use hetsim_chakra::writer::{node, TraceWriter};
+use hetsim_chakra::writer::{cpu_op, node, TraceWriter};
 use hetsim_chakra::{NodeKind, TraceNode};
 use hetsim_replay::{replay, ReplayOptions};
 use hetsim_system::{load_with, Variable};
@@ -31,9 +31,7 @@ fn rank_nodes() -> Vec<TraceNode> {
     let mut last = None;
     for step in 0..STEPS {
         let id = 3 * step;
-        let mut cpu = node(id, "aten::linear", NodeKind::Comp);
-        cpu.attributes.is_cpu_op = true;
-        cpu.duration_micros = 5;
+        let mut cpu = cpu_op(id, "aten::linear", 5);
         cpu.ctrl_deps = last.into_iter().collect();
         let mut kernel = node(id + 1, "sm90_gemm", NodeKind::Comp);
         kernel.duration_micros = 40;

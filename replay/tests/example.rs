@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hetsim_chakra::writer::{node, TraceWriter};
+use hetsim_chakra::writer::{cpu_op, node, TraceWriter};
 use hetsim_chakra::{NodeKind, TraceNode};
 use hetsim_replay::{replay, Policy, ReplayOptions};
 
@@ -31,9 +31,7 @@ pub fn step() -> Vec<TraceNode> {
     let mut nodes = Vec::new();
     let mut previous: Vec<u64> = Vec::new();
     for l in 0..LAYERS {
-        let mut launch = node(10 + 2 * l, "aten::linear", NodeKind::Comp);
-        launch.attributes.is_cpu_op = true;
-        launch.duration_micros = 15;
+        let mut launch = cpu_op(10 + 2 * l, "aten::linear", 15);
         if l > 0 {
             launch.ctrl_deps = vec![10 + 2 * (l - 1)];
         }

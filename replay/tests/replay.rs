@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hetsim_chakra::writer::{node, TraceWriter};
+use hetsim_chakra::writer::{cpu_op, node, TraceWriter};
 use hetsim_chakra::{NodeKind, TraceNode};
 use hetsim_replay::{replay, Policy, ReplayError, ReplayOptions, ReplayReport};
 use hetsim_scripting::RunOptions;
@@ -215,9 +215,7 @@ fn pytorch_style_control_cycles_run_every_node_and_are_counted() {
     let board = system("examples/training-8gpu/system.toml");
     // A CPU op (3317) and its kernel (3318) waiting on each other, dependencies on ids that
     // are not in the trace, a METADATA node, and a self control dependency.
-    let mut cpu = node(3317, "aten::mul", NodeKind::Comp);
-    cpu.attributes.is_cpu_op = true;
-    cpu.duration_micros = 43;
+    let mut cpu = cpu_op(3317, "aten::mul", 43);
     cpu.ctrl_deps = vec![3318, 3];
     let mut kernel = comp(3318, 40, &[3317, 3292]);
     kernel.ctrl_deps = vec![3316];
@@ -354,9 +352,7 @@ fn data_dependencies_only_ignores_control_ones() {
     // 2 waits on 1 by control only: followed, they run one after the other (30 µs);
     // ignored, they run at once on the GPU stream one after the other anyway, so use a
     // CPU op and a kernel, which may overlap.
-    let mut cpu = node(1, "aten::op", NodeKind::Comp);
-    cpu.attributes.is_cpu_op = true;
-    cpu.duration_micros = 20;
+    let cpu = cpu_op(1, "aten::op", 20);
     let mut kernel = comp(2, 10, &[]);
     kernel.ctrl_deps = vec![1];
     let files = write_trace("ctrl", &[vec![cpu, kernel]]);

@@ -6,6 +6,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use hetsim_simulator::Activity;
 use rhai::ImmutableString;
@@ -54,7 +55,7 @@ impl Activities {
 
     /// The totals, the longest first, nodes named by `node_ids` and their models by
     /// `node_models`.
-    pub fn rows(&self, node_ids: &[String], node_models: &[String]) -> Vec<Activity> {
+    pub fn rows(&self, node_ids: &[String], node_models: &[Arc<str>]) -> Vec<Activity> {
         let name = |i: usize| node_ids.get(i).cloned().unwrap_or_default();
         let mut rows: Vec<Activity> = self
             .0
@@ -65,7 +66,7 @@ impl Activities {
                     Key::Compute(node, limiter) => (
                         "compute",
                         name(*node),
-                        node_models.get(*node).cloned().unwrap_or_default(),
+                        node_models.get(*node).map(|m| m.to_string()).unwrap_or_default(),
                         limiter.as_ref().map(ToString::to_string).unwrap_or_default(),
                     ),
                     Key::Transfer(from, to) => (

@@ -340,6 +340,11 @@ impl Models {
         Ok(timed)
     }
 
+    /// Each node's model as its system names it, by node index.
+    pub fn node_models(&self) -> &[Arc<str>] {
+        &self.node_models
+    }
+
     /// `compute_time(params)` of node `node`'s model.
     pub fn compute_time(&self, node: usize, params: Map) -> Result<Timed, ScriptError> {
         let index = self.nodes[node];

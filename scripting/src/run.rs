@@ -228,7 +228,6 @@ pub fn run(
     let context = Rc::new(RunContext {
         placements: placements.clone(),
         node_ids: system.nodes.iter().map(|n| n.spec.id.clone()).collect(),
-        node_models: system.nodes.iter().map(|n| n.spec.model.clone()).collect(),
         activities: Activities::default(),
         pids_by_label,
         models: models.clone(),
@@ -285,7 +284,9 @@ pub fn run(
         results,
         log: log.lines,
         log_dropped: log.dropped,
-        activities: context.activities.rows(&context.node_ids, &context.node_models),
+        activities: context
+            .activities
+            .rows(&context.node_ids, context.models.node_models()),
     })
 }
 

@@ -24,8 +24,6 @@ pub struct RunContext {
     pub placements: Vec<Placement>,
     /// Each node's id, by index.
     pub node_ids: Vec<String>,
-    /// Each node's computational model, as the system names it.
-    pub node_models: Vec<String>,
     /// The run's computes and transfers by kind.
     pub activities: Activities,
     pub pids_by_label: BTreeMap<Arc<str>, Vec<usize>>,

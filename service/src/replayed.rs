@@ -14,7 +14,7 @@ use hetsim_scripting::process::RunLog;
 use hetsim_scripting::{RunOptions, RunReport};
 use hetsim_system::System;
 
-use crate::storage::TraceFile;
+use crate::storage::{file_name, TraceFile};
 
 /// A folder removed when dropped.
 struct Scratch(PathBuf);
@@ -36,10 +36,7 @@ fn write_ranks(dir: &Path, files: &[TraceFile]) -> Result<Vec<PathBuf>, String> 
         .map(|(rank, file)| {
             let folder = dir.join(rank.to_string());
             std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-            let name = Path::new(&file.name)
-                .file_name()
-                .map_or_else(|| PathBuf::from("trace.et"), PathBuf::from);
-            let path = folder.join(name);
+            let path = folder.join(file_name(&file.name));
             std::fs::write(&path, &file.data).map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(path)
         })

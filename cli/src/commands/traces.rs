@@ -97,11 +97,8 @@ async fn get(args: TracesGetArgs) -> Result<()> {
     let files: Vec<TraceFile> = serde_json::from_value(files).context("the server's answer")?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for file in files {
-        // The stored name less any folders: a server's answer never writes outside `dir`.
-        let name = std::path::Path::new(&file.name)
-            .file_name()
-            .ok_or_else(|| anyhow!("the server answered a file without a name"))?;
-        let path = dir.join(name);
+        // As a worker names it: a server's answer never writes outside `dir`.
+        let path = dir.join(hetsim_service::storage::file_name(&file.name));
         std::fs::write(&path, &file.data).with_context(|| format!("writing {}", path.display()))?;
         println!("{}", path.display());
     }

@@ -106,12 +106,13 @@ impl TraceRefused {
 /// when it is stored and when it is replayed (about 400 bytes a node, docs/TRACES.md).
 pub const MAX_TRACE_NODES: usize = 4_000_000;
 
-/// The file name of `path` less its folders, as a worker writes it.
-fn base_name(path: &str) -> &str {
-    Path::new(path)
+/// The name a worker writes a stored rank file under: its stored name less any folders, so
+/// that a name cannot lead out of the worker's folder (`trace.et` where nothing is left).
+pub fn file_name(stored: &str) -> &str {
+    Path::new(stored)
         .file_name()
         .and_then(|n| n.to_str())
-        .unwrap_or(path)
+        .unwrap_or("trace.et")
 }
 
 /// Reads every rank file of a trace to its end and builds its dependency graph as a replay
@@ -127,12 +128,12 @@ pub fn check_trace(name: &str, files: &[TraceFile]) -> std::result::Result<Vec<u
     for (rank, file) in files.iter().enumerate() {
         if let Some(first) = files[..rank]
             .iter()
-            .position(|f| base_name(&f.name) == base_name(&file.name))
+            .position(|f| file_name(&f.name) == file_name(&file.name))
         {
             return Err(TraceRefused::SameName(
                 first,
                 rank,
-                base_name(&file.name).to_owned(),
+                file_name(&file.name).to_owned(),
             ));
         }
     }
