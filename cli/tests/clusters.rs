@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::fixture::runs_of;
 use common::*;
 
 #[test]
@@ -63,4 +64,61 @@ fn the_example_clusters_run_through_submit_with_their_boards_as_a_run_variable()
         &["--var", "boards=4", "--label", "GPU=40"],
     );
     assert!(!ok && err.contains("GPU"), "{err}");
+}
+
+/// The overall time of `hetsim replay` of the example trace on `system` with `vars`.
+fn replayed(system: &str, vars: &[&str]) -> serde_json::Value {
+    let mut args = vec!["replay", "examples/traces/dp-step", "--system", system, "--json"];
+    args.extend(vars);
+    let (ok, out, err) = cli(&args);
+    assert!(ok, "hetsim {args:?}: {err}");
+    json(&out)["overall_time"].clone()
+}
+
+#[test]
+fn a_stored_trace_is_swept_over_the_link_bandwidth_a_system_file_declares() {
+    const WHAT_IF: &str = "examples/traces/what-if-link.toml";
+    // At its default (NVLink 4's 450 GB/s) the what-if link is the catalog's NVLink 4.
+    assert_eq!(
+        replayed(WHAT_IF, &[]),
+        replayed("examples/training-8gpu/system.toml", &[])
+    );
+    let (_server, port) = embedded_server(&[]);
+    let server = format!("http://127.0.0.1:{port}");
+    let (ok, _, err) = cli(&[
+        "traces",
+        "put",
+        "dp-step",
+        "examples/traces/dp-step",
+        "--server",
+        &server,
+    ]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = cli(&[
+        "sweep",
+        "--trace-name",
+        "dp-step",
+        "--system",
+        WHAT_IF,
+        "--var",
+        "linkBandwidth=25e9,450e9",
+        "--wait",
+        "--json",
+        "--server",
+        &server,
+    ]);
+    assert!(ok, "{err}");
+    let sweep = json(&out);
+    assert_eq!(sweep["done"], 2, "{sweep}");
+    let runs = runs_of(port, sweep["id"].as_str().unwrap());
+    let mut times = Vec::new();
+    for run in &runs {
+        let bandwidth = run["variables"]["linkBandwidth"].to_string();
+        let local = replayed(WHAT_IF, &["--var", &format!("linkBandwidth={bandwidth}")]);
+        assert_eq!(run["result"]["overall_time"], local, "{run}");
+        times.push(local.as_f64().unwrap());
+    }
+    // 18x less bandwidth: the step's all-reduces take longer.
+    times.sort_by(f64::total_cmp);
+    assert!(times[1] > times[0] * 1.3, "{times:?}");
 }

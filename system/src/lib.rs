@@ -8,13 +8,15 @@
 //!   computational models ([`models`]) and model files, into a [`System`] ([`load`]), its
 //!   fixed routes as paths of nodes (`routes`);
 //! - [`inline`]: a TOML file made self-contained as text, comments kept;
-//! - [`variable`]: the typed run variables, and the names no variable may take;
+//! - [`variable`]: the typed run variables, and the names no variable may take; `declared`:
+//!   the file's own `[variables]` and the inline attributes (`"${name}"`) that read them;
 //! - [`error`]: [`SystemError`], each error with where it is (file, line and column, path).
 //!
 //! Modules point one way: `spec` ← `schema` ← `resolve`, `read` ← `resolve`; `error` below
 //! them all. Storage, HTTP and the UI read components and system files from here; running a
 //! system (Rhai models and applications) is hetsim-scripting's.
 
+mod declared;
 pub mod error;
 mod expand;
 pub mod inline;

@@ -18,7 +18,7 @@ use crate::kernel::{read_listing, KernelSpec};
 use crate::models::BUILTIN_MODELS;
 use crate::spec::{LinkSpec, ModelSpec, NodeSpec, RoutingSpec, SystemFile};
 use crate::variable::Variable;
-use crate::{read, schema};
+use crate::{declared, read, schema};
 
 /// A computational model's name (for messages) and Rhai source.
 #[derive(Clone, Debug, PartialEq)]
@@ -155,6 +155,7 @@ impl SystemFile {
         schema::check_system(&value, origin)?;
         let file: SystemFile =
             serde_json::from_value(value).map_err(|e| SystemError::new(e.to_string()).in_file(origin))?;
+        declared::check(&file, origin)?;
         file.check_links(origin)?;
         check(&file, origin)?;
         Ok(file)
@@ -181,9 +182,7 @@ impl SystemFile {
                 .enumerate()
                 .find(|(_, c)| c.name == l.component)
             {
-                let component = spec
-                    .to_component()
-                    .map_err(|e| e.in_file(origin).at_path(format!("component[{index}].kind")))?;
+                let component = declared::component(spec, index, &self.variables, &BTreeMap::new(), origin)?;
                 check_link(l, &component).map_err(|e| link_error(origin, &path, &owner, &component, e))?;
             }
         }
@@ -210,13 +209,12 @@ impl SystemFile {
             .clusters
             .iter()
             .filter_map(|c| c.boards_variable.clone())
+            .chain(self.variables.keys().cloned())
             .collect();
         let catalog = catalog::components();
         let mut inline = BTreeMap::new();
         for (index, c) in self.components.iter().enumerate() {
-            let component = c
-                .to_component()
-                .map_err(|e| e.in_file(origin).at_path(format!("component[{index}].kind")))?;
+            let component = declared::component(c, index, &self.variables, variables, origin)?;
             inline.insert(c.name.clone(), component);
         }
         // `owner` names the node or link in messages, `path` is where it is in the file.

@@ -53,6 +53,10 @@ pub struct SystemFile {
     /// Copies of a board joined by a generated network.
     #[serde(default, rename = "cluster", skip_serializing_if = "Vec::is_empty")]
     pub clusters: Vec<ClusterSpec>,
+    /// The file's own run variables, each with its default: an inline component's attribute
+    /// written `"${name}"` takes the run's value of `name`, else this default.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub variables: BTreeMap<String, f64>,
 }
 
 /// A route fixed by hand: messages from node `from` to node `to` cross the nodes `via` in
