@@ -11,6 +11,7 @@
 //!
 //! This crate knows nothing of the engine: the replay lives in hetsim-replay.
 
+mod dtype;
 mod error;
 mod files;
 mod groups;
@@ -19,6 +20,7 @@ pub mod proto;
 mod reader;
 pub mod writer;
 
+pub use dtype::DataType;
 pub use error::{At, ChakraError, Problem};
 pub use files::rank_files;
 pub use groups::Groups;
