@@ -89,7 +89,9 @@ mod tests {
             Some(DataType::Fp32)
         );
         assert_eq!(
-            DataType::of_input_types("['Tensor(long int)', 'Tensor(c10::BFloat16)', 'Tensor(c10::BFloat16)']"),
+            DataType::of_input_types(
+                "['Tensor(long int)', 'Tensor(c10::BFloat16)', 'Tensor(c10::BFloat16)']"
+            ),
             Some(DataType::Bf16)
         );
         assert_eq!(DataType::of_input_types("['Int', 'Tensor(bool)']"), None);

@@ -126,9 +126,7 @@ fn config_entries(value: serde_json::Value) -> Result<Vec<serde_json::Value>, St
         Value::String(text) => config_entries(serde_json::from_str(&text).map_err(|e| e.to_string())?),
         Value::Array(items) if items.iter().all(Value::is_object) => Ok(items),
         Value::Array(mut items) if items.len() == 1 => config_entries(items.remove(0)),
-        other => Err(format!(
-            "expected a list of process-group configs, found {other}"
-        )),
+        other => Err(format!("expected a list of process-group configs, found {other}")),
     }
 }
 
@@ -181,7 +179,10 @@ mod tests {
         assert_eq!(g.get("2"), Some(&[1, 3][..]));
         // The same as JSON (a list of one JSON string) reads the same.
         let json = serde_json::to_string(&[r#"[{"pg_name": "1", "ranks": [0, 2]}]"#]).expect("json");
-        assert_eq!(Groups::from_pg_config(&json).expect("reads").get("1"), Some(&[0, 2][..]));
+        assert_eq!(
+            Groups::from_pg_config(&json).expect("reads").get("1"),
+            Some(&[0, 2][..])
+        );
         let e = Groups::from_pg_config("['[{\"ranks\": [1]}]']").expect_err("no name");
         assert!(e.contains("without `pg_name`"), "{e}");
         let e = Groups::from_pg_config("not a list").expect_err("garbage");
@@ -190,6 +191,9 @@ mod tests {
         let e = merged
             .merge(&Groups::parse(r#"{"1": [0, 3]}"#).expect("reads"))
             .expect_err("two memberships");
-        assert!(e.contains(r#"process group "1" is [0, 2] in one place and [0, 3]"#), "{e}");
+        assert!(
+            e.contains(r#"process group "1" is [0, 2] in one place and [0, 3]"#),
+            "{e}"
+        );
     }
 }

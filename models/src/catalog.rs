@@ -23,9 +23,9 @@ mod gpu_data;
 mod network;
 mod peaks;
 pub use gpu_data::calibrated_value;
+use gpu_data::h100_sxm5_measured;
 pub use peaks::peak_keys;
 use peaks::DatasheetPeaks;
-use gpu_data::h100_sxm5_measured;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]

@@ -89,7 +89,11 @@ pub struct Counted {
 
 /// The actions of `node` on `rank`, and what the report counts of its time; an error says
 /// what of the node is wrong.
-pub fn actions(context: &Context, rank: usize, node: &TraceNode) -> Result<(VecDeque<Action>, Counted), String> {
+pub fn actions(
+    context: &Context,
+    rank: usize,
+    node: &TraceNode,
+) -> Result<(VecDeque<Action>, Counted), String> {
     let a = &node.attributes;
     let recorded = node.duration_micros as f64 * 1e-6;
     let mut counted = Counted::default();

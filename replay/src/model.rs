@@ -58,7 +58,10 @@ impl ScriptModel {
         let ast = engine
             .compile(source)
             .map_err(|e| format!("{}: {e}", origin.display()))?;
-        let defines = |name: &str| ast.iter_functions().any(|f| f.name == name && f.params.len() == 1);
+        let defines = |name: &str| {
+            ast.iter_functions()
+                .any(|f| f.name == name && f.params.len() == 1)
+        };
         let (has_compute_time, has_cpu_time) = (defines("compute_time"), defines("cpu_time"));
         if !has_compute_time && !has_cpu_time {
             return Err(format!(
@@ -172,7 +175,12 @@ fn node_map(node: &TraceNode, gpu: &Gpu) -> Map {
     );
     let peaks: Map = DataType::ALL
         .iter()
-        .filter_map(|&t| Some((t.name().into(), Dynamic::from_float(gpu.peak?.by_type[t as usize]?))))
+        .filter_map(|&t| {
+            Some((
+                t.name().into(),
+                Dynamic::from_float(gpu.peak?.by_type[t as usize]?),
+            ))
+        })
         .collect();
     g.insert("peaks".into(), peaks.into());
     g.insert(

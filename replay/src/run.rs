@@ -37,6 +37,8 @@ pub struct ReplayOptions {
     pub policy: Policy,
     /// The policy as the user wrote it, for the report.
     pub policy_text: String,
+    /// Process groups given beside the trace (a communicator-group JSON): they add to the
+    /// groups of the trace's METADATA nodes and replace those of the same name.
     pub groups: Groups,
     pub algorithm: Algorithm,
     /// Follow control dependencies (breaking the cycles they close); false: data
@@ -179,7 +181,12 @@ pub fn replay(
         .collect();
     let clock = SliceClock::new(options.cancel.clone());
     let kernels = Rc::new(KernelLibrary::for_system(system).map_err(|e| ReplayError::Other(e.to_string()))?);
-    let models = Rc::new(Models::compile(system, &Limits::default(), &clock, kernels.clone())?);
+    let models = Rc::new(Models::compile(
+        system,
+        &Limits::default(),
+        &clock,
+        kernels.clone(),
+    )?);
     let model = match &options.policy {
         Policy::Model { path, source } => {
             Some(ScriptModel::compile(path, source, kernels).map_err(ReplayError::Other)?)

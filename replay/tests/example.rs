@@ -136,9 +136,11 @@ fn the_shipped_example_is_what_the_writer_writes_and_it_replays() {
         // 4 × 275 GFLOP + 4 × 550 GFLOP at 989.5 TFLOP/s + 512 MiB / 3.352 TB/s
         // = 1.1112 + 2.2224 + 0.1601 = 3.494 ms, against 6.420 ms recorded.
         let bandwidth = 2619e6 * 5120.0 / 8.0 * 2.0;
-        let by_hand =
-            (4.0 * 274877906944.0 + 4.0 * 549755813888.0) / 989.5e12 + 16.0 * WEIGHTS / bandwidth;
-        assert!((q.compute_time - by_hand).abs() < 1e-12, "{q:?} against {by_hand}");
+        let by_hand = (4.0 * 274877906944.0 + 4.0 * 549755813888.0) / 989.5e12 + 16.0 * WEIGHTS / bandwidth;
+        assert!(
+            (q.compute_time - by_hand).abs() < 1e-12,
+            "{q:?} against {by_hand}"
+        );
         assert_eq!((q.fp32_fallback, q.kept_recorded), (0, 0), "{q:?}");
     }
 }

@@ -75,7 +75,10 @@ fn a_model_returning_kernel_params_takes_the_time_of_the_same_compute_in_an_app(
     // measured sm_90 one on the H100 SXM5 under gpu-queueing (its occupancy calculator).
     let params = r#"kernel_params("saxpy2", #{ n: 1048576, a: 8, block: 256 })"#;
     for (path, call) in [
-        ("examples/gajger/gtx970.toml", format!("{params} + #{{ occupancy: 32 }}")),
+        (
+            "examples/gajger/gtx970.toml",
+            format!("{params} + #{{ occupancy: 32 }}"),
+        ),
         ("examples/validation/saxpy2/h100.toml", params.to_owned()),
     ] {
         let model = format!(
@@ -98,15 +101,25 @@ fn a_model_returning_kernel_params_takes_the_time_of_the_same_compute_in_an_app(
         &system("examples/gajger/gtx970.toml"),
     )
     .expect_err("no such kernel");
-    assert!(e.contains("model.rhai: compute_time") && e.contains("no kernel `sgemm`"), "{e}");
+    assert!(
+        e.contains("model.rhai: compute_time") && e.contains("no kernel `sgemm`"),
+        "{e}"
+    );
 }
 
 fn app_time(app: &str, system: &System) -> f64 {
     let labels = BTreeMap::from([("GPU".to_owned(), 1)]);
-    hetsim_scripting::run(app, "app.rhai", system, &labels, &BTreeMap::new(), &RunOptions::default())
-        .expect("the app runs")
-        .results
-        .overall_time
+    hetsim_scripting::run(
+        app,
+        "app.rhai",
+        system,
+        &labels,
+        &BTreeMap::new(),
+        &RunOptions::default(),
+    )
+    .expect("the app runs")
+    .results
+    .overall_time
 }
 
 #[test]
@@ -129,7 +142,10 @@ fn cpu_ops_take_the_models_cpu_time_where_it_has_one_and_their_record_otherwise(
     assert!((r.run.results.overall_time - 120e-6).abs() < 1e-15);
     // A negative time is refused, naming the function and the node.
     let e = with_model("bad", "fn cpu_time(node) { -1.0 }", &files, &board).expect_err("negative");
-    assert!(e.contains("cpu_time returned -1 s") && e.contains("node 1"), "{e}");
+    assert!(
+        e.contains("cpu_time returned -1 s") && e.contains("node 1"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -165,7 +181,10 @@ fn roofline_times_each_data_type_at_the_catalogs_peak_and_counts_the_fallback() 
     // 132 SMs × 128 × 2 × 1980 MHz = 66.9 TFLOP/s.
     let fp32 = 132.0 * 128.0 * 2.0 * 1980e6;
     let by_hand = flops / 989.5e12 + flops / 1979e12 + flops / 67e12 + flops / fp32;
-    assert!((r.compute_time - by_hand).abs() < 1e-12, "{r:?} against {by_hand}");
+    assert!(
+        (r.compute_time - by_hand).abs() < 1e-12,
+        "{r:?} against {by_hand}"
+    );
     assert_eq!((r.fp32_fallback, r.kept_recorded), (1, 0), "{r:?}");
 }
 
@@ -194,7 +213,12 @@ fn collectives_run_over_the_process_groups_a_metadata_node_states() {
         to_proto(&c)
     };
     let ranks: Vec<Vec<proto::Node>> = (0..4)
-        .map(|r| vec![process_group_init(0, configs), allreduce(if r % 2 == 0 { "1" } else { "2" })])
+        .map(|r| {
+            vec![
+                process_group_init(0, configs),
+                allreduce(if r % 2 == 0 { "1" } else { "2" }),
+            ]
+        })
         .collect();
     let files = write_raw("groups", &ranks);
     let report = replay(&files, &board, &ReplayOptions::default()).expect("replays");
@@ -220,18 +244,33 @@ fn collectives_run_over_the_process_groups_a_metadata_node_states() {
     let ranks: Vec<Vec<proto::Node>> = (0..4)
         .map(|_| vec![process_group_init(0, configs), allreduce("0")])
         .collect();
-    let all = replay(&write_raw("groups-all", &ranks), &board, &ReplayOptions::default()).expect("replays");
+    let all = replay(
+        &write_raw("groups-all", &ranks),
+        &board,
+        &ReplayOptions::default(),
+    )
+    .expect("replays");
     assert_ne!(all.run.results.overall_time, pair);
     // Two ranks that disagree on a group's members fail, naming the file.
     let other = r#"[{"pg_name": "1", "ranks": [0, 3]}]"#;
     let mut ranks: Vec<Vec<proto::Node>> = (0..4)
-        .map(|r| vec![process_group_init(0, configs), allreduce(if r % 2 == 0 { "1" } else { "2" })])
+        .map(|r| {
+            vec![
+                process_group_init(0, configs),
+                allreduce(if r % 2 == 0 { "1" } else { "2" }),
+            ]
+        })
         .collect();
     ranks[3][0] = process_group_init(0, other);
-    let e = replay(&write_raw("groups-bad", &ranks), &board, &ReplayOptions::default())
-        .expect_err("two memberships");
+    let e = replay(
+        &write_raw("groups-bad", &ranks),
+        &board,
+        &ReplayOptions::default(),
+    )
+    .expect_err("two memberships");
     assert!(
-        e.to_string().contains("groups-bad.3.et: process group \"1\" is [0, 2] in one place and [0, 3]"),
+        e.to_string()
+            .contains("groups-bad.3.et: process group \"1\" is [0, 2] in one place and [0, 3]"),
         "{e}"
     );
 }
