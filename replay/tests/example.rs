@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use hetsim_chakra::writer::{cpu_op, node, TraceWriter};
-use hetsim_chakra::{DataType, NodeKind, TraceNode};
+use hetsim_chakra::{NodeKind, TraceNode};
 use hetsim_replay::{replay, Policy, ReplayOptions};
 
 const RANKS: usize = 8;
@@ -23,18 +23,11 @@ fn kernel(id: u64, name: &str, micros: u64, flops: f64, bytes: f64, deps: Vec<u6
     n
 }
 
-/// A bf16 GEMM (its `dtype` attribute).
-fn gemm(id: u64, name: &str, micros: u64, flops: f64, bytes: f64, deps: Vec<u64>) -> TraceNode {
-    let mut n = kernel(id, name, micros, flops, bytes, deps);
-    n.attributes.dtype = Some(DataType::Bf16);
-    n
-}
-
 /// One rank's step: per layer a CPU op launching a forward GEMM; the backward GEMMs in
 /// reverse, each followed by an all-reduce of its layer's gradients (which overlaps the
 /// next backward GEMM); the optimizer after every all-reduce.
 pub fn step() -> Vec<TraceNode> {
-    let flops = 2.0 * 4096.0 * 4096.0 * 8192.0;
+    let gemm = 2.0 * 4096.0 * 4096.0 * 8192.0;
     let mut nodes = Vec::new();
     let mut previous: Vec<u64> = Vec::new();
     for l in 0..LAYERS {
@@ -45,17 +38,17 @@ pub fn step() -> Vec<TraceNode> {
         let mut deps = vec![launch.id];
         deps.extend(&previous);
         nodes.push(launch);
-        let k = gemm(11 + 2 * l, "gemm_fwd", 520, flops, 3.0 * WEIGHTS, deps);
+        let k = kernel(11 + 2 * l, "gemm_fwd", 520, gemm, 3.0 * WEIGHTS, deps);
         previous = vec![k.id];
         nodes.push(k);
     }
     let mut reductions = Vec::new();
     for l in (0..LAYERS).rev() {
-        let k = gemm(
+        let k = kernel(
             100 + l,
             "gemm_bwd",
             1040,
-            2.0 * flops,
+            2.0 * gemm,
             4.0 * WEIGHTS,
             previous.clone(),
         );
@@ -130,17 +123,10 @@ fn the_shipped_example_is_what_the_writer_writes_and_it_replays() {
         assert!((r.compute_time - 6420e-6).abs() < 1e-12, "{r:?}");
         // Three of the four all-reduces hide behind the next backward GEMM.
         assert!(r.exposed_comm > 0.0 && r.exposed_comm < r.comm_time, "{r:?}");
-        // The roofline on an H100 SXM5: the GEMMs at BF16's dense tensor-core peak
-        // (989.5 TFLOP/s, the datasheet's 1,979 with sparsity halved; their bytes take
-        // less), the optimizer at the memory's 3.352 TB/s (2619 MHz × 5120 bits / 8 × 2):
-        // 4 × 275 GFLOP + 4 × 550 GFLOP at 989.5 TFLOP/s + 512 MiB / 3.352 TB/s
-        // = 1.1112 + 2.2224 + 0.1601 = 3.494 ms, against 6.420 ms recorded.
-        let bandwidth = 2619e6 * 5120.0 / 8.0 * 2.0;
-        let by_hand = (4.0 * 274877906944.0 + 4.0 * 549755813888.0) / 989.5e12 + 16.0 * WEIGHTS / bandwidth;
-        assert!(
-            (q.compute_time - by_hand).abs() < 1e-12,
-            "{q:?} against {by_hand}"
-        );
-        assert_eq!((q.fp32_fallback, q.kept_recorded), (0, 0), "{q:?}");
+        // The GEMMs state no data type: the roofline times their FLOPs at the H100's FP32
+        // peak (66.9 TFLOP/s), the fallback, counted (8 a rank), slower than the recorded
+        // (tensor-core) kernels: 275 GFLOP at 66.9 TFLOP/s is 4.1 ms, not 0.52.
+        assert!(q.compute_time > 5.0 * r.compute_time, "{q:?}");
+        assert_eq!(q.fp32_fallback, 8, "{q:?}");
     }
 }
