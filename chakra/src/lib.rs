@@ -5,12 +5,15 @@
 //! ([`proto`], the schema's messages by prost derive; versions 0.0.4 and 1.0.x).
 //! [`RankReader`] streams a rank's nodes as [`TraceNode`]s holding what a replay needs
 //! (id, name, type, dependencies, recorded duration, the attributes with conventional
-//! names), so the file is never held whole. [`rank_files`] finds a prefix's rank files,
-//! [`Groups`] reads ASTRA-sim's communicator groups, and [`writer`] writes traces for tests
-//! and examples. Every error is a [`ChakraError`] naming the file, the rank and the node.
+//! names, the data type: [`DataType`]), so the file is never held whole, and gathers the
+//! process groups its METADATA nodes state. [`rank_files`] finds a prefix's rank files,
+//! [`Groups`] reads ASTRA-sim's communicator groups and PyTorch's process-group configs,
+//! and [`writer`] writes traces for tests and examples. Every error is a [`ChakraError`]
+//! naming the file, the rank and the node.
 //!
 //! This crate knows nothing of the engine: the replay lives in hetsim-replay.
 
+mod dtype;
 mod error;
 mod files;
 mod groups;
@@ -19,6 +22,7 @@ pub mod proto;
 mod reader;
 pub mod writer;
 
+pub use dtype::DataType;
 pub use error::{At, ChakraError, Problem};
 pub use files::rank_files;
 pub use groups::Groups;

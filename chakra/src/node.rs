@@ -1,6 +1,7 @@
 //! A trace node as a replay holds it: its identity, dependencies, recorded duration and the
 //! attributes with conventional names, decoded once from the wire's attribute list.
 
+use crate::dtype::DataType;
 use crate::proto::{self, node_type, Value};
 
 /// The kind of a node (`NodeType` without INVALID, which is refused on reading).
@@ -69,6 +70,9 @@ pub struct Attributes {
     pub comm_dst: Option<i64>,
     pub comm_tag: Option<i64>,
     pub pg_name: Option<String>,
+    /// The data type of a compute (crate::dtype): its `dtype` attribute, else its first
+    /// floating-point input tensor's type.
+    pub dtype: Option<DataType>,
 }
 
 /// One node, as much of it as a replay needs.
@@ -112,6 +116,12 @@ impl Attributes {
                 "comm_src" => out.comm_src = Some(integer(value)?),
                 "comm_dst" => out.comm_dst = Some(integer(value)?),
                 "comm_tag" => out.comm_tag = Some(integer(value)?),
+                "dtype" => {
+                    let text = value.as_str().ok_or_else(|| bad("expected a string"))?;
+                    out.dtype = Some(DataType::parse(text).ok_or_else(|| {
+                        bad("expected fp64, fp32, tf32, fp16, bf16, fp8 or PyTorch's name of one")
+                    })?);
+                }
                 "pg_name" => {
                     out.pg_name = Some(match value {
                         Value::StringVal(s) => s.clone(),

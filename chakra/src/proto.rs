@@ -3,8 +3,10 @@
 //! step needs `protoc`.
 //!
 //! Only the fields a replay reads are declared: protobuf skips the others by their wire
-//! type, so a node's `inputs`, `outputs`, `start_time_micros` and list-valued attributes
-//! are read past, never held. The field numbers are the schema's; a field whose wire type
+//! type, so a node's `outputs`, its inputs' shapes, `start_time_micros` and list-valued
+//! attributes are read past, never held. Of `inputs`, the values and types are decoded
+//! with the node and dropped once read: the types give a kernel's data type, a METADATA
+//! node's values its process groups (crate::dtype, crate::groups). The field numbers are the schema's; a field whose wire type
 //! disagrees with its number here is a decode error (a corrupted or foreign file).
 //!
 //! Schema versions: 0.0.4 and 1.0.x share this wire format (0.0.4 added
@@ -36,8 +38,21 @@ pub struct Node {
     pub data_deps: Vec<u64>,
     #[prost(uint64, tag = "7")]
     pub duration_micros: u64,
+    #[prost(message, optional, tag = "8")]
+    pub inputs: Option<IoInfo>,
     #[prost(message, repeated, tag = "10")]
     pub attr: Vec<AttributeProto>,
+}
+
+/// A node's inputs as Chakra's PyTorch converter writes them (`IOInfo`): Python's text of
+/// PyTorch's lists, e.g. values `['[{"pg_name": "0", ...}]']`, types
+/// `['Tensor(c10::BFloat16)', 'Int']`. The shapes (field 2) are skipped.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct IoInfo {
+    #[prost(string, tag = "1")]
+    pub values: String,
+    #[prost(string, tag = "3")]
+    pub types: String,
 }
 
 /// A named attribute; list values (fields 4, 6, ... 32) are skipped.

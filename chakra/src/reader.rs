@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use flate2::read::MultiGzDecoder;
 use prost::Message;
 
+use crate::dtype::DataType;
 use crate::error::{At, ChakraError, Problem};
+use crate::groups::Groups;
 use crate::node::{Attributes, NodeKind, TraceNode};
 use crate::proto;
 
@@ -33,6 +35,9 @@ pub struct RankReader {
     rank: usize,
     input: Box<dyn BufRead>,
     pub metadata: Metadata,
+    /// The process groups of the METADATA nodes read so far (`process_group:init`,
+    /// crate::groups).
+    pub groups: Groups,
     index: u64,
     last_id: Option<u64>,
     done: bool,
@@ -128,6 +133,7 @@ impl RankReader {
             rank,
             input,
             metadata: Metadata { version },
+            groups: Groups::default(),
             index: 0,
             last_id: None,
             done: false,
@@ -164,7 +170,7 @@ impl RankReader {
         let at = At::Node(node.id);
         let kind =
             NodeKind::of(node.r#type).ok_or_else(|| self.error(at, Problem::UnknownNodeType(node.r#type)))?;
-        let attributes = Attributes::read(&node.attr).map_err(|b| {
+        let mut attributes = Attributes::read(&node.attr).map_err(|b| {
             self.error(
                 at,
                 Problem::Attribute {
@@ -173,6 +179,16 @@ impl RankReader {
                 },
             )
         })?;
+        if let Some(inputs) = &node.inputs {
+            if attributes.dtype.is_none() {
+                attributes.dtype = DataType::of_input_types(&inputs.types);
+            }
+            if kind == NodeKind::Metadata && node.name.contains("process_group:init") {
+                Groups::from_pg_config(&inputs.values)
+                    .and_then(|groups| self.groups.merge(&groups))
+                    .map_err(|why| self.error(at, Problem::Groups(why)))?;
+            }
+        }
         self.index += 1;
         self.last_id = Some(node.id);
         Ok(Some(TraceNode {

@@ -74,6 +74,9 @@ pub fn to_proto(node: &TraceNode) -> proto::Node {
     if let Some(pg) = &a.pg_name {
         attrs.push(attr("pg_name", Value::StringVal(pg.clone())));
     }
+    if let Some(dtype) = a.dtype {
+        attrs.push(attr("dtype", Value::StringVal(dtype.name().to_owned())));
+    }
     proto::Node {
         id: node.id,
         name: node.name.clone(),
@@ -81,6 +84,7 @@ pub fn to_proto(node: &TraceNode) -> proto::Node {
         ctrl_deps: node.ctrl_deps.clone(),
         data_deps: node.data_deps.clone(),
         duration_micros: node.duration_micros,
+        inputs: None,
         attr: attrs,
     }
 }

@@ -172,3 +172,36 @@ fn a_prefix_with_a_missing_rank_is_refused() {
     let e = rank_files(&d.join("g")).expect_err("rank 1 is missing");
     assert!(e.to_string().contains("rank 1 is missing"), "{e}");
 }
+
+#[test]
+fn a_bad_process_group_config_or_dtype_is_an_error_naming_the_node() {
+    let d = dir("pg");
+    let file = d.join("pg.et");
+    let mut w = TraceWriter::new(Vec::new(), "1.0.1").expect("writes");
+    w.raw(&proto::Node {
+        id: 3,
+        name: "## process_group:init ##".to_owned(),
+        r#type: NodeKind::Metadata.value(),
+        inputs: Some(proto::IoInfo {
+            values: "['[{\"ranks\": [0, 1]}]']".to_owned(),
+            types: "['String']".to_owned(),
+        }),
+        ..Default::default()
+    })
+    .expect("writes");
+    std::fs::write(&file, w.finish()).expect("writes");
+    let e = read(&file, 0).expect_err("a group without a name");
+    assert_eq!(e.at, At::Node(3));
+    assert!(e.to_string().contains("without `pg_name`"), "{e}");
+
+    let mut bad = node(4, "gemm", NodeKind::Comp);
+    bad.attributes.num_ops = Some(1.0);
+    let mut wire = hetsim_chakra::writer::to_proto(&bad);
+    wire.attr.push(attr("dtype", Value::StringVal("int4".to_owned())));
+    let mut w = TraceWriter::new(Vec::new(), "1.0.1").expect("writes");
+    w.raw(&wire).expect("writes");
+    std::fs::write(&file, w.finish()).expect("writes");
+    let e = read(&file, 0).expect_err("an unknown type");
+    assert_eq!(e.at, At::Node(4));
+    assert!(e.to_string().contains("attribute `dtype`: expected fp64"), "{e}");
+}

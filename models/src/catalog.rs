@@ -21,8 +21,11 @@ use crate::volkov::gmem_throughput;
 mod cpu;
 mod gpu_data;
 mod network;
+mod peaks;
 pub use gpu_data::calibrated_value;
 use gpu_data::h100_sxm5_measured;
+pub use peaks::peak_keys;
+use peaks::DatasheetPeaks;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -73,6 +76,8 @@ struct Gpu {
     gmem_throughput: Option<f64>,
     /// The `gpu-queueing` model's attributes, where measurements calibrated them.
     queueing: Option<Queueing>,
+    /// Peak FLOP/s by data type, where a datasheet states them.
+    peaks: Option<&'static DatasheetPeaks>,
 }
 
 /// A calibration of the loaded-latency model ([`crate::queueing`]) and of board power.
@@ -154,6 +159,7 @@ impl Gpu {
         ]
         .into_iter()
         .chain(queueing)
+        .chain(self.peaks.iter().flat_map(|p| p.rates.iter().copied()))
         .map(|(k, v)| (k.to_owned(), Scalar::Number(v)))
         .chain([(
             "computeCapability".to_owned(),
@@ -165,7 +171,10 @@ impl Gpu {
             vendor: "NVIDIA".to_owned(),
             kind: ComponentKind::Gpu,
             comment: self.comment.to_owned(),
-            source: self.source.to_owned(),
+            source: match self.peaks {
+                Some(p) => format!("{}; {}", self.source, p.source),
+                None => self.source.to_owned(),
+            },
             attributes,
         }
     }
@@ -269,6 +278,7 @@ pub fn components() -> Vec<Component> {
             power_load_w: 168.0,
             gmem_throughput: Some(13.78),
             queueing: None,
+            peaks: None,
         },
         Gpu {
             name: "GTX TITAN X - gajger",
@@ -284,6 +294,7 @@ pub fn components() -> Vec<Component> {
             power_load_w: 250.0,
             gmem_throughput: Some(13.03),
             queueing: None,
+            peaks: None,
         },
         Gpu {
             name: "Tesla V100 SXM2",
@@ -299,6 +310,7 @@ pub fn components() -> Vec<Component> {
             power_load_w: 300.0,
             gmem_throughput: None,
             queueing: None,
+            peaks: Some(&peaks::V100_SXM2),
         },
         Gpu {
             name: "A100 SXM4 40GB",
@@ -314,6 +326,7 @@ pub fn components() -> Vec<Component> {
             power_load_w: 400.0,
             gmem_throughput: None,
             queueing: None,
+            peaks: Some(&peaks::A100_SXM4),
         },
         Gpu {
             name: "H100 SXM5 80GB",
@@ -329,6 +342,7 @@ pub fn components() -> Vec<Component> {
             power_load_w: 275.0,
             gmem_throughput: None,
             queueing: Some(h100.clone()),
+            peaks: Some(&peaks::H100_SXM5),
         },
         Gpu {
             name: "H200 SXM 141GB",
@@ -354,6 +368,7 @@ pub fn components() -> Vec<Component> {
                 l2_size: 62_914_560.0,
                 ..h100.clone()
             }),
+            peaks: Some(&peaks::H200_SXM),
         },
         Gpu {
             name: "H100 PCIe",
@@ -369,6 +384,7 @@ pub fn components() -> Vec<Component> {
             power_load_w: 350.0,
             gmem_throughput: None,
             queueing: None,
+            peaks: Some(&peaks::H100_PCIE),
         },
     ];
     let links = [

@@ -13,7 +13,14 @@ pub fn attribute_unit(name: &str) -> Option<&'static str> {
         "warpSize" => "threads",
         "L2Size" => "B",
         "bandwidth" | "memoryBandwidth" | "L2Bandwidth" | "portBandwidth" => "B/s",
-        "performance" => "FLOP/s",
+        "performance"
+        | "peakFlops"
+        | "peakFlopsFP64"
+        | "peakFlopsFP64Tensor"
+        | "peakFlopsTF32Tensor"
+        | "peakFlopsFP16Tensor"
+        | "peakFlopsBF16Tensor"
+        | "peakFlopsFP8Tensor" => "FLOP/s",
         "blockLaunchRate" => "blocks/s",
         "kernelLaunchOverhead"
         | "latency"

@@ -1,6 +1,7 @@
 //! What a node asks of the engine, as a list of actions its stream runs in order.
 //!
-//! - COMP: a compute of the policy's time (GPU) or a sleep of the recorded time (CPU op);
+//! - COMP: a compute of the policy's time (GPU) or a sleep of the recorded time, or the
+//!   model's `cpu_time` (CPU op);
 //! - COMM_COLL: hetsim's plan of the collective over the group's members, exactly as a
 //!   script's `sim.<collective>` runs it. `comm_size` is read as nccl-tests' size of the
 //!   call (all-reduce, reduce-scatter, broadcast, reduce: a rank's buffer; all-gather: the
@@ -17,6 +18,7 @@ use std::collections::VecDeque;
 
 use hetsim_chakra::proto::comm_type;
 use hetsim_chakra::{NodeKind, TraceNode};
+use hetsim_scripting::computational::Timed;
 use hetsim_scripting::nccl::{self, Choice};
 use hetsim_simulator::collectives::{self, Collective, Step};
 use hetsim_simulator::{Direction, Pid};
@@ -27,7 +29,8 @@ use crate::policy::gpu_time;
 /// One thing a stream asks of the engine.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    Compute(f64),
+    /// A compute of the policy's time, with what its model says of it (power, error bar).
+    Compute(Timed),
     Sleep(f64),
     Send {
         to: Pid,
@@ -77,25 +80,49 @@ fn rank_attr(value: Option<i64>, what: &str, ranks: usize) -> Result<usize, Stri
         .ok_or_else(|| format!("`{what}` {v} is not a rank of the trace (0 to {})", ranks - 1))
 }
 
-/// The actions of `node` on `rank`, and whether the policy kept its recorded time for want
-/// of attributes; an error says what of the node is wrong.
-pub fn actions(context: &Context, rank: usize, node: &TraceNode) -> Result<(VecDeque<Action>, bool), String> {
+/// What the report counts of a node's time (crate::policy::GpuTime).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Counted {
+    pub kept_recorded: bool,
+    pub fallback: bool,
+}
+
+/// The actions of `node` on `rank`, and what the report counts of its time; an error says
+/// what of the node is wrong.
+pub fn actions(
+    context: &Context,
+    rank: usize,
+    node: &TraceNode,
+) -> Result<(VecDeque<Action>, Counted), String> {
     let a = &node.attributes;
     let recorded = node.duration_micros as f64 * 1e-6;
-    let mut kept = false;
+    let mut counted = Counted::default();
     let out: VecDeque<Action> = match node.kind {
-        _ if a.is_cpu_op => [Action::Sleep(recorded)].into(),
+        _ if a.is_cpu_op => {
+            let modelled = match &context.model {
+                Some(model) => model.cpu_time(node, &context.gpu(rank))?,
+                None => None,
+            };
+            [Action::Sleep(modelled.unwrap_or(recorded))].into()
+        }
         NodeKind::Metadata => VecDeque::new(),
         NodeKind::Comp => {
-            let seconds = match &context.model {
-                Some(model) => model.time(node, &context.gpus[rank], context.peaks[rank].as_ref())?,
-                None => {
-                    let (seconds, k) = gpu_time(&context.policy, node, context.peaks[rank].as_ref());
-                    kept = k;
-                    seconds
+            let modelled = match &context.model {
+                Some(model) => {
+                    let system_node = context.placements[rank].node;
+                    model.gpu_time(node, &context.gpu(rank), &context.models, system_node)?
                 }
+                None => None,
             };
-            [Action::Compute(seconds)].into()
+            let timed = modelled.unwrap_or_else(|| {
+                let t = gpu_time(&context.policy, node, context.peaks[rank].as_ref());
+                counted = Counted {
+                    kept_recorded: t.kept_recorded,
+                    fallback: t.fallback,
+                };
+                Timed::bare(t.seconds)
+            });
+            [Action::Compute(timed)].into()
         }
         NodeKind::CommColl => collective(context, rank, node)?,
         NodeKind::CommSend => {
@@ -148,7 +175,7 @@ pub fn actions(context: &Context, rank: usize, node: &TraceNode) -> Result<(VecD
             }
         }
     };
-    Ok((out, kept))
+    Ok((out, counted))
 }
 
 /// The plan of a COMM_COLL node, as `sim.<collective>` runs it.

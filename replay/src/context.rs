@@ -4,14 +4,16 @@
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 
 use hetsim_chakra::Groups;
+use hetsim_scripting::computational::Models;
 use hetsim_scripting::nccl::Topology;
 use hetsim_scripting::CancelFlag;
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{Pid, Placement};
 
-use crate::model::ScriptModel;
+use crate::model::{Gpu, ScriptModel};
 use crate::policy::{Peak, Policy};
 
 /// Sends on their way and receives that took a message for another tag.
@@ -46,6 +48,9 @@ pub struct Context {
     pub gpus: Vec<String>,
     /// The compiled `model:FILE.rhai` policy, if it is the policy.
     pub model: Option<ScriptModel>,
+    /// The system's computational models, which time what a model script's
+    /// `compute_time` returns as a map (`kernel_params(...)`).
+    pub models: Rc<Models>,
     pub p2p: RefCell<P2p>,
     /// Set from another thread to stop the replay: each stream fails at its next turn.
     pub cancel: CancelFlag,
@@ -54,5 +59,13 @@ pub struct Context {
 impl Context {
     pub fn ranks(&self) -> usize {
         self.comm_pids.len()
+    }
+
+    /// Rank `rank`'s GPU, as a model script sees it.
+    pub fn gpu(&self, rank: usize) -> Gpu<'_> {
+        Gpu {
+            name: &self.gpus[rank],
+            peak: self.peaks[rank].as_ref(),
+        }
     }
 }

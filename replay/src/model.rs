@@ -1,21 +1,41 @@
-//! `--compute model:FILE.rhai`: a compute node's time from the user's Rhai function.
+//! `--compute model:FILE.rhai`: a node's time from the user's Rhai functions.
 //!
-//! The script defines `fn compute_time(node)`; `node` is a map: `id`, `name`, `type`
-//! ("COMP"), `duration` (the recorded time [s]), `num_ops` and `tensor_size` where the
-//! trace has them, and `gpu`, the rank's GPU: `name`, `peak_flops` [FLOP/s] and
-//! `memory_bandwidth` [B/s] (0 where the catalog states none). It returns seconds. The
-//! script runs in hetsim's sandbox (operation and time limits, no modules, no `eval`) and
-//! has the analytic model functions scripts have (`volkov_kernel`, ...).
+//! The script defines `fn compute_time(node)` (GPU compute nodes), `fn cpu_time(node)`
+//! (CPU ops: nodes with `is_cpu_op`), or both; nodes of a kind whose function it does not
+//! define keep their recorded time. `node` is a map: `id`, `name`, `type` ("COMP", ...),
+//! `duration` (the recorded time [s]), `num_ops`, `tensor_size` and `dtype` ("bf16", ...:
+//! hetsim_chakra::DataType) where the trace has them, and `gpu`, the rank's GPU: `name`,
+//! `peak_flops` (the fallback rate, FP32's) [FLOP/s], `peaks` (a map of the rate of each
+//! data type the catalog states, by `dtype` name) and `memory_bandwidth` [B/s] (0 where
+//! the catalog states none).
+//!
+//! `compute_time` returns seconds, or a map of parameters that the rank's node's
+//! computational model times exactly as it times `sim.compute(map)` in an application
+//! (hetsim_scripting::computational::Models::compute_time): `kernel_params(name, #{…})`,
+//! the system's `[[kernel]]` SASS emulated for the launch, is such a map, so a kernel whose
+//! SASS the user has is timed by the system's GPU model (`gpu-queueing`, `gpu-volkov`,
+//! `gpu-teg`, ...) on the rank's catalog GPU. `cpu_time` returns seconds. The script runs in
+//! hetsim's sandbox (operation and time limits, no modules, no `eval`) with the analytic
+//! model functions scripts have (`volkov_kernel`, ...) and `kernel_params`.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
-use hetsim_chakra::TraceNode;
+use hetsim_chakra::{DataType, TraceNode};
+use hetsim_scripting::computational::{Models, Timed};
 use hetsim_scripting::functions::register_models;
+use hetsim_scripting::kernels::{self, KernelLibrary};
 use hetsim_scripting::sandbox::{engine, SliceClock};
 use hetsim_scripting::Limits;
 use rhai::{Dynamic, Engine, Map, Scope, AST};
 
 use crate::policy::Peak;
+
+/// What a model function sees of the rank's GPU.
+pub struct Gpu<'a> {
+    pub name: &'a str,
+    pub peak: Option<&'a Peak>,
+}
 
 /// A compiled model script.
 pub struct ScriptModel {
@@ -23,80 +43,150 @@ pub struct ScriptModel {
     engine: Engine,
     ast: AST,
     clock: SliceClock,
+    has_compute_time: bool,
+    has_cpu_time: bool,
 }
 
 impl ScriptModel {
-    /// Compiles `source` (named `origin` in errors); it must define `compute_time(node)`.
-    pub fn compile(origin: &Path, source: &str) -> Result<Self, String> {
+    /// Compiles `source` (named `origin` in errors), with `kernel_params` over `kernels`;
+    /// it must define `compute_time(node)` or `cpu_time(node)`.
+    pub fn compile(origin: &Path, source: &str, kernels: Rc<KernelLibrary>) -> Result<Self, String> {
         let clock = SliceClock::new(Default::default());
         let mut engine = engine(&Limits::default(), &clock);
         register_models(&mut engine);
+        kernels::register(&mut engine, kernels);
         let ast = engine
             .compile(source)
             .map_err(|e| format!("{}: {e}", origin.display()))?;
-        if !ast
-            .iter_functions()
-            .any(|f| f.name == "compute_time" && f.params.len() == 1)
-        {
-            return Err(format!("{}: defines no fn compute_time(node)", origin.display()));
+        let defines = |name: &str| {
+            ast.iter_functions()
+                .any(|f| f.name == name && f.params.len() == 1)
+        };
+        let (has_compute_time, has_cpu_time) = (defines("compute_time"), defines("cpu_time"));
+        if !has_compute_time && !has_cpu_time {
+            return Err(format!(
+                "{}: defines neither fn compute_time(node) nor fn cpu_time(node)",
+                origin.display()
+            ));
         }
         Ok(ScriptModel {
             origin: origin.to_owned(),
             engine,
             ast,
             clock,
+            has_compute_time,
+            has_cpu_time,
         })
     }
 
-    /// The time of `node` on a GPU named `gpu` with `peak` [s].
-    pub fn time(&self, node: &TraceNode, gpu: &str, peak: Option<&Peak>) -> Result<f64, String> {
-        let a = &node.attributes;
-        let mut map = Map::new();
-        map.insert("id".into(), Dynamic::from_int(node.id as i64));
-        map.insert("name".into(), node.name.clone().into());
-        map.insert("type".into(), node.kind.name().into());
-        map.insert(
-            "duration".into(),
-            Dynamic::from_float(node.duration_micros as f64 * 1e-6),
-        );
-        if let Some(x) = a.num_ops {
-            map.insert("num_ops".into(), Dynamic::from_float(x));
+    /// The time of GPU compute `node` on `gpu`, or `None` when the script defines no
+    /// `compute_time`. A returned map is timed by `models`' model of system node
+    /// `system_node` (the rank's).
+    pub fn gpu_time(
+        &self,
+        node: &TraceNode,
+        gpu: &Gpu,
+        models: &Models,
+        system_node: usize,
+    ) -> Result<Option<Timed>, String> {
+        if !self.has_compute_time {
+            return Ok(None);
         }
-        if let Some(x) = a.tensor_size {
-            map.insert("tensor_size".into(), Dynamic::from_float(x));
+        let value = self.call("compute_time", node, gpu)?;
+        let timed = match value.clone().try_cast::<Map>() {
+            Some(params) => models.compute_time(system_node, params).map_err(|e| {
+                format!(
+                    "{}: compute_time returned a map, which the node's model could not time: {e}",
+                    self.origin.display()
+                )
+            })?,
+            None => Timed::bare(self.seconds("compute_time", &value)?),
+        };
+        self.checked("compute_time", timed.seconds)?;
+        Ok(Some(timed))
+    }
+
+    /// The time of CPU op `node` [s], or `None` when the script defines no `cpu_time`.
+    pub fn cpu_time(&self, node: &TraceNode, gpu: &Gpu) -> Result<Option<f64>, String> {
+        if !self.has_cpu_time {
+            return Ok(None);
         }
-        let mut g = Map::new();
-        g.insert("name".into(), gpu.into());
-        g.insert(
-            "peak_flops".into(),
-            Dynamic::from_float(peak.map_or(0.0, |p| p.flops)),
-        );
-        g.insert(
-            "memory_bandwidth".into(),
-            Dynamic::from_float(peak.map_or(0.0, |p| p.bandwidth)),
-        );
-        map.insert("gpu".into(), g.into());
+        let value = self.call("cpu_time", node, gpu)?;
+        let seconds = self.seconds("cpu_time", &value)?;
+        self.checked("cpu_time", seconds).map(Some)
+    }
+
+    fn call(&self, function: &str, node: &TraceNode, gpu: &Gpu) -> Result<Dynamic, String> {
         self.clock.restart();
-        let value: Dynamic = self
-            .engine
-            .call_fn(&mut Scope::new(), &self.ast, "compute_time", (map,))
-            .map_err(|e| format!("{}: compute_time: {e}", self.origin.display()))?;
-        let seconds = value
+        self.engine
+            .call_fn(&mut Scope::new(), &self.ast, function, (node_map(node, gpu),))
+            .map_err(|e| format!("{}: {function}: {e}", self.origin.display()))
+    }
+
+    fn seconds(&self, function: &str, value: &Dynamic) -> Result<f64, String> {
+        value
             .as_float()
             .or_else(|_| value.as_int().map(|i| i as f64))
             .map_err(|t| {
                 format!(
-                    "{}: compute_time returned {t}, expected seconds",
+                    "{}: {function} returned {t}, expected seconds",
                     self.origin.display()
                 )
-            })?;
+            })
+    }
+
+    fn checked(&self, function: &str, seconds: f64) -> Result<f64, String> {
         if seconds.is_finite() && seconds >= 0.0 {
             Ok(seconds)
         } else {
             Err(format!(
-                "{}: compute_time returned {seconds} s (a time is finite and >= 0)",
+                "{}: {function} returned {seconds} s (a time is finite and >= 0)",
                 self.origin.display()
             ))
         }
     }
+}
+
+/// The map a model function takes: the node and its rank's GPU.
+fn node_map(node: &TraceNode, gpu: &Gpu) -> Map {
+    let a = &node.attributes;
+    let mut map = Map::new();
+    map.insert("id".into(), Dynamic::from_int(node.id as i64));
+    map.insert("name".into(), node.name.clone().into());
+    map.insert("type".into(), node.kind.name().into());
+    map.insert(
+        "duration".into(),
+        Dynamic::from_float(node.duration_micros as f64 * 1e-6),
+    );
+    if let Some(x) = a.num_ops {
+        map.insert("num_ops".into(), Dynamic::from_float(x));
+    }
+    if let Some(x) = a.tensor_size {
+        map.insert("tensor_size".into(), Dynamic::from_float(x));
+    }
+    if let Some(t) = a.dtype {
+        map.insert("dtype".into(), t.name().into());
+    }
+    let mut g = Map::new();
+    g.insert("name".into(), gpu.name.into());
+    g.insert(
+        "peak_flops".into(),
+        Dynamic::from_float(gpu.peak.map_or(0.0, |p| p.flops)),
+    );
+    let peaks: Map = DataType::ALL
+        .iter()
+        .filter_map(|&t| {
+            Some((
+                t.name().into(),
+                Dynamic::from_float(gpu.peak?.by_type[t as usize]?),
+            ))
+        })
+        .collect();
+    g.insert("peaks".into(), peaks.into());
+    g.insert(
+        "memory_bandwidth".into(),
+        Dynamic::from_float(gpu.peak.map_or(0.0, |p| p.bandwidth)),
+    );
+    map.insert("gpu".into(), g.into());
+    map
 }

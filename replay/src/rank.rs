@@ -76,6 +76,9 @@ pub struct RankState {
     pub metadata: u64,
     /// GPU compute nodes whose recorded duration the policy kept for want of attributes.
     pub kept_recorded: u64,
+    /// GPU compute nodes whose FLOPs were timed at FP32's rate for want of a data type or
+    /// of the GPU's rate for it.
+    pub fp32_fallback: u64,
 }
 
 impl RankState {
@@ -95,6 +98,7 @@ impl RankState {
             ran: [0; 3],
             metadata: 0,
             kept_recorded: 0,
+            fp32_fallback: 0,
         };
         let roots: Vec<u32> = (0..state.pending.len() as u32)
             .filter(|&i| state.pending[i as usize] == 0)

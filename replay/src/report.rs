@@ -26,6 +26,9 @@ pub struct RankReport {
     pub dropped_ctrl: u64,
     /// GPU compute nodes whose recorded time the policy kept for want of attributes.
     pub kept_recorded: u64,
+    /// GPU compute nodes whose FLOPs the policy timed at FP32's peak (or the GPU's
+    /// `peakFlops`) for want of a data type or of the GPU's rate for it.
+    pub fp32_fallback: u64,
     /// When its last stream finished [s].
     pub finish_time: f64,
     /// Time with a CPU op in flight [s].
@@ -73,6 +76,12 @@ impl ReplayReport {
                 out += &format!(
                     "rank {}: {} dependencies on ids not in the trace skipped, {} control dependencies dropped to break cycles, {} GPU nodes kept their recorded time (no num_ops or tensor_size)\n",
                     r.rank, r.missing_deps, r.dropped_ctrl, r.kept_recorded
+                );
+            }
+            if r.fp32_fallback > 0 {
+                out += &format!(
+                    "rank {}: {} GPU nodes' FLOPs timed at the FP32 peak (no data type, or none the GPU states a rate for)\n",
+                    r.rank, r.fp32_fallback
                 );
             }
         }

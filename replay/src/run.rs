@@ -37,6 +37,8 @@ pub struct ReplayOptions {
     pub policy: Policy,
     /// The policy as the user wrote it, for the report.
     pub policy_text: String,
+    /// Process groups given beside the trace (a communicator-group JSON): they add to the
+    /// groups of the trace's METADATA nodes and replace those of the same name.
     pub groups: Groups,
     pub algorithm: Algorithm,
     /// Follow control dependencies (breaking the cycles they close); false: data
@@ -63,10 +65,12 @@ impl Default for ReplayOptions {
     }
 }
 
-/// Reads rank `rank`'s file into its graph.
-fn graph(file: &Path, rank: usize, follow_ctrl: bool) -> Result<Graph, ReplayError> {
-    let nodes = RankReader::open(file, rank)?.collect::<Result<Vec<_>, _>>()?;
-    Graph::build(nodes, follow_ctrl).map_err(|e| match e {
+/// Reads rank `rank`'s file into its graph, and the process groups its METADATA nodes
+/// state.
+fn graph(file: &Path, rank: usize, follow_ctrl: bool) -> Result<(Graph, Groups), ReplayError> {
+    let mut reader = RankReader::open(file, rank)?;
+    let nodes = reader.by_ref().collect::<Result<Vec<_>, _>>()?;
+    let graph = Graph::build(nodes, follow_ctrl).map_err(|e| match e {
         GraphError::Duplicate(id) => ReplayError::Duplicate {
             file: file.to_owned(),
             rank,
@@ -77,7 +81,21 @@ fn graph(file: &Path, rank: usize, follow_ctrl: bool) -> Result<Graph, ReplayErr
             rank,
             nodes,
         },
-    })
+    })?;
+    Ok((graph, reader.groups))
+}
+
+/// The run's process groups: those the ranks' METADATA nodes state (a name two ranks give
+/// different ranks is an error naming the second file), then `given` (a communicator-group
+/// JSON), whose groups replace the trace's of the same name.
+fn groups(files: &[PathBuf], per_rank: Vec<Groups>, given: &Groups) -> Result<Groups, ReplayError> {
+    let mut all = Groups::default();
+    for (file, groups) in files.iter().zip(&per_rank) {
+        all.merge(groups)
+            .map_err(|why| ReplayError::Other(format!("{}: {why}", file.display())))?;
+    }
+    all.0.extend(given.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+    Ok(all)
 }
 
 /// The CPU node linked directly to `node`, its host, if any.
@@ -100,11 +118,14 @@ pub fn replay(
     system: &System,
     options: &ReplayOptions,
 ) -> Result<ReplayReport, ReplayError> {
-    let graphs = files
+    let (graphs, per_rank): (Vec<Graph>, Vec<Groups>) = files
         .iter()
         .enumerate()
         .map(|(rank, file)| graph(file, rank, options.follow_ctrl))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .unzip();
+    let groups = groups(files, per_rank, &options.groups)?;
     let n = graphs.len();
     let platform = platform(system)?;
     let labels = BTreeMap::from([(options.label.clone(), n as u64)]);
@@ -158,9 +179,17 @@ pub fn replay(
             (c.kind == ComponentKind::Gpu).then(|| Peak::of(c)).flatten()
         })
         .collect();
+    let clock = SliceClock::new(options.cancel.clone());
+    let kernels = Rc::new(KernelLibrary::for_system(system).map_err(|e| ReplayError::Other(e.to_string()))?);
+    let models = Rc::new(Models::compile(
+        system,
+        &Limits::default(),
+        &clock,
+        kernels.clone(),
+    )?);
     let model = match &options.policy {
         Policy::Model { path, source } => {
-            Some(ScriptModel::compile(path, source).map_err(ReplayError::Other)?)
+            Some(ScriptModel::compile(path, source, kernels).map_err(ReplayError::Other)?)
         }
         _ => None,
     };
@@ -173,13 +202,14 @@ pub fn replay(
         placements: placements.clone(),
         comm_pids: (n..2 * n).collect(),
         relays: relays.clone(),
-        groups: options.groups.clone(),
+        groups,
         topology: Topology::of(system),
         algorithm: options.algorithm,
         policy: options.policy.clone(),
         peaks,
         gpus,
         model,
+        models: models.clone(),
         p2p: RefCell::new(P2p::default()),
         cancel: options.cancel.clone(),
     });
@@ -202,9 +232,6 @@ pub fn replay(
     for rank in &ranks {
         processes.push(Box::new(Relay { rank: rank.clone() }));
     }
-    let clock = SliceClock::new(options.cancel.clone());
-    let kernels = Rc::new(KernelLibrary::for_system(system).map_err(|e| ReplayError::Other(e.to_string()))?);
-    let models = Rc::new(Models::compile(system, &Limits::default(), &clock, kernels)?);
     let results = simulate(
         &platform,
         &placements,
@@ -260,6 +287,7 @@ pub fn replay(
                 missing_deps: s.graph.missing_deps,
                 dropped_ctrl: s.graph.dropped_ctrl,
                 kept_recorded: s.kept_recorded,
+                fp32_fallback: s.fp32_fallback,
                 finish_time: finish,
                 cpu_time: length(busy(Stream::Cpu)),
                 compute_time: length(busy(Stream::Gpu)),

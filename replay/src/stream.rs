@@ -134,11 +134,11 @@ impl StreamProcess {
         let me = self.rank.borrow().rank;
         let op = self.op.as_mut()?;
         match action {
-            Action::Compute(seconds) => Some(Request::Compute {
-                seconds,
-                power: None,
-                uncertainty: 0.0,
-                detail: None,
+            Action::Compute(timed) => Some(Request::Compute {
+                seconds: timed.seconds,
+                power: timed.power,
+                uncertainty: timed.uncertainty_seconds(),
+                detail: timed.detail,
             }),
             Action::Sleep(seconds) => Some(Request::Sleep { seconds }),
             Action::Send {
@@ -203,12 +203,14 @@ impl StreamProcess {
             actions: VecDeque::new(),
             pending: Vec::new(),
         });
-        let (list, kept) = {
+        let (list, counted) = {
             let state = self.rank.borrow();
             actions(&self.context, state.rank, &state.graph.nodes[i as usize])?
         };
-        if kept {
-            self.rank.borrow_mut().kept_recorded += 1;
+        {
+            let mut state = self.rank.borrow_mut();
+            state.kept_recorded += u64::from(counted.kept_recorded);
+            state.fp32_fallback += u64::from(counted.fallback);
         }
         if let Some(op) = &mut self.op {
             op.actions = list;

@@ -123,8 +123,10 @@ fn the_shipped_example_is_what_the_writer_writes_and_it_replays() {
         assert!((r.compute_time - 6420e-6).abs() < 1e-12, "{r:?}");
         // Three of the four all-reduces hide behind the next backward GEMM.
         assert!(r.exposed_comm > 0.0 && r.exposed_comm < r.comm_time, "{r:?}");
-        // The roofline of an H100's FP32 peak (66.9 TFLOP/s) is slower than the recorded
+        // The GEMMs state no data type: the roofline times their FLOPs at the H100's FP32
+        // peak (66.9 TFLOP/s), the fallback, counted (8 a rank), slower than the recorded
         // (tensor-core) kernels: 275 GFLOP at 66.9 TFLOP/s is 4.1 ms, not 0.52.
         assert!(q.compute_time > 5.0 * r.compute_time, "{q:?}");
+        assert_eq!(q.fp32_fallback, 8, "{q:?}");
     }
 }

@@ -402,7 +402,11 @@ fn a_rhai_model_times_each_kernel_from_the_node_and_the_gpu() {
         ..ReplayOptions::default()
     };
     let e = replay(&files, &board, &options).expect_err("no compute_time");
-    assert!(e.to_string().contains("defines no fn compute_time(node)"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("defines neither fn compute_time(node) nor fn cpu_time(node)"),
+        "{e}"
+    );
     std::fs::write(&script, r#"fn compute_time(node) { "soon" }"#).expect("writes");
     let options = ReplayOptions {
         policy: Policy::parse(&format!("model:{}", script.display())).expect("reads"),
