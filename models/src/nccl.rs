@@ -145,6 +145,24 @@ const NVLS_TREE_MAX_PER_CHANNEL: [f64; 2] = [57.7, 45.5];
 pub const NVLINK_EFFICIENCY: f64 = 20.6 / 25.0;
 /// NVLS channels on Hopper (`NVLS_NCHANNELS_SM90`), and ring/tree channels taken equal.
 pub const CHANNELS: usize = 16;
+/// The speeds NCCL's graph search tries for a channel inside a Hopper node, fastest first
+/// (`sm90SpeedArrayIntra`, search.cc) [GB/s].
+const SM90_SPEEDS_INTRA: [f64; 11] = [60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0];
+
+/// The bandwidth of one channel of NCCL's NVLS graph on one node of `heads` GPUs, each with
+/// `gpu_gbps` to the NVSwitch per direction [GB/s]. `ncclTopoSearchTryNvls` (search.cc) loads
+/// every GPU's link with each channel's speed, the channel's head's twice, so `heads + 1`
+/// speeds must fit one GPU's link; the search takes the fastest of its speeds that does.
+/// On 8 H100s (370.8 GB/s of NVLink as NCCL counts it) that is 40 GB/s, and NVLS's bus
+/// bandwidth 8 × 40 × 0.85 × 7/8 × 2 = 476 GB/s, the "480 GB/s" NCCL's maintainers quote; on
+/// 2 to 4 GPUs it is 60 GB/s a channel, below the ring, which NCCL then picks.
+fn nvls_channel_gbps(heads: f64, gpu_gbps: f64) -> f64 {
+    SM90_SPEEDS_INTRA
+        .into_iter()
+        .find(|speed| (heads + 1.0) * speed <= gpu_gbps)
+        .unwrap_or(SM90_SPEEDS_INTRA[SM90_SPEEDS_INTRA.len() - 1])
+}
+
 /// NCCL's default NVLS chunk (`nvlsChunkSize`, 128 KiB).
 pub const NVLS_CHUNK: f64 = 131072.0;
 /// NVLS efficiency NCCL assumes on Hopper (`nvlsEfficiency`).
@@ -222,13 +240,16 @@ impl Fabric {
         };
         let mut bus = match algo {
             Algo::Nvls => {
-                let mut per = self.graph_gbps() / channels * NVLS_EFFICIENCY * (channels - 1.0) / channels;
+                // tuning.cc over the NVLS graph: a channel per head (every GPU of the node).
+                let heads = self.ppn();
+                let mut per =
+                    nvls_channel_gbps(heads, self.graph_gbps()) * NVLS_EFFICIENCY * (heads - 1.0) / heads;
                 per *= if func == Func::AllReduce {
                     2.0
                 } else {
-                    (self.ppn() - 1.0) / self.ppn()
+                    (heads - 1.0) / heads
                 };
-                per * channels
+                per * heads
             }
             Algo::NvlsTree => {
                 // tuning.cc: a channel per NVLS head (a GPU with its NIC), each at the NIC's
@@ -497,6 +518,50 @@ mod tests {
                 cluster(nodes).pick(Func::AllReduce, 1073741824.0),
                 Some((Algo::NvlsTree, Proto::Simple)),
                 "{nodes} nodes"
+            );
+        }
+    }
+
+    #[test]
+    fn nvls_bandwidth_follows_nccls_nvls_graph_and_loses_to_the_ring_on_few_gpus() {
+        // 370.8 GB/s of NVLink (450 x 20.6/25) over heads + 1 channel loads: 60 GB/s a
+        // channel up to 5 GPUs, 50 on 6, 40 on 7 and 8 (search.cc's sm90 speeds).
+        let bus = |n: usize| {
+            dgx(n)
+                .bandwidth(Func::AllReduce, Algo::Nvls, Proto::Simple)
+                .unwrap()
+                * 2.0
+                * (n as f64 - 1.0)
+                / n as f64
+        };
+        assert!(
+            (bus(8) - 8.0 * 40.0 * 0.85 * 7.0 / 8.0 * 2.0).abs() < 1e-9,
+            "{}",
+            bus(8)
+        );
+        assert!(
+            (bus(6) - 6.0 * 50.0 * 0.85 * 5.0 / 6.0 * 2.0).abs() < 1e-9,
+            "{}",
+            bus(6)
+        );
+        assert!(
+            (bus(2) - 2.0 * 60.0 * 0.85 * 0.5 * 2.0).abs() < 1e-9,
+            "{}",
+            bus(2)
+        );
+        // nccl #1455 (8 x H100 SXM): NVLS passes the ring from 5 GPUs on, not below.
+        for n in 2..=4 {
+            assert_eq!(
+                dgx(n).pick(Func::AllReduce, 4e9),
+                Some((Algo::Ring, Proto::Simple)),
+                "{n} GPUs"
+            );
+        }
+        for n in 5..=8 {
+            assert_eq!(
+                dgx(n).pick(Func::AllReduce, 4e9),
+                Some((Algo::Nvls, Proto::Simple)),
+                "{n} GPUs"
             );
         }
     }
