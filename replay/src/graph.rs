@@ -15,13 +15,28 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
-use hetsim_chakra::TraceNode;
+use hetsim_chakra::{Attributes, DataType, NodeKind, TraceNode};
 
-/// The graph of one rank: nodes by index (in id order), each with its kept dependencies as
-/// edges (the nodes' own dependency lists are emptied once the edges hold them).
+/// A node as a run holds it (32 bytes): what the trace gives apart from its dependencies
+/// (the graph's edges hold them), its name and attributes as indices into the graph's
+/// tables, where each distinct one is kept once (names and attribute sets repeat heavily:
+/// a training step's ops recur every step).
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    pub id: u64,
+    pub duration_micros: u64,
+    name: u32,
+    attributes: u32,
+    pub kind: NodeKind,
+}
+
+/// The graph of one rank: nodes by index (in id order), their kept dependencies as edges in
+/// one flat array.
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
-    pub nodes: Vec<TraceNode>,
+    pub nodes: Vec<Node>,
+    names: Vec<String>,
+    attributes: Vec<Attributes>,
     /// Per node: how many kept dependencies it has.
     pub in_degree: Vec<u32>,
     /// Per node: the nodes that depend on it (kept edges), as ranges into `targets`.
@@ -41,7 +56,85 @@ pub enum GraphError {
     Cycle(Vec<u64>),
 }
 
+/// An attribute set as a hash key (its numbers by their bits).
+type AttributesKey = (bool, [Option<u64>; 3], [Option<i64>; 4], Option<String>, Option<DataType>);
+
+fn attributes_key(a: &Attributes) -> AttributesKey {
+    let bits = |x: Option<f64>| x.map(f64::to_bits);
+    (
+        a.is_cpu_op,
+        [bits(a.num_ops), bits(a.tensor_size), bits(a.comm_size)],
+        [a.comm_type, a.comm_src, a.comm_dst, a.comm_tag],
+        a.pg_name.clone(),
+        a.dtype,
+    )
+}
+
+/// Distinct values by index, each kept once.
+struct Table<K, V> {
+    index: HashMap<K, u32>,
+    values: Vec<V>,
+}
+
+impl<K: std::hash::Hash + Eq, V> Table<K, V> {
+    fn new() -> Self {
+        Table {
+            index: HashMap::new(),
+            values: Vec::new(),
+        }
+    }
+
+    fn intern(&mut self, key: K, value: V) -> u32 {
+        let next = self.values.len() as u32;
+        let at = *self.index.entry(key).or_insert(next);
+        if at == next {
+            self.values.push(value);
+        }
+        at
+    }
+}
+
+/// `nodes` as a run holds them, with their names' and attributes' tables.
+fn compact(nodes: Vec<TraceNode>) -> (Vec<Node>, Vec<String>, Vec<Attributes>) {
+    let mut names = Table::new();
+    let mut attributes = Table::new();
+    // A fresh vector: collecting `nodes.into_iter()` would reuse (and keep) their buffer,
+    // eight times the size.
+    let mut compact = Vec::with_capacity(nodes.len());
+    compact.extend(nodes.into_iter().map(|n| Node {
+        id: n.id,
+        duration_micros: n.duration_micros,
+        name: names.intern(n.name.clone(), n.name),
+        attributes: attributes.intern(attributes_key(&n.attributes), n.attributes),
+        kind: n.kind,
+    }));
+    (compact, names.values, attributes.values)
+}
+
 impl Graph {
+    /// Node `i` whole, as the policies and a node's actions read it (without its
+    /// dependencies, which the edges hold).
+    pub fn node(&self, i: usize) -> TraceNode {
+        let n = &self.nodes[i];
+        TraceNode {
+            id: n.id,
+            name: self.name(i).to_owned(),
+            kind: n.kind,
+            data_deps: Vec::new(),
+            ctrl_deps: Vec::new(),
+            duration_micros: n.duration_micros,
+            attributes: self.attributes(i).clone(),
+        }
+    }
+
+    pub fn name(&self, i: usize) -> &str {
+        &self.names[self.nodes[i].name as usize]
+    }
+
+    pub fn attributes(&self, i: usize) -> &Attributes {
+        &self.attributes[self.nodes[i].attributes as usize]
+    }
+
     pub fn children(&self, node: usize) -> &[u32] {
         &self.targets[self.starts[node] as usize..self.starts[node + 1] as usize]
     }
@@ -90,6 +183,9 @@ impl Graph {
             data.push(d);
             ctrl.push(c);
         }
+        drop(index);
+        // What a run needs of the nodes; their dependency lists are read.
+        let (nodes, names, attributes) = compact(nodes);
         // Successors per node, to run Kahn's algorithm.
         let mut data_out: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut ctrl_out: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -178,13 +274,10 @@ impl Graph {
                 fill[u as usize] += 1;
             }
         }
-        // The edges now hold the dependencies: a node keeps no list of its own.
-        for node in &mut nodes {
-            node.data_deps = Vec::new();
-            node.ctrl_deps = Vec::new();
-        }
         Ok(Graph {
             nodes,
+            names,
+            attributes,
             in_degree,
             starts,
             targets,
@@ -196,7 +289,7 @@ impl Graph {
 
 /// A cycle of data dependencies among the nodes not ordered: from one of them, follow a
 /// data dependency that is not ordered until a node repeats.
-fn cycle(nodes: &[TraceNode], data: &[Vec<u32>], ordered: &[bool]) -> Vec<u64> {
+fn cycle(nodes: &[Node], data: &[Vec<u32>], ordered: &[bool]) -> Vec<u64> {
     let Some(start) = ordered.iter().position(|&o| !o) else {
         return Vec::new();
     };

@@ -11,7 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use hetsim_chakra::{NodeKind, TraceNode};
+use hetsim_chakra::NodeKind;
 use hetsim_simulator::Pid;
 
 use crate::graph::Graph;
@@ -41,10 +41,10 @@ impl Stream {
 /// is the CPU side of a collective whose kernel is a COMM_COLL of its own); GPU
 /// computation on the GPU stream; collectives, sends, receives, loads and stores on the
 /// communication stream.
-pub fn stream_of(node: &TraceNode) -> Option<Stream> {
-    match node.kind {
+pub fn stream_of(kind: NodeKind, is_cpu_op: bool) -> Option<Stream> {
+    match kind {
         NodeKind::Metadata => None,
-        _ if node.attributes.is_cpu_op => Some(Stream::Cpu),
+        _ if is_cpu_op => Some(Stream::Cpu),
         NodeKind::Comp => Some(Stream::Gpu),
         NodeKind::CommColl
         | NodeKind::CommSend
@@ -121,7 +121,11 @@ impl RankState {
     fn make_ready(&mut self, i: u32) {
         let mut work = vec![i];
         while let Some(i) = work.pop() {
-            match stream_of(&self.graph.nodes[i as usize]) {
+            let (kind, is_cpu_op) = (
+                self.graph.nodes[i as usize].kind,
+                self.graph.attributes(i as usize).is_cpu_op,
+            );
+            match stream_of(kind, is_cpu_op) {
                 Some(s) => self.ready[s as usize].push(Reverse(i)),
                 None => {
                     self.done += 1;
@@ -190,7 +194,7 @@ impl RankState {
                     self.rank,
                     n.id,
                     n.kind.name(),
-                    n.name
+                    self.graph.name(i as usize)
                 ))
             })
             .collect()

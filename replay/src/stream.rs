@@ -83,8 +83,11 @@ impl StreamProcess {
         let node = self
             .op
             .as_ref()
-            .map(|op| &rank.graph.nodes[op.node as usize])
-            .map(|n| format!(", node {} ({} {:?})", n.id, n.kind.name(), n.name))
+            .map(|op| op.node as usize)
+            .map(|i| {
+                let n = &rank.graph.nodes[i];
+                format!(", node {} ({} {:?})", n.id, n.kind.name(), rank.graph.name(i))
+            })
             .unwrap_or_default();
         let file = self
             .context
@@ -205,7 +208,7 @@ impl StreamProcess {
         });
         let (list, counted) = {
             let state = self.rank.borrow();
-            actions(&self.context, state.rank, &state.graph.nodes[i as usize])?
+            actions(&self.context, state.rank, &state.graph.node(i as usize))?
         };
         {
             let mut state = self.rank.borrow_mut();
