@@ -57,7 +57,13 @@ pub enum GraphError {
 }
 
 /// An attribute set as a hash key (its numbers by their bits).
-type AttributesKey = (bool, [Option<u64>; 3], [Option<i64>; 4], Option<String>, Option<DataType>);
+type AttributesKey = (
+    bool,
+    [Option<u64>; 3],
+    [Option<i64>; 4],
+    Option<String>,
+    Option<DataType>,
+);
 
 fn attributes_key(a: &Attributes) -> AttributesKey {
     let bits = |x: Option<f64>| x.map(f64::to_bits);
