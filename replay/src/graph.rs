@@ -358,6 +358,23 @@ mod tests {
     }
 
     #[test]
+    fn names_and_attribute_sets_are_kept_once_and_a_node_rebuilds_whole() {
+        let mut cpu = n(2, &[1], &[]);
+        cpu.name = "aten::linear".into();
+        cpu.attributes.is_cpu_op = true;
+        let mut coll = n(3, &[2], &[]);
+        coll.attributes.comm_size = Some(1024.0);
+        let g = Graph::build(vec![n(1, &[], &[]), cpu.clone(), coll, n(4, &[3], &[])], true).expect("runs");
+        // Names "op" and "aten::linear"; attribute sets: none, a CPU op, a 1 KiB comm_size.
+        assert_eq!((g.names.len(), g.attributes.len()), (2, 3));
+        assert_eq!(g.name(3), "op");
+        cpu.data_deps.clear();
+        assert_eq!(g.node(1), cpu);
+        assert_eq!(g.attributes(2).comm_size, Some(1024.0));
+        assert_eq!(std::mem::size_of::<Node>(), 32);
+    }
+
+    #[test]
     fn a_data_cycle_is_an_error_naming_its_nodes() {
         let e = Graph::build(
             vec![n(1, &[3], &[]), n(2, &[1], &[]), n(3, &[2], &[]), n(4, &[], &[])],
