@@ -71,14 +71,14 @@ fn a_stored_trace_is_listed_fetched_submitted_swept_and_deleted() {
     );
     assert_eq!(run["app_title"], "Replay of trace dp-step (compute replay)");
 
-    // A sweep over the cluster's `boards` variable, with the roofline policy.
+    // A sweep over the cluster's `boards` variable and two compute policies: 2 x 2 runs.
     let sweep = json(&ok(&[
         &[
             "sweep",
             "--trace-name",
             "dp-step",
             "--compute",
-            "roofline",
+            "replay,roofline",
             "--system",
             "examples/clusters/h100-ib.toml",
             "--var",
@@ -91,7 +91,7 @@ fn a_stored_trace_is_listed_fetched_submitted_swept_and_deleted() {
     .concat()));
     assert_eq!(
         (sweep["total"].as_u64(), sweep["done"].as_u64()),
-        (Some(2), Some(2)),
+        (Some(4), Some(4)),
         "{sweep}"
     );
 
