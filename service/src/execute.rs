@@ -16,8 +16,8 @@ use hetsim_simulator::Results;
 use hetsim_system::{SystemFile, Variable};
 
 use crate::budgets::RunBudgets;
+use crate::replayed::COMPUTE_VARIABLE;
 use crate::storage::{Lease, RunInputs, RunOutput, Store, StoreError, TraceFile};
-use crate::submit::COMPUTE_VARIABLE;
 
 /// How often a worker reads the status of the run it simulates, to see a cancellation.
 pub const CANCEL_POLL: Duration = Duration::from_millis(250);

@@ -16,6 +16,10 @@ use hetsim_system::System;
 
 use crate::storage::{file_name, RankBreakdown, TraceFile};
 
+/// The run variable that holds a replayed trace's compute policy (set at submit, one per
+/// run, so that a sweep may vary it).
+pub const COMPUTE_VARIABLE: &str = "compute";
+
 /// A folder removed when dropped.
 struct Scratch(PathBuf);
 

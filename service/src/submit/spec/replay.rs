@@ -12,10 +12,8 @@ use serde_json::Value;
 
 use super::{new_id, system, system_variants, variable_axes, RunSpec, SpecError, SpecResult, Submission};
 use crate::limits::{checked_product, ServiceLimits};
+pub use crate::replayed::COMPUTE_VARIABLE;
 use crate::storage::{NewInput, ReplayInput, Store};
-
-/// The run variable that holds a replayed trace's compute policy.
-pub const COMPUTE_VARIABLE: &str = "compute";
 
 impl RunSpec {
     pub(super) async fn check_replay(
