@@ -70,15 +70,43 @@ fn a_stored_trace_is_listed_fetched_submitted_swept_and_deleted() {
         "{run}\n{local}"
     );
     assert_eq!(run["app_title"], "Replay of trace dp-step (compute replay)");
+    assert_eq!(run["variables"]["compute"], "replay", "{run}");
+    // The per-rank breakdown: in the run's JSON as the local report has it, and on its page
+    // a row per rank; the traces page lists the trace.
+    for field in [
+        "ran",
+        "nodes",
+        "finish_time",
+        "compute_time",
+        "comm_time",
+        "exposed_comm",
+        "cpu_time",
+    ] {
+        assert_eq!(
+            run["result"]["ranks"][7][field], local["ranks"][7][field],
+            "{field}"
+        );
+    }
+    let (status, page) = http_page(port, &format!("/runs/{}", run["id"].as_str().unwrap()));
+    assert_eq!(status, 200, "{page}");
+    let ranks = page.split("<div id=\"ranks\">").nth(1).expect("a Ranks table");
+    let table = ranks.split("</table>").next().unwrap();
+    assert_eq!(table.matches("<tr>").count(), 9, "a header and 8 ranks: {table}");
+    let (status, traces) = http_page(port, "/traces");
+    assert_eq!(status, 200, "{traces}");
+    assert!(
+        traces.contains(">dp-step</a>") && traces.contains("<td class=\"num\">136</td>"),
+        "{traces}"
+    );
 
-    // A sweep over the cluster's `boards` variable, with the roofline policy.
+    // A sweep over the cluster's `boards` variable and two compute policies: 2 x 2 runs.
     let sweep = json(&ok(&[
         &[
             "sweep",
             "--trace-name",
             "dp-step",
             "--compute",
-            "roofline",
+            "replay,roofline",
             "--system",
             "examples/clusters/h100-ib.toml",
             "--var",
@@ -91,7 +119,7 @@ fn a_stored_trace_is_listed_fetched_submitted_swept_and_deleted() {
     .concat()));
     assert_eq!(
         (sweep["total"].as_u64(), sweep["done"].as_u64()),
-        (Some(2), Some(2)),
+        (Some(4), Some(4)),
         "{sweep}"
     );
 

@@ -352,5 +352,8 @@ async fn launch_offers_a_stored_trace_and_replays_it_under_a_compute_policy() {
         log.contains("compute policy: replay") && log.contains("rank 7"),
         "{log}"
     );
+    // The per-rank breakdown: one row a rank, all 17 nodes of each run.
+    assert_eq!(b.count("#ranks tbody tr").await, 8);
+    assert!(b.text("#ranks thead").await.contains("exposed communication"));
     b.client.close().await.unwrap();
 }

@@ -16,6 +16,7 @@ use hetsim_simulator::Results;
 use hetsim_system::{SystemFile, Variable};
 
 use crate::budgets::RunBudgets;
+use crate::replayed::COMPUTE_VARIABLE;
 use crate::storage::{Lease, RunInputs, RunOutput, Store, StoreError, TraceFile};
 
 /// How often a worker reads the status of the run it simulates, to see a cancellation.
@@ -59,9 +60,14 @@ fn simulate(
     options.limits.max_run_memory = max_run_memory;
     options.engine.trace = inputs.trace;
     options.engine.max_spans = Some(MAX_TRACE_SPANS);
-    let mut report = match &inputs.replay {
-        Some(replay) => crate::replayed::replay(files, &replay.compute, &system, &options)?,
-        None => hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?,
+    let (mut report, ranks) = match &inputs.replay {
+        Some(replay) => {
+            crate::replayed::replay(files, run_policy(&variables, &replay.compute), &system, &options)?
+        }
+        None => (
+            hetsim_scripting::run(&inputs.app, "app.rhai", &system, &labels, &variables, &options)?,
+            Vec::new(),
+        ),
     };
     check_finite(&report.results)?;
     let trace = match report.results.trace.take() {
@@ -91,7 +97,17 @@ fn simulate(
         trace,
         trace_dropped,
         log: report.log.join("\n"),
+        ranks,
     })
+}
+
+/// A replayed trace's compute policy: the run's variable `compute` (every trace run since
+/// a sweep could vary it has one), else its submission's (runs stored before).
+fn run_policy<'a>(variables: &'a BTreeMap<String, Variable>, submitted: &'a str) -> &'a str {
+    match variables.get(COMPUTE_VARIABLE) {
+        Some(Variable::Text(policy)) => policy,
+        _ => submitted,
+    }
 }
 
 /// A run whose figures are not finite fails, naming the first: JSON has no NaN or infinity,

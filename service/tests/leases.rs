@@ -36,6 +36,7 @@ fn output() -> RunOutput {
         trace: None,
         trace_dropped: 0,
         log: String::new(),
+        ranks: Vec::new(),
     }
 }
 

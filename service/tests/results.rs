@@ -61,6 +61,7 @@ fn output(results: Results) -> RunOutput {
         trace: None,
         trace_dropped: 0,
         log: "a log".into(),
+        ranks: Vec::new(),
     }
 }
 

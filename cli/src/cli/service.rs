@@ -328,7 +328,8 @@ pub struct SubmitArgs {
     /// app: rank r on the r-th process of the label GPU; --var sets the system's variables.
     #[arg(long, value_name = "NAME", conflicts_with_all = ["app", "app_name", "labels"])]
     pub trace_name: Option<String>,
-    /// The trace's compute policy: replay (its recorded durations), roofline or scale:GPU.
+    /// The trace's compute policy: replay (its recorded durations), roofline or scale:GPU;
+    /// a sweep's may be a comma list (replay,roofline), each policy a run.
     #[arg(long, value_name = "POLICY", requires = "trace_name")]
     pub compute: Option<String>,
     /// The system model, a local TOML or JSON file; the .rhai model files and SASS listings

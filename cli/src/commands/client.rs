@@ -149,9 +149,6 @@ fn app_and_system(args: &SubmitArgs) -> Result<serde_json::Map<String, Value>> {
         (None, None, Some(name)) => out.insert("trace_name".into(), name.as_str().into()),
         (None, None, None) => bail!("--app FILE, --app-name NAME or --trace-name NAME is required"),
     };
-    if let Some(compute) = &args.compute {
-        out.insert("compute".into(), compute.as_str().into());
-    }
     match (&args.system, &args.system_name) {
         (Some(path), _) => out.insert("system".into(), system_for_server(path)?),
         (None, Some(name)) => out.insert("system_name".into(), name.as_str().into()),
@@ -170,6 +167,15 @@ fn submission(args: &SubmitArgs, sweep: bool) -> Result<Value> {
     body.insert("labels".into(), labels);
     body.insert("variables".into(), variables);
     body.insert("trace".into(), args.trace.into());
+    if let Some(compute) = &args.compute {
+        // A sweep's `--compute a,b` sweeps the policies, as `--var` does a variable's values.
+        let policies = if sweep {
+            hetsim_service::submit::comma_list(compute, |p| Ok::<_, anyhow::Error>(p.into()))?
+        } else {
+            compute.as_str().into()
+        };
+        body.insert("compute".into(), policies);
+    }
     Ok(Value::Object(body))
 }
 

@@ -18,7 +18,7 @@ pub use error::{Result, StoreError};
 pub use hetsim_simulator::ProcessResult;
 pub use leases::{Lease, Reclaimed};
 pub use overview::SweepRow;
-pub use results::{ProcessPage, RunOutput, StoredOutput, MAX_PAGE};
+pub use results::{ProcessPage, RankBreakdown, RunOutput, StoredOutput, MAX_PAGE};
 pub use runs::{
     app_title, NewInput, NewRun, ReplayInput, RunFilter, RunInputs, RunRecord, RunSource, SweepSummary,
     Unpublished,

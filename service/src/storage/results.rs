@@ -42,6 +42,39 @@ pub struct RunOutput {
     /// Spans left out of `trace` past the cap.
     pub trace_dropped: u64,
     pub log: String,
+    /// A replayed trace's per-rank breakdown (empty for an app's run).
+    pub ranks: Vec<RankBreakdown>,
+}
+
+/// One rank of a replayed trace, as `hetsim replay` reports it (its `RankReport` less the
+/// scratch file's path and the node-kind counts): stored in the run's summary JSON under
+/// `ranks`, served with the run and shown on its page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankBreakdown {
+    pub rank: usize,
+    /// Nodes in the rank's file, and of them the nodes that ran.
+    pub nodes: u64,
+    pub ran: u64,
+    /// When its last stream finished [s].
+    pub finish_time: f64,
+    /// Time with a GPU compute in flight [s].
+    pub compute_time: f64,
+    /// Time with a communication in flight [s].
+    pub comm_time: f64,
+    /// Communication time with no GPU compute in flight [s].
+    pub exposed_comm: f64,
+    /// Time with a CPU op in flight [s].
+    pub cpu_time: f64,
+}
+
+/// The `results.result` JSON of a summary: the summary's fields, and a replay's ranks
+/// beside them (absent for an app's run, so that its JSON is as before).
+#[derive(Serialize)]
+struct StoredSummary<'a> {
+    #[serde(flatten)]
+    summary: &'a Summary,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    ranks: &'a [RankBreakdown],
 }
 
 /// A finished run's trace (JSON spans, `None` where none was recorded) and log.
@@ -191,7 +224,10 @@ impl Store {
                 "INSERT INTO results (run_id, result, trace, log, format, trace_dropped) VALUES ($1, $2, $3, $4, $5, $6)",
             )
             .bind(id)
-            .bind(serde_json::to_string(&output.summary)?)
+            .bind(serde_json::to_string(&StoredSummary {
+                summary: &output.summary,
+                ranks: &output.ranks,
+            })?)
             .bind(output.trace.as_deref())
             .bind(&output.log)
             .bind(FORMAT_SUMMARY)

@@ -6,7 +6,7 @@ mod spec;
 
 pub use crate::status::RunStatus;
 pub use hetsim_scripting::AppInput;
-pub use spec::{new_id, RunSpec, SpecError, Submission};
+pub use spec::{new_id, RunSpec, SpecError, Submission, COMPUTE_VARIABLE};
 
 use hetsim_system::Variable;
 use serde_json::Value;

@@ -12,7 +12,11 @@ use serde_json::Value;
 
 use crate::limits::{checked_product, ServiceLimits};
 use crate::queue::{valid_queue_name, MAX_QUEUE_NAME};
-use crate::storage::{Library, NewInput, NewRun, ReplayInput, Store, StoreError};
+use crate::storage::{Library, NewInput, NewRun, Store, StoreError};
+
+mod replay;
+
+pub use replay::COMPUTE_VARIABLE;
 
 /// `POST /api/runs` and `POST /api/sweeps`. In a sweep, any label count or variable may be
 /// a list; the cartesian product is queued. The application is given by exactly one of
@@ -59,8 +63,9 @@ pub struct Submission {
     /// every variable must be one the system reads.
     pub trace_name: Option<String>,
     /// A trace's compute policy: `replay` (the default), `roofline` or `scale:GPU` (a
-    /// catalog GPU the trace was recorded on).
-    pub compute: Option<String>,
+    /// catalog GPU the trace was recorded on); a sweep's may be a list of them, each run
+    /// taking one as its variable `compute`.
+    pub compute: Option<Value>,
 }
 
 /// The submission's variables as axes (a sweep's may be lists of values).
@@ -239,81 +244,6 @@ impl RunSpec {
         })
     }
 
-    /// Checks a submission of a stored trace: no app and no labels, a compute policy a
-    /// server can apply, variables the system reads, and, on every variant of the system,
-    /// a process of the label `GPU` for each rank.
-    async fn check_replay(
-        store: &Store,
-        limits: &ServiceLimits,
-        sub: Submission,
-        sweep: bool,
-    ) -> SpecResult<RunSpec> {
-        let key = sub.trace_name.clone().unwrap_or_default();
-        if sub.app.is_some() || sub.app_id.is_some() || sub.app_name.is_some() {
-            return Err(SpecError::invalid(
-                "trace_name",
-                "give an app or a trace, not both",
-            ));
-        }
-        if !sub.labels.is_empty() {
-            return Err(SpecError::invalid(
-                "labels",
-                format!(
-                    "a trace's rank r runs on the r-th process of the label {}: labels are not taken",
-                    replay_label()
-                ),
-            ));
-        }
-        let compute = sub.compute.clone().unwrap_or_else(|| "replay".to_owned());
-        server_policy(&compute)?;
-        let trace = store
-            .trace(&key)
-            .await?
-            .ok_or_else(|| SpecError::invalid("trace_name", format!("no stored trace named {key:?}")))?;
-        let variable_axes = variable_axes(&sub.variables, sweep)?;
-        if checked_product(variable_axes.iter().map(|a| a.1.len()), limits.max_sweep_runs).is_none() {
-            return Err(SpecError::over(
-                "variables",
-                "the lists make more runs".to_owned(),
-                limits.max_sweep_runs,
-                "max_sweep_runs",
-            ));
-        }
-        let (system_json, system) = system(store, &sub).await?;
-        if let Some(name) = sub.variables.keys().find(|n| !system.variables.contains(n)) {
-            return Err(SpecError::invalid(
-                &format!("variables.{name}"),
-                "the system reads no such variable (a trace has no app to read one)",
-            ));
-        }
-        let variants = system_variants(&system_json, &system, &variable_axes)?;
-        let labels = BTreeMap::from([(replay_label(), trace.ranks)]);
-        for variant in variants.iter().chain(variants.is_empty().then_some(&system)) {
-            check_labels(variant, &labels, limits.max_processes).map_err(|e| {
-                SpecError::invalid(
-                    "trace_name",
-                    format!("trace {:?} has {} ranks: {e}", trace.name, trace.ranks),
-                )
-            })?;
-        }
-        Ok(RunSpec {
-            queue: sub.queue,
-            input: NewInput {
-                id: new_id(),
-                // The title the overview shows (`app_title`), and what the run's source says.
-                app: format!("// Replay of trace {} (compute {compute})\n", trace.name),
-                system: system_json,
-                trace: sub.trace,
-                replay: Some(ReplayInput {
-                    trace_id: trace.id,
-                    compute,
-                }),
-            },
-            labels: vec![labels],
-            variables: variable_axes,
-        })
-    }
-
     /// The runs: each label combination with each variable combination.
     pub fn runs(&self) -> Vec<NewRun> {
         self.labels
@@ -327,26 +257,6 @@ impl RunSpec {
             })
             .collect()
     }
-}
-
-/// The label whose r-th process runs rank r of a submitted trace: hetsim-replay's default,
-/// which the worker replays with.
-fn replay_label() -> String {
-    hetsim_replay::ReplayOptions::default().label
-}
-
-/// Refuses a compute policy a worker cannot apply: `model:FILE.rhai` names a file of the
-/// client's, which no worker has.
-fn server_policy(text: &str) -> SpecResult<()> {
-    if text.starts_with("model:") {
-        return Err(SpecError::invalid(
-            "compute",
-            "model:FILE.rhai reads a file of the client's, which a server does not have: use replay, roofline or scale:GPU",
-        ));
-    }
-    hetsim_replay::Policy::parse(text)
-        .map(drop)
-        .map_err(|e| SpecError::invalid("compute", e))
 }
 
 pub fn new_id() -> String {

@@ -82,9 +82,11 @@ impl Launch {
     /// How many runs the launch makes: the product of the list lengths (a blank field is the
     /// system's count or the app's own default, one value).
     fn run_count(&self) -> usize {
+        let compute = self.trace_name().map(|_| &self.compute);
         self.labels
             .values()
             .chain(self.variables.iter().map(|(_, v)| v))
+            .chain(compute)
             .filter(|v| !v.trim().is_empty())
             .map(|v| v.split(',').count())
             .fold(1usize, usize::saturating_mul)
@@ -120,7 +122,10 @@ impl Launch {
         }
         let (app_id, trace_name, compute) = match workload {
             Workload::App(id) => (Some(id), None, None),
-            Workload::Trace { name, compute } => (None, Some(name), Some(compute)),
+            Workload::Trace { name, compute } => {
+                let Ok(policies) = comma_list(&compute, |p| Ok::<_, Infallible>(serde_json::Value::from(p)));
+                (None, Some(name), Some(policies))
+            }
         };
         Ok(Submission {
             queue: self.queue.trim().to_owned(),
@@ -279,11 +284,11 @@ async fn form_page(s: &AppState, launch: &Launch, error: Option<(String, String)
                     p.muted { "Rank r of the trace's " (trace.ranks) " runs on the r-th " code { "GPU" } " process of the system (docs/TRACES.md)." }
                     div.fields {
                         label { "Compute policy "
-                            input #compute name="compute" value=(compute_or_default(launch)) list="policies";
+                            input #compute .count name="compute" value=(compute_or_default(launch)) list="policies";
                         }
                         datalist #policies { option value="replay" {} option value="roofline" {} }
                     }
-                    p.muted { code { "replay" } " keeps the recorded kernel times, " code { "roofline" } " times them on the system's GPUs, " code { "scale:GPU" } " scales them from the GPU they were recorded on." }
+                    p.muted { code { "replay" } " keeps the recorded kernel times, " code { "roofline" } " times them on the system's GPUs, " code { "scale:GPU" } " scales them from the GPU they were recorded on; a comma list sweeps the policies." }
                 } @else {
                     h2 { "Labels" }
                     p.muted { "Processes per label; empty keeps the system's count. A comma list (1,2,4) sweeps." }
@@ -479,9 +484,27 @@ mod tests {
         };
         let sub = launch.submission(workload, "s1".into()).unwrap();
         assert_eq!(
-            (sub.app_id, sub.trace_name.as_deref(), sub.compute.as_deref()),
-            (None, Some("dp-step"), Some("replay"))
+            (sub.app_id, sub.trace_name.as_deref(), sub.compute),
+            (None, Some("dp-step"), Some(serde_json::json!("replay")))
         );
+    }
+
+    /// A comma list of policies sweeps them, as a variable's list does.
+    #[test]
+    fn a_comma_list_of_compute_policies_is_a_sweep() {
+        let launch = Launch::from_pairs(pairs(&[
+            ("app", "trace:dp-step"),
+            ("compute", "replay, roofline"),
+            ("var_name", "linkBandwidth"),
+            ("var_value", "1e9,2e9,4e9"),
+        ]));
+        assert_eq!(launch.run_count(), 6);
+        let workload = Workload::Trace {
+            name: "dp-step".into(),
+            compute: compute_or_default(&launch).into(),
+        };
+        let sub = launch.submission(workload, "s1".into()).unwrap();
+        assert_eq!(sub.compute, Some(serde_json::json!(["replay", "roofline"])));
     }
 
     #[test]

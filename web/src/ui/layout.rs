@@ -6,12 +6,13 @@ use maud::{html, Markup, DOCTYPE};
 
 use crate::access::{self, Identity};
 
-const SECTIONS: [(&str, &str); 8] = [
+const SECTIONS: [(&str, &str); 9] = [
     ("/", "Overview"),
     ("/components", "Components"),
     ("/models", "Models"),
     ("/systems", "Systems"),
     ("/apps", "Apps"),
+    ("/traces", "Traces"),
     ("/launch", "Launch"),
     ("/occupancy", "Occupancy"),
     ("/api/docs", "API"),

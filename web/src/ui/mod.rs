@@ -27,6 +27,7 @@ mod results;
 mod session;
 mod sweep;
 mod texts;
+mod traces;
 
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -57,6 +58,8 @@ pub fn router() -> Router<AppState> {
         )
         .route("/apps", get(texts::list_apps).post(texts::create_app))
         .route("/apps/{name}", get(texts::edit_app).post(texts::update_app))
+        .route("/traces", get(traces::list))
+        .route("/traces/{id}/delete", post(traces::delete))
         .route("/launch", get(launch::page).post(launch::submit))
         .route("/examples", post(examples::load))
         .route("/runs/{id}", get(results::run))

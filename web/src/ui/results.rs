@@ -84,6 +84,11 @@ pub async fn run(State(s): State<AppState>, Path(id): Path<String>) -> PageResul
             }
             h2 { "Computes and transfers" }
             (activities_table(&result["activities"], &api))
+            @if let Some(ranks) = result["ranks"].as_array() {
+                h2 { "Ranks" }
+                p.muted { "The replayed trace's ranks: where each one's time went." }
+                div #ranks { (ranks_table(ranks)) }
+            }
             h2 { "Labels" }
             div #labels { (labels_table(&result)) }
             h2 { "Processes" }
@@ -220,6 +225,35 @@ fn labels_table(result: &Value) -> Markup {
     )
 }
 
+/// One row per rank of a replayed trace (the result's `ranks`): its nodes and where its
+/// time went, as `hetsim replay` reports them.
+fn ranks_table(ranks: &[Value]) -> Markup {
+    layout::table(
+        [
+            "rank",
+            "nodes run",
+            "nodes in file",
+            "finish time [s]",
+            "compute [s]",
+            "communication [s]",
+            "exposed communication [s]",
+            "CPU [s]",
+        ],
+        ranks.iter().map(|r| {
+            let cells = [
+                &r["ran"],
+                &r["nodes"],
+                &r["finish_time"],
+                &r["compute_time"],
+                &r["comm_time"],
+                &r["exposed_comm"],
+                &r["cpu_time"],
+            ];
+            html! { tr { td.num { (num(&r["rank"])) } @for c in cells { td.num { (num(c)) } } } }
+        }),
+    )
+}
+
 /// Rows of the activities table a run page shows; the JSON has them all.
 const TOP_ACTIVITIES: usize = 20;
 
@@ -273,4 +307,32 @@ pub async fn run_csv(
         &format!("run-{}-processes.csv", short(&run.id)),
         hetsim_service::table::processes_csv(&processes),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A replay's `ranks` become one row each, rank first, then nodes run and in the file,
+    /// then the five times in the report's order.
+    #[test]
+    fn a_rank_row_holds_the_breakdown_in_column_order() {
+        let ranks = serde_json::json!([
+            {"rank": 0, "nodes": 17, "ran": 17, "finish_time": 0.5, "compute_time": 0.25,
+             "comm_time": 0.125, "exposed_comm": 0.0625, "cpu_time": 2.0},
+            {"rank": 1, "nodes": 9, "ran": 9, "finish_time": 1.0, "compute_time": 0.0,
+             "comm_time": 0.0, "exposed_comm": 0.0, "cpu_time": 0.0},
+        ]);
+        let html = ranks_table(ranks.as_array().unwrap()).into_string();
+        assert_eq!(html.matches("<tr>").count(), 3, "a header and two ranks: {html}");
+        let first = html.split("<tr>").nth(2).unwrap();
+        let cells: Vec<&str> = first
+            .split("<td class=\"num\">")
+            .skip(1)
+            .map(|c| c.split('<').next().unwrap())
+            .collect();
+        let expected = [0.0, 17.0, 17.0, 0.5, 0.25, 0.125, 0.0625, 2.0].map(number);
+        assert_eq!(cells, expected, "{first}");
+        assert!(html.contains("<th>exposed communication [s]</th>"), "{html}");
+    }
 }
