@@ -76,9 +76,9 @@ fn replayed(system: &str, vars: &[&str]) -> serde_json::Value {
 }
 
 #[test]
-fn a_stored_trace_is_swept_over_the_link_bandwidth_a_system_file_declares() {
-    const WHAT_IF: &str = "examples/traces/what-if-link.toml";
-    // At its default (NVLink 4's 450 GB/s) the what-if link is the catalog's NVLink 4.
+fn a_stored_trace_is_swept_over_the_gpu_and_the_link_bandwidth_a_system_file_declares() {
+    const WHAT_IF: &str = "examples/traces/what-if.toml";
+    // At its defaults (an H100 SXM5, NVLink 4's 450 GB/s) the what-if board is the catalog's.
     assert_eq!(
         replayed(WHAT_IF, &[]),
         replayed("examples/training-8gpu/system.toml", &[])
@@ -98,10 +98,14 @@ fn a_stored_trace_is_swept_over_the_link_bandwidth_a_system_file_declares() {
         "sweep",
         "--trace-name",
         "dp-step",
+        "--compute",
+        "roofline",
         "--system",
         WHAT_IF,
         "--var",
         "linkBandwidth=25e9,450e9",
+        "--var",
+        "gpu=H100 SXM5 80GB,H200 SXM 141GB",
         "--wait",
         "--json",
         "--server",
@@ -109,16 +113,40 @@ fn a_stored_trace_is_swept_over_the_link_bandwidth_a_system_file_declares() {
     ]);
     assert!(ok, "{err}");
     let sweep = json(&out);
-    assert_eq!(sweep["done"], 2, "{sweep}");
-    let runs = runs_of(port, sweep["id"].as_str().unwrap());
-    let mut times = Vec::new();
-    for run in &runs {
+    assert_eq!(sweep["done"], 4, "{sweep}");
+    let mut times = std::collections::BTreeMap::new();
+    for run in runs_of(port, sweep["id"].as_str().unwrap()) {
         let bandwidth = run["variables"]["linkBandwidth"].to_string();
-        let local = replayed(WHAT_IF, &["--var", &format!("linkBandwidth={bandwidth}")]);
+        let gpu = run["variables"]["gpu"].as_str().unwrap().to_owned();
+        let local = replayed(
+            WHAT_IF,
+            &[
+                "--compute",
+                "roofline",
+                "--var",
+                &format!("linkBandwidth={bandwidth}"),
+                "--var",
+                &format!("gpu={gpu}"),
+            ],
+        );
         assert_eq!(run["result"]["overall_time"], local, "{run}");
-        times.push(local.as_f64().unwrap());
+        times.insert(
+            (gpu, bandwidth.parse::<f64>().unwrap() as u64),
+            local.as_f64().unwrap(),
+        );
     }
-    // 18x less bandwidth: the step's all-reduces take longer.
-    times.sort_by(f64::total_cmp);
-    assert!(times[1] > times[0] * 1.3, "{times:?}");
+    // 18x less bandwidth is slower on either GPU; the H200's memory makes it faster.
+    let time = |gpu: &str, bw: u64| times[&(gpu.to_owned(), bw)];
+    for gpu in ["H100 SXM5 80GB", "H200 SXM 141GB"] {
+        assert!(
+            time(gpu, 25_000_000_000) > time(gpu, 450_000_000_000),
+            "{times:?}"
+        );
+    }
+    for bw in [25_000_000_000, 450_000_000_000] {
+        assert!(
+            time("H200 SXM 141GB", bw) < time("H100 SXM5 80GB", bw),
+            "{times:?}"
+        );
+    }
 }

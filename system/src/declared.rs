@@ -1,10 +1,11 @@
 //! A system file's own run variables: `[variables]` declares each with its default, and an
-//! inline component's attribute written `"${name}"` takes the variable's value. A run (or a
-//! sweep) that gives the variable changes the attribute, so "the same app on links of 100,
-//! 200 and 400 GB/s" is one sweep over one file.
+//! inline component's attribute written `"${name}"` takes the variable's number; a node's or
+//! link's `component` written `"${name}"` takes its text, the name of a component. A run (or
+//! a sweep) that gives the variable changes the attribute or the part, so "the same app on
+//! links of 100, 200 and 400 GB/s", or "on an H100 and on an H200", is one sweep over one file.
 //!
-//! Only inline components refer to variables: catalog entries describe real parts and stay
-//! as their sources give them.
+//! Only inline components' attributes refer to variables: catalog entries describe real parts
+//! and stay as their sources give them.
 
 use std::collections::BTreeMap;
 
@@ -16,69 +17,96 @@ use crate::error::{did_you_mean, SystemError};
 use crate::spec::{ComponentSpec, SystemFile};
 use crate::variable::{Variable, RESERVED_NAMES};
 
-/// The variable an attribute's value refers to, if it is written `"${name}"`.
-fn reference(value: &Scalar) -> Option<&str> {
-    match value {
-        Scalar::Text(text) => text.strip_prefix("${")?.strip_suffix('}').map(str::trim),
-        Scalar::Number(_) => None,
+/// The file's variables and their defaults.
+pub(crate) type Declared = BTreeMap<String, Scalar>;
+
+/// The variable a text refers to, if it is written `"${name}"`.
+fn reference(text: &str) -> Option<&str> {
+    text.strip_prefix("${")?.strip_suffix('}').map(str::trim)
+}
+
+/// The value of the variable `text` refers to: the run's where `given` holds it, else the
+/// default; `None` where `text` is no reference. An error says what is wrong.
+fn value(
+    text: &str,
+    declared: &Declared,
+    given: &BTreeMap<String, Variable>,
+) -> Option<Result<Scalar, String>> {
+    let name = reference(text)?;
+    let Some(default) = declared.get(name) else {
+        return Some(Err(format!(
+            "`{text}` refers to the variable `{name}`, which the file's [variables] does not declare{}",
+            did_you_mean(closest(name, declared.keys().map(String::as_str)))
+        )));
+    };
+    Some(Ok(match given.get(name) {
+        None => default.clone(),
+        Some(Variable::Int(i)) => Scalar::Number(*i as f64),
+        Some(Variable::Float(x)) => Scalar::Number(*x),
+        Some(Variable::Text(t)) => Scalar::Text(t.clone()),
+        Some(Variable::Bool(b)) => Scalar::Text(b.to_string()),
+    }))
+}
+
+/// A component's name as a node or link gives it: the text of the variable it refers to
+/// (`component = "${gpu}"`), else itself.
+pub(crate) fn component_name(
+    name: &str,
+    declared: &Declared,
+    given: &BTreeMap<String, Variable>,
+) -> Result<String, String> {
+    match value(name, declared, given) {
+        None => Ok(name.to_owned()),
+        Some(Ok(Scalar::Text(text))) => Ok(text),
+        Some(Ok(Scalar::Number(x))) => Err(format!("`{name}` is {x}, expected the name of a component")),
+        Some(Err(e)) => Err(e),
     }
 }
 
-/// The component of `spec` with each `"${name}"` attribute replaced by the run's value of
-/// `name` where `given` holds it, else by its default in the file's `[variables]`. An error
-/// names the attribute's path (`component[2].attributes.bandwidth`) and what was expected.
+/// The component of `spec` with each `"${name}"` attribute replaced by the number the
+/// variable holds. An error names the attribute's path (`component[2].attributes.bandwidth`)
+/// and what was expected.
 pub(crate) fn component(
     spec: &ComponentSpec,
     index: usize,
-    declared: &BTreeMap<String, f64>,
+    declared: &Declared,
     given: &BTreeMap<String, Variable>,
     origin: &str,
 ) -> Result<Component, SystemError> {
     let mut component = spec
         .to_component()
         .map_err(|e| e.in_file(origin).at_path(format!("component[{index}].kind")))?;
-    for (key, value) in component.attributes.iter_mut() {
-        let Some(name) = reference(value) else { continue };
-        let path = format!("component[{index}].attributes.{key}");
-        let at = |message: String| SystemError::new(message).in_file(origin).at_path(path.clone());
-        let Some(default) = declared.get(name) else {
-            return Err(at(format!(
-                "`{}` refers to the variable `{name}`, which the file's [variables] does not declare{}",
-                spec.name,
-                did_you_mean(closest(name, declared.keys().map(String::as_str)))
-            )));
+    for (key, attribute) in component.attributes.iter_mut() {
+        let Scalar::Text(text) = attribute else { continue };
+        let Some(found) = value(text, declared, given) else {
+            continue;
         };
-        let number = match given.get(name) {
-            None => *default,
-            Some(v) => v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
-                at(format!(
-                    "run variable `{name}` is {v:?}, expected a number for `{}`'s `{key}`",
-                    spec.name
-                ))
-            })?,
+        let at = |message: String| {
+            SystemError::new(format!("`{}`'s `{key}`: {message}", spec.name))
+                .in_file(origin)
+                .at_path(format!("component[{index}].attributes.{key}"))
         };
-        *value = Scalar::Number(number);
+        *attribute = match found.map_err(at)? {
+            Scalar::Number(x) if x.is_finite() => Scalar::Number(x),
+            other => return Err(at(format!("`{text}` is {other}, expected a number"))),
+        };
     }
     Ok(component)
 }
 
-/// Checks the file's `[variables]`: no name a script reserves, every default a finite number
-/// (the schema holds them to numbers), and every reference resolving at its default.
+/// Checks the file's `[variables]`: no name a script reserves, and every attribute reference
+/// resolving at its default.
 pub(crate) fn check(file: &SystemFile, origin: &str) -> Result<(), SystemError> {
-    for (name, default) in &file.variables {
-        let at = |message: String| {
-            SystemError::new(message)
-                .in_file(origin)
-                .at_path(format!("variables.{name}"))
-        };
-        if RESERVED_NAMES.contains(&name.as_str()) {
-            return Err(at(format!(
-                "`{name}` is a name every script has; a variable may not take it"
-            )));
-        }
-        if !default.is_finite() {
-            return Err(at(format!("`{name}`'s default must be a finite number")));
-        }
+    if let Some(name) = file
+        .variables
+        .keys()
+        .find(|n| RESERVED_NAMES.contains(&n.as_str()))
+    {
+        return Err(SystemError::new(format!(
+            "`{name}` is a name every script has; a variable may not take it"
+        ))
+        .in_file(origin)
+        .at_path(format!("variables.{name}")));
     }
     for (index, spec) in file.components.iter().enumerate() {
         component(spec, index, &file.variables, &BTreeMap::new(), origin)?;
@@ -111,7 +139,7 @@ mod tests {
 
     #[test]
     fn a_reference_takes_the_runs_value_else_the_default() {
-        let declared = BTreeMap::from([("bw".to_owned(), 25e9)]);
+        let declared = BTreeMap::from([("bw".to_owned(), Scalar::Number(25e9))]);
         let none = BTreeMap::new();
         let given = BTreeMap::from([("bw".to_owned(), Variable::Int(400_000_000_000))]);
         let spec = link("${bw}");
@@ -130,7 +158,7 @@ mod tests {
 
     #[test]
     fn an_undeclared_reference_or_a_text_value_is_refused_naming_the_attribute() {
-        let declared = BTreeMap::from([("linkBandwidth".to_owned(), 25e9)]);
+        let declared = BTreeMap::from([("linkBandwidth".to_owned(), Scalar::Number(25e9))]);
         let e = component(
             &link("${linkBandwith}"),
             3,
@@ -150,5 +178,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("expected a number"), "{e}");
+    }
+
+    #[test]
+    fn a_component_name_takes_the_text_of_its_variable() {
+        let declared = BTreeMap::from([("gpu".to_owned(), Scalar::Text("H100 SXM5 80GB".to_owned()))]);
+        let none = BTreeMap::new();
+        assert_eq!(
+            component_name("${gpu}", &declared, &none).unwrap(),
+            "H100 SXM5 80GB"
+        );
+        let given = BTreeMap::from([("gpu".to_owned(), Variable::Text("H200 SXM 141GB".to_owned()))]);
+        assert_eq!(
+            component_name("${gpu}", &declared, &given).unwrap(),
+            "H200 SXM 141GB"
+        );
+        assert_eq!(component_name("NVLink 4", &declared, &given).unwrap(), "NVLink 4");
+        let e = component_name("${gpus}", &declared, &none).unwrap_err();
+        assert!(e.contains("did you mean `gpu`"), "{e}");
+        let numeric = BTreeMap::from([("gpu".to_owned(), Variable::Int(3))]);
+        assert!(component_name("${gpu}", &declared, &numeric)
+            .unwrap_err()
+            .contains("expected the name"));
     }
 }

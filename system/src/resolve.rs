@@ -219,7 +219,11 @@ impl SystemFile {
         }
         // `owner` names the node or link in messages, `path` is where it is in the file.
         let error = |path: String, message: String| SystemError::new(message).in_file(origin).at_path(path);
+        let declared = &self.variables;
         let component = |name: &str, owner: &str, path: &str| -> Result<Component, SystemError> {
+            let name = declared::component_name(name, declared, variables)
+                .map_err(|m| error(path.to_owned(), format!("{owner}: {m}")))?;
+            let name = name.as_str();
             inline
                 .get(name)
                 .cloned()

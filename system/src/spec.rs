@@ -53,10 +53,12 @@ pub struct SystemFile {
     /// Copies of a board joined by a generated network.
     #[serde(default, rename = "cluster", skip_serializing_if = "Vec::is_empty")]
     pub clusters: Vec<ClusterSpec>,
-    /// The file's own run variables, each with its default: an inline component's attribute
-    /// written `"${name}"` takes the run's value of `name`, else this default.
+    /// The file's own run variables, each with its default (a number or a text): an inline
+    /// component's attribute, or a node's or link's `component`, written `"${name}"` takes
+    /// the run's value of `name`, else this default.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub variables: BTreeMap<String, f64>,
+    #[schemars(schema_with = "attributes_schema")]
+    pub variables: BTreeMap<String, Scalar>,
 }
 
 /// A route fixed by hand: messages from node `from` to node `to` cross the nodes `via` in
