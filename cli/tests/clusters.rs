@@ -83,17 +83,7 @@ fn a_stored_trace_is_swept_over_the_gpu_and_the_link_bandwidth_a_system_file_dec
         replayed(WHAT_IF, &[]),
         replayed("examples/training-8gpu/system.toml", &[])
     );
-    let (_server, port) = embedded_server(&[]);
-    let server = format!("http://127.0.0.1:{port}");
-    let (ok, _, err) = cli(&[
-        "traces",
-        "put",
-        "dp-step",
-        "examples/traces/dp-step",
-        "--server",
-        &server,
-    ]);
-    assert!(ok, "{err}");
+    let (_server, port, server) = server_with_the_example_trace();
     let (ok, out, err) = cli(&[
         "sweep",
         "--trace-name",

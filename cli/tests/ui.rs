@@ -17,7 +17,7 @@ mod common;
 
 use common::browser::{chromedriver, Browser};
 use common::fixture::SPINNING_APP;
-use common::{embedded_server, http, repo};
+use common::{embedded_server, http, repo, server_with_the_example_trace};
 use fantoccini::Locator;
 use serde_json::json;
 
@@ -318,17 +318,7 @@ async fn launch_offers_a_stored_trace_and_replays_it_under_a_compute_policy() {
     let Some((_driver, driver_port)) = chromedriver() else {
         return;
     };
-    let (_server, port) = embedded_server(&[]);
-    let server = format!("http://127.0.0.1:{port}");
-    let (stored, _, err) = common::cli(&[
-        "traces",
-        "put",
-        "dp-step",
-        "examples/traces/dp-step",
-        "--server",
-        &server,
-    ]);
-    assert!(stored, "{err}");
+    let (_server, port, _) = server_with_the_example_trace();
     let b = Browser::open(driver_port, port).await;
     b.goto("/launch").await;
     b.click("form.examples button").await;

@@ -195,6 +195,23 @@ pub fn wait_for<T>(mut check: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// An embedded server holding the example trace `dp-step` (examples/traces); its process,
+/// port and address.
+pub fn server_with_the_example_trace() -> (Proc, u16, String) {
+    let (server, port) = embedded_server(&[]);
+    let address = format!("http://127.0.0.1:{port}");
+    let (stored, _, err) = cli(&[
+        "traces",
+        "put",
+        "dp-step",
+        "examples/traces/dp-step",
+        "--server",
+        &address,
+    ]);
+    assert!(stored, "{err}");
+    (server, port, address)
+}
+
 /// An embedded server on a fresh SQLite file, with `extra` arguments; and its port.
 pub fn embedded_server(extra: &[&str]) -> (Proc, u16) {
     let db = scratch().join("embedded.db");
