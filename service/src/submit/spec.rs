@@ -190,14 +190,7 @@ impl RunSpec {
             .iter()
             .map(|a| a.1.len())
             .chain(variable_axes.iter().map(|a| a.1.len()));
-        if checked_product(sizes, limits.max_sweep_runs).is_none() {
-            return Err(SpecError::over(
-                "variables",
-                "the lists make more runs".to_owned(),
-                limits.max_sweep_runs,
-                "max_sweep_runs",
-            ));
-        }
+        at_most_the_sweep_limit(sizes, limits)?;
         let inputs = super::app_inputs(&app, "app")
             .await
             .map_err(|e| SpecError::invalid("app", e))?;
@@ -460,6 +453,19 @@ fn check_variable_sizes(variables: &BTreeMap<String, Value>, limits: &ServiceLim
         }
     }
     Ok(())
+}
+
+/// Refuses axes whose combinations make more runs than a sweep may hold.
+fn at_most_the_sweep_limit(sizes: impl Iterator<Item = usize>, limits: &ServiceLimits) -> SpecResult<()> {
+    match checked_product(sizes, limits.max_sweep_runs) {
+        Some(_) => Ok(()),
+        None => Err(SpecError::over(
+            "variables",
+            "the lists make more runs".to_owned(),
+            limits.max_sweep_runs,
+            "max_sweep_runs",
+        )),
+    }
 }
 
 #[cfg(test)]

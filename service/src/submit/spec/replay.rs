@@ -10,8 +10,11 @@ use hetsim_scripting::check_labels;
 use hetsim_system::Variable;
 use serde_json::Value;
 
-use super::{new_id, system, system_variants, variable_axes, RunSpec, SpecError, SpecResult, Submission};
-use crate::limits::{checked_product, ServiceLimits};
+use super::{
+    at_most_the_sweep_limit, new_id, system, system_variants, variable_axes, RunSpec, SpecError, SpecResult,
+    Submission,
+};
+use crate::limits::ServiceLimits;
 pub use crate::replayed::COMPUTE_VARIABLE;
 use crate::storage::{NewInput, ReplayInput, Store};
 
@@ -51,14 +54,7 @@ impl RunSpec {
             .ok_or_else(|| SpecError::invalid("trace_name", format!("no stored trace named {key:?}")))?;
         let mut variable_axes = variable_axes(&sub.variables, sweep)?;
         let sizes = variable_axes.iter().map(|a| a.1.len()).chain([policies.len()]);
-        if checked_product(sizes, limits.max_sweep_runs).is_none() {
-            return Err(SpecError::over(
-                "variables",
-                "the lists make more runs".to_owned(),
-                limits.max_sweep_runs,
-                "max_sweep_runs",
-            ));
-        }
+        at_most_the_sweep_limit(sizes, limits)?;
         let (system_json, system) = system(store, &sub).await?;
         if let Some(name) = sub.variables.keys().find(|n| !system.variables.contains(n)) {
             return Err(SpecError::invalid(
