@@ -11,7 +11,7 @@
 //! when the operating system runs out of memory. Memory a run frees on another thread is not
 //! subtracted (the run's results are dropped after it, elsewhere); no run relies on that.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 
 thread_local! {
@@ -26,14 +26,15 @@ fn count(delta: isize) {
     let _ = HELD.try_with(|held| held.set(held.get().wrapping_add(delta)));
 }
 
-/// The system allocator, counting each thread's bytes for [`Budget`].
-pub struct CountingAllocator;
+/// An allocator (the system's: `CountingAllocator(std::alloc::System)`), counting each
+/// thread's bytes for [`Budget`].
+pub struct CountingAllocator<A>(pub A);
 
-// SAFETY: every call is forwarded to `System` unchanged; counting touches only a
+// SAFETY: every call is forwarded to the inner allocator unchanged; counting touches only a
 // thread-local `Cell` with a const initialiser and no destructor, which allocates nothing.
-unsafe impl GlobalAlloc for CountingAllocator {
+unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAllocator<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
+        let p = unsafe { self.0.alloc(layout) };
         if !p.is_null() {
             count(layout.size() as isize);
         }
@@ -41,7 +42,7 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
+        let p = unsafe { self.0.alloc_zeroed(layout) };
         if !p.is_null() {
             count(layout.size() as isize);
         }
@@ -49,12 +50,12 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
+        unsafe { self.0.dealloc(p, layout) };
         count(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, layout, new_size) };
+        let q = unsafe { self.0.realloc(p, layout, new_size) };
         if !q.is_null() {
             count(new_size as isize - layout.size() as isize);
         }

@@ -9,11 +9,11 @@
 //! resumes, so pointers into them stay valid. A run holds one mapping whatever its process
 //! count.
 //!
-//! Saved frames are kept as the 8-byte words that differ from a reference: the first frames
-//! of the same length saved in the run. Processes of one script suspend at a handful of
-//! places with near-identical frames (the same return addresses, the same engine state);
-//! what differs is their own pointers and counters. A master-worker worker's ≈ 11 KiB of
-//! frames differs from its reference in ≈ 150 words, so it keeps ≈ 1.4 KiB
+//! Saved frames are kept as the 8-byte words that differ from a reference: frames of the same
+//! length saved earlier in the run, replaced as the run moves on ([`Current`]). Processes of
+//! one script suspend at a handful of places with near-identical frames (the same return
+//! addresses, the same engine state); what differs is their own pointers and counters. A
+//! master-worker worker's ≈ 11 KiB of frames differs from a recent reference in ≈ 70 words
 //! (docs/PERFORMANCE.md). A process resumed right after it suspended (a `send` returns at
 //! once) finds its frames still on the stack and copies nothing.
 //!
@@ -34,14 +34,52 @@ const SWITCH_MARGIN: usize = 1024;
 /// Distinct frame lengths kept as references; frames of further lengths are saved whole.
 const MAX_REFERENCES: usize = 256;
 
-/// Pairs of frame lengths whose references' differences are kept (see
-/// [`SharedStack::bridge`]); frames restored over others of further pairs are copied whole.
+/// Pairs of references whose differences are kept (see [`SharedStack::bridge`]).
 const MAX_BRIDGES: usize = 1024;
 
 const WORD: usize = std::mem::size_of::<u64>();
 
 /// Words by index (see [`bridge`]).
 type Bridge = Rc<[(u32, u64)]>;
+
+/// A bridge with the references it joins (from, to).
+type CachedBridge = (Rc<[u64]>, Rc<[u64]>, Bridge);
+
+/// Saves packed against a reference before it may be replaced (see [`Current`]): a run holds
+/// at most one reference per this many saves (a million-process run, ≈ 4,000 of 11 KiB).
+const REFRESH_AFTER: usize = 256;
+
+/// The reference of one frame length, and when to replace it.
+///
+/// The frames of a script's processes differ from those of the process saved just before in
+/// ≈ 67 words, but from the first frames saved in the run in ≈ 420 (master-worker at
+/// W = 100,000, docs/PERFORMANCE.md): loop counters, operation counts and clocks move with the
+/// run. So the reference moves with them: once a save differs from it in more than twice as
+/// many words as the first save against it did (and [`REFRESH_AFTER`] saves have used it), that
+/// save's frames become the reference. Frames saved against an earlier reference keep it.
+struct Current {
+    words: Rc<[u64]>,
+    uses: usize,
+    /// The changes of the first save against it.
+    baseline: Option<usize>,
+}
+
+impl Current {
+    fn new(words: Rc<[u64]>) -> Self {
+        Current {
+            words,
+            uses: 0,
+            baseline: None,
+        }
+    }
+
+    /// Counts a save of `changes` words against the reference; whether to replace it.
+    fn is_stale_after(&mut self, changes: usize) -> bool {
+        self.uses += 1;
+        let baseline = *self.baseline.get_or_insert(changes);
+        self.uses >= REFRESH_AFTER && changes > 2 * baseline + 16
+    }
+}
 
 /// The stack the processes of one run take turns on.
 pub struct SharedStack {
@@ -50,13 +88,13 @@ pub struct SharedStack {
     size: usize,
     /// The suspended process whose frames are on the stack and not saved yet.
     occupant: RefCell<Option<Rc<Frames>>>,
-    /// Per frame length in words, the reference frames.
-    references: RefCell<HashMap<usize, Rc<[u64]>>>,
-    /// Per pair of frame lengths (from, to), see [`SharedStack::bridge`].
-    bridges: RefCell<HashMap<(usize, usize), Bridge>>,
-    /// Where frames are packed (plainly, then narrowed) before they are kept at their exact
-    /// size (see [`keep`]).
-    scratch: RefCell<(Vec<u64>, Vec<u64>)>,
+    /// Per frame length in words, the reference frames saves are packed against now.
+    references: RefCell<HashMap<usize, Current>>,
+    /// Per pair of references (by address; the entry holds both, so that neither address is
+    /// reused while it is cached), see [`SharedStack::bridge`].
+    bridges: RefCell<HashMap<(usize, usize), CachedBridge>>,
+    /// Where frames are packed before they are kept at their exact size (see [`keep`]).
+    scratch: RefCell<(Changes, Vec<u64>)>,
 }
 
 /// A process's frames while it is suspended.
@@ -100,7 +138,7 @@ impl SharedStack {
             occupant: RefCell::new(None),
             references: RefCell::new(HashMap::new()),
             bridges: RefCell::new(HashMap::new()),
-            scratch: RefCell::new((Vec::new(), Vec::new())),
+            scratch: RefCell::default(),
         }))
     }
 
@@ -150,12 +188,16 @@ impl SharedStack {
         // padding included: they were written by frames this code cannot see, behind a
         // context switch.
         let frames_now = unsafe { std::slice::from_raw_parts(from as *const u64, words) };
-        let reference = self.reference(frames_now);
+        let mut reference = self.reference(frames_now);
         let mut saved = frames.saved.borrow_mut();
-        match &reference {
+        match &mut reference {
             Some(reference) => {
-                let (plain, packed) = &mut *self.scratch.borrow_mut();
-                pack(frames_now, reference, plain, packed);
+                let (changes, packed) = &mut *self.scratch.borrow_mut();
+                pack(frames_now, reference, changes, packed);
+                if let Some(fresh) = self.refreshed(frames_now, changes.count) {
+                    *reference = fresh;
+                    pack(frames_now, reference, changes, packed);
+                }
                 keep(&mut saved.packed, packed);
             }
             None => keep(&mut saved.packed, frames_now),
@@ -165,51 +207,61 @@ impl SharedStack {
         frames.is_saved.set(true);
     }
 
-    /// The reference for `frames`: the first frames of their length saved (these, if none
-    /// was); none once [`MAX_REFERENCES`] lengths have one.
+    /// The reference for `frames` (these, if their length has none yet); none once
+    /// [`MAX_REFERENCES`] lengths have one.
     fn reference(&self, frames: &[u64]) -> Option<Rc<[u64]>> {
         let mut references = self.references.borrow_mut();
-        if let Some(reference) = references.get(&frames.len()) {
-            return Some(reference.clone());
+        if let Some(current) = references.get(&frames.len()) {
+            return Some(current.words.clone());
         }
         if references.len() >= MAX_REFERENCES {
             return None;
         }
         let reference: Rc<[u64]> = frames.into();
-        references.insert(frames.len(), reference.clone());
+        references.insert(frames.len(), Current::new(reference.clone()));
         Some(reference)
+    }
+
+    /// Counts a save of `frames` that differed from their length's reference in `changes`
+    /// words; the new reference, made of `frames`, when that one is stale (see [`Current`]).
+    fn refreshed(&self, frames: &[u64], changes: usize) -> Option<Rc<[u64]>> {
+        let mut references = self.references.borrow_mut();
+        let current = references.get_mut(&frames.len())?;
+        if !current.is_stale_after(changes) {
+            return None;
+        }
+        *current = Current::new(frames.into());
+        Some(current.words.clone())
     }
 
     /// Restores `saved` over `on_stack`, the frames the stack holds (just saved). Both differ
     /// from their references in a few words, and the references (of two suspension points of
     /// one script) differ in a few more: only those words are written, not the whole frames.
     fn restore_over(&self, saved: &Packed, on_stack: &Packed) {
-        let (Some(target), Some(_)) = (&saved.reference, &on_stack.reference) else {
+        let (Some(target), Some(source)) = (&saved.reference, &on_stack.reference) else {
             return self.restore(saved);
         };
-        let Some(bridge) = self.bridge(on_stack.words, saved.words) else {
-            return self.restore(saved);
-        };
+        let bridge = self.bridge(source, target);
         let to = (self.base() - saved.words * WORD) as *mut u64;
         // SAFETY: [to, to + saved.words) lies in the stack (saved from it), free of live
         // frames, and holds `on_stack`'s frames at its end.
         unsafe { unpack_over(to, saved, target, on_stack, &bridge) };
     }
 
-    /// The [`bridge`] from the reference of frames of `from` words to that of `to` words,
-    /// worked out once per pair; none once [`MAX_BRIDGES`] pairs have one.
-    fn bridge(&self, from: usize, to: usize) -> Option<Bridge> {
+    /// The [`bridge`] from the reference `from` to the reference `to`, worked out once per
+    /// pair while at most [`MAX_BRIDGES`] pairs are kept (then the cache starts again).
+    fn bridge(&self, from: &Rc<[u64]>, to: &Rc<[u64]>) -> Bridge {
         let mut bridges = self.bridges.borrow_mut();
-        if let Some(bridge) = bridges.get(&(from, to)) {
-            return Some(bridge.clone());
+        let key = (from.as_ptr() as usize, to.as_ptr() as usize);
+        if let Some((_, _, bridge)) = bridges.get(&key) {
+            return bridge.clone();
         }
         if bridges.len() >= MAX_BRIDGES {
-            return None;
+            bridges.clear();
         }
-        let references = self.references.borrow();
-        let made = bridge(references.get(&from)?, references.get(&to)?);
-        bridges.insert((from, to), made.clone());
-        Some(made)
+        let made = bridge(from, to);
+        bridges.insert(key, (from.clone(), to.clone(), made.clone()));
+        made
     }
 
     fn restore(&self, saved: &Packed) {
@@ -241,81 +293,95 @@ const HIGH_OF_REFERENCE: u64 = 1;
 const HIGH_OF_BASE: u64 = 2;
 const HIGH: u64 = 0xffff_ffff_0000_0000;
 
+/// The words of frames that differ from their reference, gathered in one pass into the
+/// parts of [`Packed`]'s layout, in buffers sized for every word changing (so that the loop
+/// over the changes neither branches on their kinds nor checks capacities): the save's share
+/// of the million-worker run's time was mostly the changes (docs/PERFORMANCE.md, issue 46).
+#[derive(Default)]
+struct Changes {
+    bitmap: Vec<u64>,
+    kinds: Vec<u64>,
+    halves: Vec<u32>,
+    /// Changed words so far.
+    count: usize,
+    /// Halves kept so far.
+    kept: usize,
+    /// The first changed word whose high half is not its reference word's.
+    base: Option<u64>,
+}
+
+impl Changes {
+    /// Gathers the words of `frames` that differ from `reference` (of the same length).
+    fn find(&mut self, frames: &[u64], reference: &[u64]) {
+        let words = frames.len();
+        for (buffer, len) in [
+            (&mut self.bitmap, words.div_ceil(64)),
+            (&mut self.kinds, words.div_ceil(32)),
+        ] {
+            buffer.clear();
+            buffer.resize(len, 0);
+        }
+        self.halves.resize(2 * words, 0);
+        (self.count, self.kept, self.base) = (0, 0, None);
+        // Most groups of 8 words are unchanged: find those with one XOR-OR over the group,
+        // which the compiler vectorises, and look at words one by one only in the others.
+        let groups = frames.chunks_exact(8).zip(reference.chunks_exact(8));
+        for (group, (words, expected)) in groups.enumerate() {
+            let differs = words.iter().zip(expected).fold(0, |acc, (a, b)| acc | (a ^ b));
+            if differs != 0 {
+                self.note(group * 8, words, expected);
+            }
+        }
+        let rest = words / 8 * 8;
+        self.note(rest, &frames[rest..], &reference[rest..]);
+    }
+
+    /// Adds the words of `words` (from index `first` of the frames) that differ from
+    /// `expected`.
+    fn note(&mut self, first: usize, words: &[u64], expected: &[u64]) {
+        for (k, (&word, &was)) in words.iter().zip(expected).enumerate() {
+            if word != was {
+                self.add(first + k, word, was);
+            }
+        }
+    }
+
+    /// Adds the word at index `i`, `word` where the reference holds `was`, keeping its low
+    /// half only where its high half is the reference word's or the base's.
+    fn add(&mut self, i: usize, word: u64, was: u64) {
+        self.bitmap[i / 64] |= 1 << (i % 64);
+        let of_reference = (word ^ was) & HIGH == 0;
+        if !of_reference && self.base.is_none() {
+            self.base = Some(word);
+        }
+        let of_base = (word ^ self.base.unwrap_or(word)) & HIGH == 0;
+        let kind =
+            u64::from(of_reference) * HIGH_OF_REFERENCE + u64::from(!of_reference && of_base) * HIGH_OF_BASE;
+        self.kinds[self.count / 32] |= kind << (2 * (self.count % 32));
+        self.count += 1;
+        self.halves[self.kept] = word as u32;
+        self.halves[self.kept + 1] = (word >> 32) as u32;
+        self.kept += 1 + usize::from(kind == WHOLE);
+    }
+
+    /// Writes the changes into `packed` as [`Packed`] says.
+    fn write(&self, packed: &mut Vec<u64>) {
+        packed.clear();
+        packed.extend_from_slice(&self.bitmap);
+        packed.extend_from_slice(&self.kinds[..self.count.div_ceil(32)]);
+        packed.push(self.base.unwrap_or(0));
+        let pairs = self.halves[..self.kept].chunks_exact(2);
+        let odd = pairs.remainder().first().map(|&low| u64::from(low));
+        packed.extend(pairs.map(|pair| u64::from(pair[1]) << 32 | u64::from(pair[0])));
+        packed.extend(odd);
+    }
+}
+
 /// Writes into `packed` `frames` packed against `reference` (of the same length) as
-/// [`Packed`] says, through `plain`.
-fn pack(frames: &[u64], reference: &[u64], plain: &mut Vec<u64>, packed: &mut Vec<u64>) {
-    find_changes(frames, reference, plain);
-    narrow(plain, frames.len().div_ceil(64), reference, packed);
-}
-
-/// Writes into `changed` `frames` as a bitmap of the words that differ from `reference` (of
-/// the same length), then those words in order.
-fn find_changes(frames: &[u64], reference: &[u64], changed: &mut Vec<u64>) {
-    changed.clear();
-    changed.resize(frames.len().div_ceil(64), 0);
-    // Most groups of 8 words are unchanged: find those with one XOR-OR over the group, which
-    // the compiler vectorises, and look at words one by one only in the others.
-    let groups = frames.chunks_exact(8).zip(reference.chunks_exact(8));
-    for (group, (words, expected)) in groups.enumerate() {
-        let differs = words.iter().zip(expected).fold(0, |acc, (a, b)| acc | (a ^ b));
-        if differs != 0 {
-            note_changes(changed, group * 8, words, expected);
-        }
-    }
-    let rest = frames.len() / 8 * 8;
-    note_changes(changed, rest, &frames[rest..], &reference[rest..]);
-}
-
-/// Marks in the bitmap of `changed` the words of `words` (from index `first` of the frames)
-/// that differ from `expected`, and appends them.
-fn note_changes(changed: &mut Vec<u64>, first: usize, words: &[u64], expected: &[u64]) {
-    for (k, (&word, &was)) in words.iter().zip(expected).enumerate() {
-        if word != was {
-            let i = first + k;
-            changed[i / 64] |= 1 << (i % 64);
-            changed.push(word);
-        }
-    }
-}
-
-/// Writes into `packed` the changes `plain` (its bitmap of `bitmap_len` words, then the
-/// changed words) as [`Packed`] says: the base is the first changed word whose high half is
-/// not its reference word's.
-fn narrow(plain: &[u64], bitmap_len: usize, reference: &[u64], packed: &mut Vec<u64>) {
-    let (bitmap, words) = plain.split_at(bitmap_len);
-    let changes = || set_bits(bitmap).zip(words.iter().copied());
-    let base = changes()
-        .find(|&(i, word)| (word ^ reference[i]) & HIGH != 0)
-        .map_or(0, |(_, word)| word);
-    packed.clear();
-    packed.extend_from_slice(bitmap);
-    let kinds = packed.len();
-    packed.resize(kinds + words.len().div_ceil(32), 0);
-    packed.push(base);
-    let mut halves = 0;
-    for (k, (i, word)) in changes().enumerate() {
-        let kind = if (word ^ reference[i]) & HIGH == 0 {
-            HIGH_OF_REFERENCE
-        } else if (word ^ base) & HIGH == 0 {
-            HIGH_OF_BASE
-        } else {
-            WHOLE
-        };
-        packed[kinds + k / 32] |= kind << (2 * (k % 32));
-        push_half(packed, &mut halves, word & !HIGH);
-        if kind == WHOLE {
-            push_half(packed, &mut halves, word >> 32);
-        }
-    }
-}
-
-/// Appends `half` (below 2³²) to the halves at the end of `packed`, of which there are `count`.
-fn push_half(packed: &mut Vec<u64>, count: &mut usize, half: u64) {
-    match (*count % 2, packed.last_mut()) {
-        (1, Some(last)) => *last |= half << 32,
-        _ => packed.push(half),
-    }
-    *count += 1;
+/// [`Packed`] says, through `changes`.
+fn pack(frames: &[u64], reference: &[u64], changes: &mut Changes, packed: &mut Vec<u64>) {
+    changes.find(frames, reference);
+    changes.write(packed);
 }
 
 /// The bitmap of packed frames (see [`Packed`]).
@@ -324,13 +390,33 @@ fn bitmap(saved: &Packed) -> &[u64] {
 }
 
 /// The indices of the set bits of `bitmap`, in order.
-fn set_bits(bitmap: &[u64]) -> impl Iterator<Item = usize> + '_ {
-    bitmap.iter().enumerate().flat_map(|(block, &bits)| {
-        std::iter::successors(Some(bits).filter(|&b| b != 0), |&b| {
-            Some(b & (b - 1)).filter(|&b| b != 0)
-        })
-        .map(move |b| block * 64 + b.trailing_zeros() as usize)
-    })
+fn set_bits(bitmap: &[u64]) -> SetBits<'_> {
+    SetBits {
+        bitmap,
+        block: 0,
+        bits: bitmap.first().copied().unwrap_or(0),
+    }
+}
+
+/// See [`set_bits`]: a plain loop over the blocks, which the restores run per changed word.
+struct SetBits<'a> {
+    bitmap: &'a [u64],
+    block: usize,
+    bits: u64,
+}
+
+impl Iterator for SetBits<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.block += 1;
+            self.bits = *self.bitmap.get(self.block)?;
+        }
+        let bit = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(self.block * 64 + bit)
+    }
 }
 
 fn unpack(to: *mut u64, saved: &Packed) {
@@ -523,8 +609,8 @@ mod tests {
     }
 
     fn packed(frames: &[u64], reference: &[u64]) -> Packed {
-        let (mut plain, mut changed) = (Vec::new(), Vec::new());
-        pack(frames, reference, &mut plain, &mut changed);
+        let (mut changes, mut changed) = (Changes::default(), Vec::new());
+        pack(frames, reference, &mut changes, &mut changed);
         Packed {
             words: frames.len(),
             packed: changed.into(),

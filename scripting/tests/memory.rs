@@ -10,7 +10,7 @@ use hetsim_scripting::memory::{counting, over_budget, CountingAllocator};
 use hetsim_scripting::{run, Limits, RunOptions};
 
 #[global_allocator]
-static ALLOCATOR: CountingAllocator = CountingAllocator;
+static ALLOCATOR: CountingAllocator<std::alloc::System> = CountingAllocator(std::alloc::System);
 
 /// Each process keeps 200 arrays of 4,096 values (16 bytes each): 12.5 MiB.
 const HOARDER: &str = r#"

@@ -7,7 +7,8 @@
 //! key is dropped when it comes up.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+
+use crate::quad_heap::QuadHeap;
 
 /// A scheduled event, to cancel it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -18,7 +19,7 @@ pub struct EventId {
 
 /// Pending events of kind `K`, and the time of the last one fired.
 pub struct Events<K> {
-    queue: BinaryHeap<Key>,
+    queue: QuadHeap<Key>,
     /// Per slot, the pending event and its sequence number; none once cancelled.
     slots: Vec<Option<(u64, K)>>,
     free: Vec<usize>,
@@ -60,7 +61,7 @@ impl Ord for Key {
 impl<K> Default for Events<K> {
     fn default() -> Self {
         Events {
-            queue: BinaryHeap::new(),
+            queue: QuadHeap::default(),
             slots: Vec::new(),
             free: Vec::new(),
             scheduled: 0,

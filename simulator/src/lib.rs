@@ -26,6 +26,7 @@ pub mod flows;
 mod placement;
 mod platform;
 mod process;
+mod quad_heap;
 mod results;
 pub mod sharing;
 mod summary;

@@ -13,7 +13,8 @@
 //! transfers on one link need.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+
+use crate::quad_heap::QuadHeap;
 
 /// Relative rounding under which an activity counts as due.
 const DUE: f64 = 1e-12;
@@ -29,7 +30,7 @@ pub struct Shared<T> {
     progress: f64,
     /// When `progress` was last brought up to date [s].
     updated: f64,
-    active: BinaryHeap<Active<T>>,
+    active: QuadHeap<Active<T>>,
     joined: u64,
 }
 
@@ -73,7 +74,7 @@ impl<T> Shared<T> {
             speed: 1.0,
             progress: 0.0,
             updated: 0.0,
-            active: BinaryHeap::new(),
+            active: QuadHeap::default(),
             joined: 0,
         }
     }
