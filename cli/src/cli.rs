@@ -76,7 +76,9 @@ hetsim kernel simulate examples/kernels/saxpy2-sm90.sass --grid 4096 --block 256
     #[command(
         after_help = "Example:\n  hetsim validate                                   # the shipped H100 data\n  \
 hetsim validate --data examples/validation/data/h100 --report docs/VALIDATION.md\n\n\
-Exits with an error when a target of docs/VALIDATION.md is missed."
+Exits with an error naming them when targets of the report are missed (any table's, the \
+cross-validation's too), or naming the file when one the folder promises is missing; a check \
+whose file nothing promised is reported as not run."
     )]
     Validate(ValidateArgs),
     /// Serve the HTTP API; without --amqp, also queue and run simulations in-process.

@@ -285,47 +285,6 @@ fn calibrate_gpu_fits_the_shipped_h100_measurements() {
     );
 }
 
-/// Every target of the report fails `validate` when missed, the cross-validation's too: the
-/// H100 folder with its block-size-16 sweep made 1.5× slower misses that fold's 10 %.
-#[test]
-fn validate_fails_naming_a_missed_cross_validation_target() {
-    let dir = std::env::temp_dir().join(format!("hetsim-perturbed-{}", std::process::id()));
-    let shipped = common::repo().join("examples/validation/data/h100");
-    std::fs::create_dir_all(&dir).unwrap();
-    for entry in std::fs::read_dir(&shipped).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_file() {
-            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
-        }
-    }
-    let sweep = std::fs::read_to_string(shipped.join("sweep.csv")).unwrap();
-    let slower: Vec<String> = sweep
-        .lines()
-        .map(|line| {
-            let cells: Vec<&str> = line.split(',').collect();
-            if cells.get(2) != Some(&"16") {
-                return line.to_owned();
-            }
-            let times = cells[5..]
-                .iter()
-                .map(|t| format!("{:e}", t.parse::<f64>().unwrap() * 1.5));
-            cells[..5]
-                .iter()
-                .map(|c| c.to_string())
-                .chain(times)
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .collect();
-    std::fs::write(dir.join("sweep.csv"), slower.join("\n") + "\n").unwrap();
-    let missed = failure(&["validate", "--data", dir.to_str().unwrap()], None);
-    std::fs::remove_dir_all(&dir).ok();
-    assert!(
-        missed.contains("targets missed") && missed.contains("sweep block 16 held out"),
-        "{missed}"
-    );
-}
-
 /// In a pipe, `validate` draws nothing: its stderr is its error alone.
 #[test]
 fn validate_draws_no_progress_in_a_pipe() {
@@ -367,6 +326,12 @@ fn validate_meets_the_targets_on_the_shipped_h100_data_and_writes_its_report() {
         .expect("--json prints JSON");
     let checks = out["checks"].as_array().expect("checks");
     assert!(checks.len() >= 9, "kernel ×2, TEG ×2, transfers ×4, power: {out}");
+    // The one check the folder has no file for is said, not dropped.
+    assert_eq!(
+        out["not_run"],
+        serde_json::json!(["heldout_times.csv (kernels, TEG): not run: no heldout_times.csv"]),
+        "{out}"
+    );
     assert!(
         checks.iter().any(|c| c["name"] == "sweep.csv (kernel, TEG)"),
         "{out}"

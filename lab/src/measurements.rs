@@ -3,11 +3,30 @@
 //! `transfers.csv`, `power.csv`, `saxpy2_sm90.sass`, `heldout_times.csv`, `heldout_sm90.sass`):
 //! read into typed rows, every error
 //! naming the file, line and column.
+//!
+//! # Missing files
+//!
+//! A file the folder *promises* and that is missing fails [`Measurements::read`], naming the
+//! file and what promised it; a file nothing promises is *optional*: missing, it reads as
+//! empty, [`Measurements::absent`] lists it, and the validation report says in a line which
+//! check did not run for want of it (never a silent drop). What promises a file:
+//!
+//! - the folder itself: `props.csv` is always required;
+//! - the folder's `README.md`, as `bench/gpu/run.sh` writes it: its `| file | rows |` table
+//!   lists every file the run wrote;
+//! - a companion written with it: `heldout_times.csv` and `heldout_sm<XY>.sass` come from one
+//!   binary (the held-out kernels' times and the SASS they ran), so each promises the other;
+//! - `power.csv` promises its `idle`, `compute` and `memory` phases (a row each);
+//! - a benchmark set's descriptor (`benchset.toml`) promises the files it names
+//!   ([`crate::benchset`] checks them).
+//!
+//! `heldout_times.csv`, which neither shipped folder holds, is therefore optional unless its
+//! SASS or a README.md promises it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 use crate::files::{csv_rows, number_field};
 
@@ -71,6 +90,21 @@ pub struct PowerPhase {
     pub max_watts: f64,
 }
 
+/// The files [`Measurements::read`] reads when the folder has them, in the order it reads them
+/// (see the module's "Missing files" for when one is required).
+pub const OPTIONAL_FILES: [&str; 6] = [
+    "sweep.csv",
+    "occupancy_block256.csv",
+    "launch.csv",
+    "transfers.csv",
+    "power.csv",
+    "heldout_times.csv",
+];
+
+/// The phases a `power.csv` must hold (by name prefix): the GPU at rest, saxpy2 compute-bound
+/// and memory-bound, as `bench/gpu/run.sh` measures them.
+pub const POWER_PHASES: [&str; 3] = ["idle", "compute", "memory"];
+
 /// Everything a measurement folder holds; absent optional files give empty lists.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Measurements {
@@ -87,6 +121,8 @@ pub struct Measurements {
     /// The held-out kernels' launches and the SASS they ran (`heldout_sm<XY>.sass`).
     pub heldout: Vec<HeldOutRun>,
     pub heldout_sass: Option<String>,
+    /// The [`OPTIONAL_FILES`] the folder does not hold (nothing promised them).
+    pub absent: Vec<&'static str>,
 }
 
 fn numbers(path: &Path, columns: &[&str]) -> Result<Vec<(u64, Vec<f64>)>> {
@@ -151,7 +187,8 @@ fn optional<T>(path: &Path, read: impl FnOnce(&Path) -> Result<Vec<T>>) -> Resul
 }
 
 impl Measurements {
-    /// Reads `dir`; `props.csv` is required, the rest optional.
+    /// Reads `dir`: `props.csv` is required, each file the folder promises must be there
+    /// (the module's "Missing files"), the others are optional and listed in `absent`.
     pub fn read(dir: &Path) -> Result<Measurements> {
         let props = csv_rows(&dir.join("props.csv"), &["key", "value"])
             .with_context(|| {
@@ -195,11 +232,21 @@ impl Measurements {
                 })
                 .collect()
         })?;
+        for (file, why) in promises(dir)? {
+            if !dir.join(&file).exists() {
+                bail!("{}: no {file}, which {why}", dir.display());
+            }
+        }
         let power = optional(&dir.join("power.csv"), power_phases)?;
-        let sass = sass_file(dir, "saxpy2")?;
+        let sass = read_sass(sass_file(dir, "saxpy2")?)?;
         let heldout = optional(&dir.join("heldout_times.csv"), heldout_runs)?;
-        let heldout_sass = sass_file(dir, "heldout_sm")?;
+        let heldout_sass = read_sass(sass_file(dir, "heldout_sm")?)?;
+        let absent = OPTIONAL_FILES
+            .into_iter()
+            .filter(|f| !dir.join(f).exists())
+            .collect();
         Ok(Measurements {
+            absent,
             heldout,
             heldout_sass,
             dir: dir.to_owned(),
@@ -211,6 +258,11 @@ impl Measurements {
             power,
             sass,
         })
+    }
+
+    /// Whether the folder lacks `file`, one of [`OPTIONAL_FILES`] (nothing promised it).
+    pub fn lacks(&self, file: &str) -> bool {
+        self.absent.contains(&file)
     }
 
     /// A property of `props.csv` as a number.
@@ -240,9 +292,76 @@ impl Measurements {
     }
 }
 
+/// The files `dir` promises besides `props.csv`, each with what promises it, as an error
+/// completes "no FILE, which …" (the module's "Missing files"; power.csv's phases are
+/// checked as it is read).
+fn promises(dir: &Path) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let readme = dir.join("README.md");
+    if readme.is_file() {
+        let text =
+            std::fs::read_to_string(&readme).with_context(|| format!("reading {}", readme.display()))?;
+        out.extend(listed_files(&text).into_iter().map(|file| {
+            (
+                file,
+                "README.md lists among the files bench/gpu/run.sh wrote".to_owned(),
+            )
+        }));
+    }
+    let companion =
+        "bench/gpu/run.sh writes the two together (the held-out kernels' times and the SASS they ran)";
+    match sass_file(dir, "heldout_sm")? {
+        Some(sass) => {
+            let name = sass
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            out.push((
+                "heldout_times.csv".to_owned(),
+                format!("{name} promises: {companion}"),
+            ));
+        }
+        None if dir.join("heldout_times.csv").exists() => bail!(
+            "{}: no heldout_sm<XY>.sass, which heldout_times.csv promises: {companion}",
+            dir.display()
+        ),
+        None => {}
+    }
+    Ok(out)
+}
+
+/// The file names of the `| file | rows |` table of a README.md as `bench/gpu/run.sh` writes
+/// it (none where it has no such table).
+fn listed_files(readme: &str) -> Vec<String> {
+    readme
+        .lines()
+        .skip_while(|l| l.replace(' ', "") != "|file|rows|")
+        .skip(2)
+        .take_while(|l| l.trim_start().starts_with('|'))
+        .filter_map(|l| l.split('|').nth(1).map(str::trim))
+        .filter(|f| !f.is_empty() && !f.contains('/'))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// power.csv's `kernel` column holds unquoted commas, so a row is read as its first field
-/// (the phase) and its last three (samples are before them: mean, min and max watts).
+/// (the phase) and its last three (samples are before them: mean, min and max watts). Each
+/// of [`POWER_PHASES`] must be there.
 fn power_phases(path: &Path) -> Result<Vec<PowerPhase>> {
+    let phases = power_rows(path)?;
+    if let Some(missing) = POWER_PHASES
+        .iter()
+        .find(|want| !phases.iter().any(|p| p.phase.starts_with(*want)))
+    {
+        bail!(
+            "{}: no `{missing}` phase: expected a row for each of the phases {} (bench/gpu/run.sh measures them; the power fit and validate's power row read them)",
+            path.display(),
+            POWER_PHASES.join(", ")
+        );
+    }
+    Ok(phases)
+}
+
+fn power_rows(path: &Path) -> Result<Vec<PowerPhase>> {
     let origin = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {origin}"))?;
     text.lines()
@@ -295,8 +414,14 @@ fn heldout_runs(path: &Path) -> Result<Vec<HeldOutRun>> {
         .collect()
 }
 
+/// The text of the SASS file at `path`, if any.
+fn read_sass(path: Option<PathBuf>) -> Result<Option<String>> {
+    path.map(|p| std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display())))
+        .transpose()
+}
+
 /// The first (by name) `.sass` file of `dir` whose name starts with `prefix`.
-fn sass_file(dir: &Path, prefix: &str) -> Result<Option<String>> {
+fn sass_file(dir: &Path, prefix: &str) -> Result<Option<PathBuf>> {
     let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
     let mut candidates: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -307,8 +432,102 @@ fn sass_file(dir: &Path, prefix: &str) -> Result<Option<String>> {
         })
         .collect();
     candidates.sort();
-    candidates
-        .first()
-        .map(|p| std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display())))
-        .transpose()
+    Ok(candidates.into_iter().next())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy of the shipped H100 folder's own files (not its sub-folders) in a fresh temp
+    /// folder named after `test`.
+    fn h100_copy(test: &str) -> PathBuf {
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/validation/data/h100");
+        let dir = std::env::temp_dir().join(format!("hetsim-{test}-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        for entry in std::fs::read_dir(&shipped).expect("the shipped folder") {
+            let path = entry.expect("an entry").path();
+            if let (true, Some(name)) = (path.is_file(), path.file_name()) {
+                std::fs::copy(&path, dir.join(name)).expect("copies");
+            }
+        }
+        dir
+    }
+
+    #[test]
+    fn the_shipped_folders_read_and_list_what_they_lack() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/validation/data");
+        let h100 = Measurements::read(&root.join("h100")).expect("reads");
+        assert_eq!(h100.absent, ["heldout_times.csv"]);
+        let h200 = Measurements::read(&root.join("h200")).expect("reads");
+        assert_eq!(h200.absent, ["transfers.csv", "heldout_times.csv"]);
+        assert!(h200.transfers.is_empty() && !h200.power.is_empty());
+    }
+
+    #[test]
+    fn a_file_the_readme_lists_is_promised() {
+        let dir = h100_copy("readme-promise");
+        let readme = "# GPU measurements: H100\n\n| file | rows |\n|---|---|\n| props.csv | 40 |\n| transfers.csv | 120 |\n\nTook 900 s.\n";
+        std::fs::write(dir.join("README.md"), readme).expect("writes");
+        assert!(Measurements::read(&dir).is_ok(), "every listed file is there");
+        std::fs::remove_file(dir.join("transfers.csv")).expect("removes");
+        let e = Measurements::read(&dir)
+            .expect_err("transfers.csv is promised")
+            .to_string();
+        assert!(
+            e.contains("no transfers.csv, which README.md lists among the files bench/gpu/run.sh wrote"),
+            "{e}"
+        );
+        // Without the README, nothing promises it: the read goes on and says it is absent.
+        std::fs::remove_file(dir.join("README.md")).expect("removes");
+        let m = Measurements::read(&dir).expect("optional");
+        assert!(m.absent.contains(&"transfers.csv") && m.transfers.is_empty());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn heldout_times_and_their_sass_promise_each_other() {
+        let dir = h100_copy("heldout-promise");
+        std::fs::write(dir.join("heldout_sm90.sass"), "").expect("writes");
+        let e = Measurements::read(&dir)
+            .expect_err("the times are promised")
+            .to_string();
+        assert!(
+            e.contains("no heldout_times.csv, which heldout_sm90.sass promises"),
+            "{e}"
+        );
+        std::fs::remove_file(dir.join("heldout_sm90.sass")).expect("removes");
+        std::fs::write(
+            dir.join("heldout_times.csv"),
+            "kernel,launch,args,grid,block,dynamic_smem,median_seconds\n",
+        )
+        .expect("writes");
+        let e = Measurements::read(&dir)
+            .expect_err("the SASS is promised")
+            .to_string();
+        assert!(
+            e.contains("no heldout_sm<XY>.sass, which heldout_times.csv promises"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_power_file_without_a_phase_names_it() {
+        let dir = h100_copy("power-phase");
+        let power = std::fs::read_to_string(dir.join("power.csv")).expect("reads");
+        let without: Vec<&str> = power.lines().filter(|l| !l.starts_with("compute")).collect();
+        std::fs::write(dir.join("power.csv"), without.join("\n")).expect("writes");
+        let e = Measurements::read(&dir)
+            .expect_err("no compute phase")
+            .to_string();
+        assert!(
+            e.contains(
+                "power.csv: no `compute` phase: expected a row for each of the phases idle, compute, memory"
+            ),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

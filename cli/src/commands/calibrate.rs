@@ -176,10 +176,21 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         ),
         None => println!("no error bars: fewer than 9 launches in the cross-validation"),
     }
-    if let Some(l2) = l2 {
-        println!(
+    match l2 {
+        Some(l2) => println!(
             "architecture: {L2_BYTES_PER_CYCLE_PER_SM} = {l2:.2} (the kit's L2-resident saxpy2_l2 launches, kit/benchset.toml; the architecture data file, models/data/*.toml, keeps it)"
-        );
+        ),
+        None => println!(
+            "architecture: {L2_BYTES_PER_CYCLE_PER_SM}: not fitted: no kit/benchset.toml with L2-resident saxpy2_l2 launches"
+        ),
+    }
+    if c.power.is_none() {
+        let why = if m.lacks("power.csv") {
+            "no power.csv"
+        } else {
+            "power.csv's phases have no solution with sweep.csv's block-256 launches at intensities 4096 and 1 (one is missing, or the two phases load the GPU alike)"
+        };
+        println!("power: not fitted: {why}");
     }
     if let Some(f) = &teg {
         let p = f.point;
@@ -195,11 +206,12 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
             f.evaluations
         );
     }
-    if let Some(f) = latency {
-        println!(
+    match latency {
+        Some(f) => println!(
             "latency table: branch_taken = {:.2}, block_replacement = {:.2} (occupancy_block256.csv at {LATENCY_BOUND_WARPS} warps per SM: {:.1} + {:.3}·a cycles per warp; kernel/data/latency/*.toml keeps them)",
             f.branch_taken, f.block_replacement, f.intercept, f.slope
-        );
+        ),
+        None => println!("latency table: not fitted: no occupancy_block256.csv and clock.csv"),
     }
     println!("# a component for a system model's [[component]] table (model = \"gpu-queueing\")");
     println!(
@@ -207,9 +219,14 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         c.name
     );
     let source = format!(
-        "hetsim calibrate gpu {}: props.csv (spec), launch.csv (overhead), {} (fit), power.csv (power)",
+        "hetsim calibrate gpu {}: props.csv (spec), launch.csv (overhead), {} (fit){}",
         args.dir.display(),
-        c.fitted_on
+        c.fitted_on,
+        if c.power.is_some() {
+            ", power.csv (power)"
+        } else {
+            ""
+        }
     );
     println!("source = {}", toml_string(&source));
     println!(

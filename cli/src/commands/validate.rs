@@ -30,6 +30,12 @@ pub fn run(args: ValidateArgs) -> Result<()> {
         super::print_json(&v)?;
     } else {
         println!("validation on {}\n\n{}", v.data, table(&v.checks));
+        for line in &v.not_run {
+            println!("{line}");
+        }
+        if !v.not_run.is_empty() {
+            println!();
+        }
         println!(
             "cross-validation (each group held out)\n\n{}",
             table(&v.cross_validation)
@@ -44,16 +50,7 @@ pub fn run(args: ValidateArgs) -> Result<()> {
             coverage::table(&v.error_bars)
         );
     }
-    let missed: Vec<&str> = v
-        .checks
-        .iter()
-        .chain(&v.cross_validation)
-        .chain(&v.families)
-        .chain(&v.refit)
-        .filter(|c| !c.pass)
-        .map(|c| c.name.as_str())
-        .chain(v.error_bars.iter().filter(|c| !c.pass).map(|c| c.name.as_str()))
-        .collect();
+    let missed = v.missed();
     if !missed.is_empty() {
         bail!("targets missed: {}", missed.join("; "));
     }

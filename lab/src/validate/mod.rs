@@ -18,6 +18,7 @@ use crate::saxpy2;
 
 pub mod coverage;
 mod families;
+mod not_run;
 mod power;
 mod refit;
 mod report;
@@ -126,6 +127,31 @@ pub struct Validation {
     /// The `gpu-queueing` model calibrated again without each kernel family (or block size
     /// within one) and scored on it.
     pub refit: Vec<Check>,
+    /// The checks that did not run for want of a file nothing promised, each with why
+    /// (the rule: crate::measurements, "Missing files").
+    pub not_run: Vec<String>,
+}
+
+impl Validation {
+    /// The name of every row whose target is missed, in the report's order: the targets, the
+    /// cross-validation folds, the kernel families, the refit, the error bars. `hetsim
+    /// validate` fails naming them.
+    pub fn missed(&self) -> Vec<&str> {
+        self.checks
+            .iter()
+            .chain(&self.cross_validation)
+            .chain(&self.families)
+            .chain(&self.refit)
+            .filter(|c| !c.pass)
+            .map(|c| c.name.as_str())
+            .chain(
+                self.error_bars
+                    .iter()
+                    .filter(|c| !c.pass)
+                    .map(|c| c.name.as_str()),
+            )
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -204,13 +230,17 @@ fn transfer_points(sim: &Simulator, m: &Measurements) -> Result<Vec<(TransferKey
 }
 
 /// The steady power of power.csv's compute (intensity 4096) and memory (intensity 1) phases:
-/// saxpy2 at n = 2^26, block 256, back to back.
+/// saxpy2 at n = 2^26, block 256, back to back (none without a power.csv; with one, both
+/// phases are there: [`Measurements::read`] checks them).
 fn power_points(sim: &Simulator, m: &Measurements) -> Result<Vec<Point>> {
     let mut out = Vec::new();
+    if m.power.is_empty() {
+        return Ok(out);
+    }
     for (phase, intensity) in [("compute", 4096.0), ("memory", 1.0)] {
-        let Some(watts) = m.steady_power(phase) else {
-            continue;
-        };
+        let watts = m
+            .steady_power(phase)
+            .ok_or_else(|| anyhow!("{}: no `{phase}` phase", m.dir.join("power.csv").display()))?;
         let run = KernelRun {
             file: "power",
             line: 0,
@@ -321,7 +351,9 @@ pub fn validate(
     stage: &dyn Fn(&str),
 ) -> Result<Validation> {
     stage("reading the measurements");
+    // Every file the folder and its benchmark sets promise is checked before anything runs.
     let m = Measurements::read(data)?;
+    let sets = BenchSet::in_folder(data)?;
     let sim = Simulator::load(app, system, gpu)?;
     let fitted = if held_out { Basis::HeldOut } else { Basis::InSample };
     let power_target = if held_out { 0.20 } else { 0.10 };
@@ -353,7 +385,7 @@ pub fn validate(
     let teg_gpu = sim.gpu()?;
     checks.extend(teg::saxpy2_checks(&m, teg_gpu, fitted)?);
     let heldout = teg::heldout_points(&m, teg_gpu)?;
-    if !heldout.is_empty() {
+    if !m.lacks("heldout_times.csv") {
         checks.push(check(
             "heldout_times.csv (kernels, TEG)",
             Basis::HeldOut,
@@ -362,7 +394,7 @@ pub fn validate(
             f64::INFINITY,
         ));
     }
-    if !transfers.is_empty() {
+    if !m.lacks("transfers.csv") {
         for direction in ["HostToDevice", "DeviceToHost"] {
             checks.push(check(
                 &format!("transfers.csv {direction} pinned ≥ 1 MiB"),
@@ -380,7 +412,7 @@ pub fn validate(
             ));
         }
     }
-    if !power.is_empty() {
+    if !m.lacks("power.csv") {
         checks.push(check(
             "power.csv (steady board power)",
             fitted,
@@ -389,7 +421,6 @@ pub fn validate(
             power_target,
         ));
     }
-    let sets = BenchSet::in_folder(data)?;
     let mut family_checks = Vec::new();
     for set in &sets {
         stage(&format!("kernel families of {}", set.path.display()));
@@ -414,7 +445,7 @@ pub fn validate(
         ),
         held_out_coverage,
     ];
-    if !transfers.is_empty() {
+    if !m.lacks("transfers.csv") {
         error_bars.push(Coverage::of_points(
             "transfers.csv pinned, all sizes",
             all_copies("pinned"),
@@ -437,6 +468,7 @@ pub fn validate(
         cross_validation,
         error_bars,
         families: family_checks,
+        not_run: not_run::lines(&m, &sets),
         refit,
     })
 }
@@ -473,6 +505,54 @@ fn in_natural_order(groups: &[String]) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// Each table's rows count: a missed target anywhere in the report fails `validate`
+    /// (the cross-validation's fold among them), a row reported without a target does not.
+    #[test]
+    fn every_table_of_the_report_counts_toward_missed() {
+        let twice = [Point {
+            what: "a launch".into(),
+            measured: 1.0,
+            predicted: 2.0,
+            interval: [2.0, 2.0],
+        }];
+        let missed = |name: &str| check(name, Basis::HeldOut, &twice, 0.10, f64::INFINITY);
+        let reported = check(
+            "occupancy smem 0 held out",
+            Basis::HeldOut,
+            &twice,
+            f64::INFINITY,
+            f64::INFINITY,
+        );
+        let v = Validation {
+            data: "data".into(),
+            system: "system.toml".into(),
+            gpu: None,
+            held_out: false,
+            checks: vec![missed("sweep.csv (kernel)")],
+            sweep: Vec::new(),
+            occupancy: Vec::new(),
+            transfers: Vec::new(),
+            power: Vec::new(),
+            cross_validation: vec![reported, missed("sweep block 16 held out")],
+            error_bars: vec![Coverage::of("held-out bars", &[(2.0, [1.9, 2.1], 1.0)])],
+            families: vec![missed("kit: strided (gpu-queueing)")],
+            refit: vec![missed("kit: strided held out of the fit")],
+            not_run: Vec::new(),
+        };
+        assert_eq!(
+            v.missed(),
+            [
+                "sweep.csv (kernel)",
+                "sweep block 16 held out",
+                "kit: strided (gpu-queueing)",
+                "kit: strided held out of the fit",
+                "held-out bars"
+            ]
+        );
+    }
+
     #[test]
     fn groups_are_listed_as_a_reader_counts() {
         let groups = [
@@ -484,7 +564,7 @@ mod tests {
         ]
         .map(String::from);
         assert_eq!(
-            super::in_natural_order(&groups),
+            in_natural_order(&groups),
             [
                 "occupancy 8",
                 "sweep block 16",

@@ -230,6 +230,7 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
             ("basis", basis_note(v.held_out).to_owned()),
             ("report", path.display().to_string()),
             ("targets", table(&v.checks)),
+            ("not_run", not_run(&v.not_run)),
             ("cross_validation", table(&v.cross_validation)),
             ("families", table(&v.families)),
             ("refit", table(&v.refit)),
@@ -240,6 +241,15 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
     );
     write_file(path, s)?;
     Ok(())
+}
+
+/// The checks that did not run, a bullet each, or a line saying every check ran.
+fn not_run(lines: &[String]) -> String {
+    if lines.is_empty() {
+        return "Every check ran: the folder holds every file they read.\n".to_owned();
+    }
+    let bullets: String = lines.iter().map(|l| format!("- {l}\n")).collect();
+    format!("Not run, for want of a file nothing promised:\n\n{bullets}")
 }
 
 /// The figures' folder of the report at `path`: its name without extension, in lower case.
@@ -277,6 +287,7 @@ mod tests {
             "basis",
             "report",
             "targets",
+            "not_run",
             "cross_validation",
             "families",
             "refit",
