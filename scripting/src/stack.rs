@@ -46,16 +46,16 @@ type Bridge = Rc<[(u32, u64)]>;
 type CachedBridge = (Rc<[u64]>, Rc<[u64]>, Bridge);
 
 /// Saves packed against a reference before it may be replaced (see [`Current`]): a run holds
-/// at most one reference per this many saves (a million-process run, ≈ 4,000 of 11 KiB).
-const REFRESH_AFTER: usize = 256;
+/// at most one reference per this many saves (a million-process run, ≈ 8,000 of 11 KiB).
+const REFRESH_AFTER: usize = 128;
 
 /// The reference of one frame length, and when to replace it.
 ///
 /// The frames of a script's processes differ from those of the process saved just before in
 /// ≈ 67 words, but from the first frames saved in the run in ≈ 420 (master-worker at
 /// W = 100,000, docs/PERFORMANCE.md): loop counters, operation counts and clocks move with the
-/// run. So the reference moves with them: once a save differs from it in more than twice as
-/// many words as the first save against it did (and [`REFRESH_AFTER`] saves have used it), that
+/// run. So the reference moves with them: once a save differs from it in half as many words
+/// again as the first save against it did (and [`REFRESH_AFTER`] saves have used it), that
 /// save's frames become the reference. Frames saved against an earlier reference keep it.
 struct Current {
     words: Rc<[u64]>,
@@ -77,7 +77,7 @@ impl Current {
     fn is_stale_after(&mut self, changes: usize) -> bool {
         self.uses += 1;
         let baseline = *self.baseline.get_or_insert(changes);
-        self.uses >= REFRESH_AFTER && changes > 2 * baseline + 16
+        self.uses >= REFRESH_AFTER && changes > baseline + baseline / 2 + 8
     }
 }
 
