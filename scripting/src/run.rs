@@ -206,12 +206,6 @@ pub fn run(
         ..RunLog::default()
     }));
 
-    let mut engine = app_engine(&options.limits, &clock, kernels);
-    let printed = log.clone();
-    engine.on_print(move |text| printed.borrow_mut().push(text.to_owned()));
-    let ast = Rc::new(engine.compile(app).map_err(|e| parse_error(app_origin, app, e))?);
-    let engine = Rc::new(engine);
-
     // Every label of the run, a label given 0 processes too: a script reads its count as 0
     // (a sweep over Worker=0,1,2 runs the master alone first) rather than finding no entry.
     let mut pids_by_label: BTreeMap<Arc<str>, Vec<usize>> = labels
@@ -225,6 +219,13 @@ pub fn run(
         .iter()
         .map(|(l, pids)| (l.as_ref().into(), Dynamic::from_int(pids.len() as i64)))
         .collect();
+    let mut engine = app_engine(&options.limits, &clock, kernels);
+    engine.register_global_module(run_constants(counts).into());
+    let printed = log.clone();
+    engine.on_print(move |text| printed.borrow_mut().push(text.to_owned()));
+    let ast = Rc::new(engine.compile(app).map_err(|e| parse_error(app_origin, app, e))?);
+    let engine = Rc::new(engine);
+
     let context = Rc::new(RunContext {
         placements: placements.clone(),
         node_ids: system.nodes.iter().map(|n| n.spec.id.clone()).collect(),
@@ -235,7 +236,7 @@ pub fn run(
         algorithm: options.algorithm,
         topology: crate::nccl::Topology::of(system),
     });
-    let template = Rc::new(scope_template(counts, variables));
+    let template = Rc::new(scope_template(variables));
     let origin: Rc<str> = Rc::from(app_origin);
     let stack_count = if placements.len() <= OWN_STACKS_UP_TO {
         placements.len()
@@ -290,16 +291,25 @@ pub fn run(
     })
 }
 
-/// The scope every process of a run starts from: `tag`, `rank`, `pid`, `labels`, the run's
-/// variables and `sim`, in that order, the per-process ones as placeholders. A process's
-/// scope is a clone ([`process_scope`]), so that the names are shared, not allocated again
-/// for every process (issue 46).
-fn scope_template(counts: Map, variables: &BTreeMap<String, Variable>) -> Scope<'static> {
+/// The constants every process of a run reads and none has a copy of: `labels` (each label's
+/// process count). A copy in each process's scope was 456 bytes a process (issue 46). A
+/// script reads it as before, except that `is_def_var("labels")`, which looks in the scope
+/// only, is false.
+fn run_constants(counts: Map) -> rhai::Module {
+    let mut constants = rhai::Module::new();
+    constants.set_var("labels", counts);
+    constants
+}
+
+/// The scope every process of a run starts from: `tag`, `rank`, `pid`, the run's variables
+/// and `sim`, in that order, the per-process ones as placeholders (`labels` is one of the
+/// [`run_constants`]). A process's scope is a clone ([`process_scope`]), so that the names
+/// are shared, not allocated again for every process (issue 46).
+fn scope_template(variables: &BTreeMap<String, Variable>) -> Scope<'static> {
     let mut scope = Scope::new();
     for name in ["tag", "rank", "pid"] {
         scope.push_dynamic(name, Dynamic::UNIT);
     }
-    scope.push_constant("labels", counts);
     for (name, value) in variables {
         scope.push_constant_dynamic(name.as_str(), dynamic(value));
     }
