@@ -441,6 +441,12 @@ mod tests {
 
     /// A copy of the shipped H100 folder's own files (not its sub-folders) in a fresh temp
     /// folder named after `test`.
+    /// Reading `dir` fails (as `why` says it must) with an error holding `expected`.
+    fn assert_read_fails(dir: &Path, why: &str, expected: &str) {
+        let e = Measurements::read(dir).expect_err(why).to_string();
+        assert!(e.contains(expected), "{e}");
+    }
+
     fn h100_copy(test: &str) -> PathBuf {
         let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/validation/data/h100");
         let dir = std::env::temp_dir().join(format!("hetsim-{test}-{}", std::process::id()));
@@ -472,12 +478,10 @@ mod tests {
         std::fs::write(dir.join("README.md"), readme).expect("writes");
         assert!(Measurements::read(&dir).is_ok(), "every listed file is there");
         std::fs::remove_file(dir.join("transfers.csv")).expect("removes");
-        let e = Measurements::read(&dir)
-            .expect_err("transfers.csv is promised")
-            .to_string();
-        assert!(
-            e.contains("no transfers.csv, which README.md lists among the files bench/gpu/run.sh wrote"),
-            "{e}"
+        assert_read_fails(
+            &dir,
+            "transfers.csv is promised",
+            "no transfers.csv, which README.md lists among the files bench/gpu/run.sh wrote",
         );
         // Without the README, nothing promises it: the read goes on and says it is absent.
         std::fs::remove_file(dir.join("README.md")).expect("removes");
@@ -490,12 +494,10 @@ mod tests {
     fn heldout_times_and_their_sass_promise_each_other() {
         let dir = h100_copy("heldout-promise");
         std::fs::write(dir.join("heldout_sm90.sass"), "").expect("writes");
-        let e = Measurements::read(&dir)
-            .expect_err("the times are promised")
-            .to_string();
-        assert!(
-            e.contains("no heldout_times.csv, which heldout_sm90.sass promises"),
-            "{e}"
+        assert_read_fails(
+            &dir,
+            "the times are promised",
+            "no heldout_times.csv, which heldout_sm90.sass promises",
         );
         std::fs::remove_file(dir.join("heldout_sm90.sass")).expect("removes");
         std::fs::write(
@@ -503,12 +505,10 @@ mod tests {
             "kernel,launch,args,grid,block,dynamic_smem,median_seconds\n",
         )
         .expect("writes");
-        let e = Measurements::read(&dir)
-            .expect_err("the SASS is promised")
-            .to_string();
-        assert!(
-            e.contains("no heldout_sm<XY>.sass, which heldout_times.csv promises"),
-            "{e}"
+        assert_read_fails(
+            &dir,
+            "the SASS is promised",
+            "no heldout_sm<XY>.sass, which heldout_times.csv promises",
         );
         std::fs::remove_dir_all(&dir).ok();
     }
