@@ -14,8 +14,9 @@
 //! one script suspend at a handful of places with near-identical frames (the same return
 //! addresses, the same engine state); what differs is their own pointers and counters. A
 //! master-worker worker's ≈ 11 KiB of frames differs from those of the worker saved just
-//! before it in ≈ 67 words, from the run's first in ≈ 420 (docs/PERFORMANCE.md). A process resumed right after it suspended (a `send` returns at
-//! once) finds its frames still on the stack and copies nothing.
+//! before it in ≈ 67 words, from the run's first in ≈ 420 (docs/PERFORMANCE.md). A process
+//! resumed right after it suspended (a `send` returns at once) finds its frames still on the
+//! stack and copies nothing.
 //!
 //! The invariant that makes this sound: between a process's suspension and its resumption
 //! nothing reads or writes its frames except this module's save and restore (a process never

@@ -1,6 +1,8 @@
 //! The checks of a validation that did not run, each in words: a file nothing promised is
 //! missing (crate::measurements, "Missing files"), or the folder has no benchmark set for
-//! them (a set's descriptor says which of its files there are: it promises each one it names). A promised file that is missing is an error before anything runs, never a line here.
+//! them (a set's descriptor says which of its files there are: it promises each one it
+//! names). A promised file that is missing is an error before anything runs, never a line
+//! here.
 
 use crate::benchset::BenchSet;
 use crate::measurements::Measurements;

@@ -267,13 +267,7 @@ mod tests {
         ) {
             let mut frames = reference.clone();
             change(&mut frames, &changes);
-            let packed = packed(&frames, &reference);
-            let differing = frames.iter().zip(reference.iter()).filter(|(a, b)| a != b).count();
-            let header = frames.len().div_ceil(64) + differing.div_ceil(32) + 1;
-            prop_assert!(packed.packed.len() <= header + differing);
-            let mut out = vec![0u64; frames.len()];
-            unpack(out.as_mut_ptr(), &packed);
-            prop_assert_eq!(out, frames);
+            round_trip(&frames, &reference, |differing| differing)?;
         }
 
         /// Frames whose changed words keep the high half of their reference word or of one
@@ -290,13 +284,7 @@ mod tests {
                 let high = if of_reference { reference[at % n] } else { base };
                 frames[at % n] = high & HIGH | u64::from(low);
             }
-            let packed = packed(&frames, &reference);
-            let differing = frames.iter().zip(reference.iter()).filter(|(a, b)| a != b).count();
-            let header = frames.len().div_ceil(64) + differing.div_ceil(32) + 1;
-            prop_assert!(packed.packed.len() <= header + differing.div_ceil(2));
-            let mut out = vec![0u64; frames.len()];
-            unpack(out.as_mut_ptr(), &packed);
-            prop_assert_eq!(out, frames);
+            round_trip(&frames, &reference, |differing| differing.div_ceil(2))?;
         }
 
         /// Frames restored over other frames (of another length and reference, ending at the
@@ -330,6 +318,23 @@ mod tests {
             };
             prop_assert_eq!(&stack[at..], &new[..]);
         }
+    }
+
+    /// Packs `frames` against `reference`: the packed words are at most the header and
+    /// `body(words that differ)`, and unpack to `frames`.
+    fn round_trip(
+        frames: &[u64],
+        reference: &[u64],
+        body: impl Fn(usize) -> usize,
+    ) -> Result<(), TestCaseError> {
+        let packed = packed(frames, reference);
+        let differing = frames.iter().zip(reference).filter(|(a, b)| a != b).count();
+        let header = frames.len().div_ceil(64) + differing.div_ceil(32) + 1;
+        prop_assert!(packed.packed.len() <= header + body(differing));
+        let mut out = vec![0u64; frames.len()];
+        unpack(out.as_mut_ptr(), &packed);
+        prop_assert_eq!(out, frames);
+        Ok(())
     }
 
     fn change(words: &mut [u64], changes: &[(usize, u64)]) {
