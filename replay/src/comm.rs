@@ -15,12 +15,14 @@
 //!   device for a load), waited for.
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use hetsim_chakra::proto::comm_type;
 use hetsim_chakra::{NodeKind, TraceNode};
 use hetsim_scripting::computational::Timed;
 use hetsim_scripting::nccl::{self, Choice};
 use hetsim_simulator::collectives::{self, Collective, Step};
+use hetsim_simulator::word_hash::WordMap;
 use hetsim_simulator::{Direction, Pid};
 
 use crate::context::Context;
@@ -87,25 +89,27 @@ pub struct Counted {
     pub fallback: bool,
 }
 
-/// The actions of `node` on `rank`, and what the report counts of its time; an error says
-/// what of the node is wrong.
+/// Appends the actions of `node` on `rank` to `out` (a stream's buffer, reused from node to
+/// node); returns what the report counts of its time. An error says what of the node is
+/// wrong.
 pub fn actions(
     context: &Context,
     rank: usize,
     node: &TraceNode,
-) -> Result<(VecDeque<Action>, Counted), String> {
+    out: &mut VecDeque<Action>,
+) -> Result<Counted, String> {
     let a = &node.attributes;
     let recorded = node.duration_micros as f64 * 1e-6;
     let mut counted = Counted::default();
-    let out: VecDeque<Action> = match node.kind {
+    match node.kind {
         _ if a.is_cpu_op => {
             let modelled = match &context.model {
                 Some(model) => model.cpu_time(node, &context.gpu(rank))?,
                 None => None,
             };
-            [Action::Sleep(modelled.unwrap_or(recorded))].into()
+            out.push_back(Action::Sleep(modelled.unwrap_or(recorded)));
         }
-        NodeKind::Metadata => VecDeque::new(),
+        NodeKind::Metadata => {}
         NodeKind::Comp => {
             let modelled = match &context.model {
                 Some(model) => {
@@ -122,13 +126,13 @@ pub fn actions(
                 };
                 Timed::bare(t.seconds)
             });
-            [Action::Compute(timed)].into()
+            out.push_back(Action::Compute(timed));
         }
-        NodeKind::CommColl => collective(context, rank, node)?,
+        NodeKind::CommColl => collective(context, rank, node, out)?,
         NodeKind::CommSend => {
             let dst = rank_attr(a.comm_dst, "comm_dst", context.ranks())?;
             let bytes = a.comm_size.ok_or("no `comm_size` attribute")?;
-            [
+            out.extend([
                 Action::Announce {
                     dst,
                     tag: a.comm_tag.unwrap_or(0),
@@ -140,16 +144,14 @@ pub fn actions(
                     direction: None,
                 },
                 Action::Flush,
-            ]
-            .into()
+            ]);
         }
         NodeKind::CommRecv => {
             let src = rank_attr(a.comm_src, "comm_src", context.ranks())?;
-            [Action::Tagged {
+            out.push_back(Action::Tagged {
                 src,
                 tag: a.comm_tag.unwrap_or(0),
-            }]
-            .into()
+            });
         }
         NodeKind::MemLoad | NodeKind::MemStore => {
             let bytes = a.tensor_size.or(a.comm_size).unwrap_or(0.0);
@@ -160,7 +162,7 @@ pub fn actions(
                 } else {
                     Direction::DeviceToHost
                 };
-                [
+                out.extend([
                     Action::Send {
                         to: relay,
                         bytes,
@@ -168,18 +170,85 @@ pub fn actions(
                         direction: Some(direction),
                     },
                     Action::Flush,
-                ]
-                .into()
-            } else {
-                VecDeque::new()
+                ]);
             }
         }
-    };
-    Ok((out, counted))
+    }
+    Ok(counted)
 }
 
-/// The plan of a COMM_COLL node, as `sim.<collective>` runs it.
-fn collective(context: &Context, rank: usize, node: &TraceNode) -> Result<VecDeque<Action>, String> {
+/// A rank's part of one collective call: its actions without the closing mark, and what
+/// the mark says of the call.
+#[derive(Debug)]
+struct Plan {
+    actions: Vec<Action>,
+    label: String,
+}
+
+/// What identifies a rank's plan of a call within a run: the call's `comm_type`, group and
+/// size, and the rank. The plan is a pure function of these and the run's fixed facts.
+type PlanKey = (i64, Option<String>, u64, usize);
+
+/// The rank plans of the run's collective calls, planned once each. A training trace calls
+/// the same collectives every step, and planning one (NCCL's trees and rings over every
+/// member) costs more than running it: half of a 64-rank replay's time before this cache.
+#[derive(Debug, Default)]
+pub struct Plans {
+    plans: WordMap<PlanKey, Rc<Plan>>,
+    /// Actions held in all plans; past [`Plans::HELD`] the cache starts again.
+    held: usize,
+}
+
+impl Plans {
+    /// About 40 MiB of actions.
+    const HELD: usize = 1 << 20;
+
+    fn get_or_plan(
+        &mut self,
+        key: PlanKey,
+        plan: impl FnOnce() -> Result<Plan, String>,
+    ) -> Result<Rc<Plan>, String> {
+        if let Some(found) = self.plans.get(&key) {
+            return Ok(found.clone());
+        }
+        let planned = Rc::new(plan()?);
+        if self.held + planned.actions.len() > Self::HELD {
+            self.plans.clear();
+            self.held = 0;
+        }
+        self.held += planned.actions.len();
+        self.plans.insert(key, planned.clone());
+        Ok(planned)
+    }
+}
+
+/// The actions of a COMM_COLL node, as `sim.<collective>` runs it: its rank's plan of the
+/// call (planned once per run, [`Plans`]), then the mark naming the node; appended to `out`.
+fn collective(
+    context: &Context,
+    rank: usize,
+    node: &TraceNode,
+    out: &mut VecDeque<Action>,
+) -> Result<(), String> {
+    let a = &node.attributes;
+    let value = a.comm_type.ok_or("a COMM_COLL without `comm_type`")?;
+    let key = (
+        value,
+        a.pg_name.clone(),
+        a.comm_size.unwrap_or(0.0).to_bits(),
+        rank,
+    );
+    let plan = context
+        .plans
+        .borrow_mut()
+        .get_or_plan(key, || plan(context, rank, node))?;
+    out.extend(plan.actions.iter().cloned());
+    out.push_back(Action::Mark(format!("{} (node {})", plan.label, node.id)));
+    Ok(())
+}
+
+/// Rank `rank`'s plan of the COMM_COLL `node`.
+fn plan(context: &Context, rank: usize, node: &TraceNode) -> Result<Plan, String> {
     let a = &node.attributes;
     let value = a.comm_type.ok_or("a COMM_COLL without `comm_type`")?;
     let collective = collective_of(value).ok_or_else(|| format!("unknown `comm_type` {value}"))?;
@@ -207,11 +276,10 @@ fn collective(context: &Context, rank: usize, node: &TraceNode) -> Result<VecDeq
     })?;
     if ranks.len() < 2 {
         // Nothing to exchange (a one-rank trace cut from a larger job, say): no time.
-        return Ok([Action::Mark(format!(
-            "{collective} alone, {bytes} bytes (node {})",
-            node.id
-        ))]
-        .into());
+        return Ok(Plan {
+            actions: Vec::new(),
+            label: format!("{collective} alone, {bytes} bytes"),
+        });
     }
     let members: Vec<Pid> = ranks.iter().map(|&r| context.comm_pids[r]).collect();
     // comm_size is nccl-tests' size of the call; `sim.alltoall` takes what a member sends
@@ -238,7 +306,7 @@ fn collective(context: &Context, rank: usize, node: &TraceNode) -> Result<VecDeq
         }
     };
     let tracked = steps.contains(&Step::Flush);
-    let mut out: VecDeque<Action> = steps
+    let mut actions: Vec<Action> = steps
         .into_iter()
         .filter_map(|step| match step {
             Step::Send { to, bytes } => Some(Action::Send {
@@ -254,11 +322,51 @@ fn collective(context: &Context, rank: usize, node: &TraceNode) -> Result<VecDeq
         })
         .collect();
     if tracked {
-        out.push_back(Action::Flush);
+        actions.push(Action::Flush);
     }
-    out.push_back(Action::Mark(format!(
-        "{collective} {how} {bytes} bytes (node {})",
-        node.id
-    )));
-    Ok(out)
+    Ok(Plan {
+        actions,
+        label: format!("{collective} {how} {bytes} bytes"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Action, Plan, Plans};
+
+    fn planned(actions: usize) -> Result<Plan, String> {
+        Ok(Plan {
+            actions: vec![Action::Sync; actions],
+            label: "all_reduce".to_owned(),
+        })
+    }
+
+    #[test]
+    fn a_call_is_planned_once_per_rank_and_the_cache_starts_again_when_full() {
+        let mut plans = Plans::default();
+        let mut calls = 0;
+        for _ in 0..3 {
+            for rank in 0..2 {
+                let key = (0, Some("dp".to_owned()), 1024f64.to_bits(), rank);
+                let plan = plans
+                    .get_or_plan(key, || {
+                        calls += 1;
+                        planned(4)
+                    })
+                    .expect("plans");
+                assert_eq!(plan.actions.len(), 4);
+            }
+        }
+        assert_eq!(calls, 2);
+        // A failed plan is not kept: the next call plans again (and fails again).
+        for _ in 0..2 {
+            let e = plans.get_or_plan((1, None, 0, 0), || Err("no group".to_owned()));
+            assert_eq!(e.expect_err("fails"), "no group");
+        }
+        assert_eq!(plans.plans.len(), 2);
+        plans
+            .get_or_plan((2, None, 0, 0), || planned(Plans::HELD))
+            .expect("plans");
+        assert_eq!((plans.plans.len(), plans.held), (1, Plans::HELD));
+    }
 }

@@ -16,6 +16,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
 
 use hetsim_chakra::{Attributes, DataType, NodeKind, TraceNode};
+use hetsim_simulator::word_hash::WordMap;
 
 /// A node as a run holds it (32 bytes): what the trace gives apart from its dependencies
 /// (the graph's edges hold them), its name and attributes as indices into the graph's
@@ -152,7 +153,7 @@ impl Graph {
         if let Some(w) = nodes.windows(2).find(|w| w[0].id == w[1].id) {
             return Err(GraphError::Duplicate(w[0].id));
         }
-        let index: HashMap<u64, u32> = nodes.iter().enumerate().map(|(i, n)| (n.id, i as u32)).collect();
+        let index: WordMap<u64, u32> = nodes.iter().enumerate().map(|(i, n)| (n.id, i as u32)).collect();
         let n = nodes.len();
         let mut missing_deps = 0u64;
         let mut dropped_ctrl = 0u64;

@@ -59,6 +59,10 @@ pub struct RankState {
     pub rank: usize,
     pub graph: Graph,
     pending: Vec<u32>,
+    /// Scratch buffers (what a completion frees, what making a node ready completes in
+    /// turn), kept so that a completion allocates nothing.
+    freed: Vec<u32>,
+    work: Vec<u32>,
     ready: [BinaryHeap<Reverse<u32>>; 3],
     /// Per stream: waiting for a wake from the relay.
     pub idle: [bool; 3],
@@ -86,6 +90,8 @@ impl RankState {
         let mut state = RankState {
             rank,
             pending: graph.in_degree.clone(),
+            freed: Vec::new(),
+            work: Vec::new(),
             graph,
             ready: Default::default(),
             idle: [false; 3],
@@ -117,9 +123,11 @@ impl RankState {
         self.done == self.total()
     }
 
-    /// Queues `i` on its stream, or completes it at once (METADATA).
+    /// Queues `i` on its stream, or completes it at once (METADATA), with what that
+    /// releases in turn.
     fn make_ready(&mut self, i: u32) {
-        let mut work = vec![i];
+        let mut work = std::mem::take(&mut self.work);
+        work.push(i);
         while let Some(i) = work.pop() {
             let (kind, is_cpu_op) = (
                 self.graph.nodes[i as usize].kind,
@@ -130,15 +138,15 @@ impl RankState {
                 None => {
                     self.done += 1;
                     self.metadata += 1;
-                    work.extend(self.released(i));
+                    self.release(i, &mut work);
                 }
             }
         }
+        self.work = work;
     }
 
-    /// The children of `i` that its completion makes ready.
-    fn released(&mut self, i: u32) -> Vec<u32> {
-        let mut out = Vec::new();
+    /// Pushes onto `out` the children of `i` that its completion makes ready.
+    fn release(&mut self, i: u32, out: &mut Vec<u32>) {
         for &c in self.graph.children(i as usize) {
             let p = &mut self.pending[c as usize];
             *p -= 1;
@@ -146,7 +154,6 @@ impl RankState {
                 out.push(c);
             }
         }
-        out
     }
 
     /// The next ready node of `stream` (lowest id first), now in flight.
@@ -167,9 +174,12 @@ impl RankState {
         if end > start {
             self.busy[s].push((start, end));
         }
-        for c in self.released(i) {
+        let mut freed = std::mem::take(&mut self.freed);
+        self.release(i, &mut freed);
+        for c in freed.drain(..) {
             self.make_ready(c);
         }
+        self.freed = freed;
         let mut woken = 0;
         for other in STREAMS {
             let o = other as usize;

@@ -58,6 +58,8 @@ pub struct StreamProcess {
     stream: Stream,
     relay: Pid,
     op: Option<Running>,
+    /// The last op's action buffer, empty, for the next op: no allocation per node.
+    spare: VecDeque<Action>,
     /// Zero-byte signals to send to the relay before anything else.
     signals: usize,
     expect: Expect,
@@ -72,6 +74,7 @@ impl StreamProcess {
             stream,
             relay,
             op: None,
+            spare: VecDeque::new(),
             signals: 0,
             expect: Expect::Nothing,
             leaving: false,
@@ -200,28 +203,30 @@ impl StreamProcess {
 
     /// Starts node `i`: its actions, or a failure naming it.
     fn start(&mut self, i: u32, now: f64) -> Result<(), String> {
+        let mut list = std::mem::take(&mut self.spare);
+        let counted = {
+            let state = self.rank.borrow();
+            actions(
+                &self.context,
+                state.rank,
+                &state.graph.node(i as usize),
+                &mut list,
+            )
+        };
+        // The engine lets a process run ahead of its clock through computes and sleeps;
+        // the rank's shared state must change at the engine's time, so every op ends by
+        // catching up with it.
+        list.push_back(Action::Sync);
         self.op = Some(Running {
             node: i,
             start: now,
-            actions: VecDeque::new(),
+            actions: list,
             pending: Vec::new(),
         });
-        let (list, counted) = {
-            let state = self.rank.borrow();
-            actions(&self.context, state.rank, &state.graph.node(i as usize))?
-        };
-        {
-            let mut state = self.rank.borrow_mut();
-            state.kept_recorded += u64::from(counted.kept_recorded);
-            state.fp32_fallback += u64::from(counted.fallback);
-        }
-        if let Some(op) = &mut self.op {
-            op.actions = list;
-            // The engine lets a process run ahead of its clock through computes and sleeps;
-            // the rank's shared state must change at the engine's time, so every op ends by
-            // catching up with it.
-            op.actions.push_back(Action::Sync);
-        }
+        let counted = counted?;
+        let mut state = self.rank.borrow_mut();
+        state.kept_recorded += u64::from(counted.kept_recorded);
+        state.fp32_fallback += u64::from(counted.fallback);
         Ok(())
     }
 }
@@ -250,7 +255,9 @@ impl Process for StreamProcess {
                     }
                 }
                 let (node, start) = (op.node, op.start);
-                self.op = None;
+                if let Some(done) = self.op.take() {
+                    self.spare = done.actions;
+                }
                 self.signals += self.rank.borrow_mut().complete(node, self.stream, start, now);
                 continue;
             }

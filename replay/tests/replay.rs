@@ -106,6 +106,32 @@ fn a_microbenchmark_collective_replays_to_the_time_of_the_same_call_in_an_app() 
 }
 
 #[test]
+fn a_repeated_collective_reuses_its_plan_and_takes_the_time_of_the_app_calling_it_again() {
+    // Three all-reduces of 1 MiB in a row, then one of 4 MiB, on 8 ranks: the second and
+    // third run the plan the first made (crate::comm::Plans), the last plans anew.
+    let board = system("examples/training-8gpu/system.toml");
+    let rank = || {
+        let mut nodes = vec![coll(0, 0, 1048576.0)];
+        for (id, bytes) in [(1, 1048576.0), (2, 1048576.0), (3, 4194304.0)] {
+            let mut next = coll(id, 0, bytes);
+            next.data_deps = vec![id - 1];
+            nodes.push(next);
+        }
+        nodes
+    };
+    let files = write_trace("repeated", &(0..8).map(|_| rank()).collect::<Vec<_>>());
+    let replayed = run(&files, &board);
+    let expected = app_time(
+        "sim.allreduce(1048576.0); sim.allreduce(1048576.0); sim.allreduce(1048576.0); sim.allreduce(4194304.0);",
+        &board,
+        8,
+    );
+    assert_eq!(replayed.run.results.overall_time, expected);
+    let once = app_time("sim.allreduce(1048576.0);", &board, 8);
+    assert!(expected > 3.0 * once, "{expected} against {once}");
+}
+
+#[test]
 fn computation_overlaps_communication_and_the_exposed_part_is_what_sticks_out() {
     let board = system("examples/training-8gpu/system.toml");
     let allreduce = app_time("sim.allreduce(67108864.0);", &board, 2);

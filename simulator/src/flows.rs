@@ -26,11 +26,12 @@
 //! only over the bundles that share a link, directly or through others, with one whose flows
 //! changed (SimGrid's partial invalidation).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use crate::platform::{Hop, LinkId};
 use crate::sharing::Shared;
+use crate::word_hash::WordMap;
 
 /// A bundle's index, stable while it has flows.
 pub type BundleId = usize;
@@ -49,7 +50,7 @@ pub struct Flows<T> {
     free: Vec<BundleId>,
     /// Bundles of several hops by their key (those of one hop are in their direction's
     /// `singles`).
-    index: HashMap<Key, BundleId>,
+    index: WordMap<Key, BundleId>,
     /// Emptied bundles, each once, oldest first (one may have got flows again since).
     idle: VecDeque<BundleId>,
     /// Marks of the current solve (bundles, directions), compared with `epoch`.
@@ -114,7 +115,7 @@ impl<T> Flows<T> {
             directions,
             bundles: Vec::new(),
             free: Vec::new(),
-            index: HashMap::new(),
+            index: WordMap::default(),
             idle: VecDeque::new(),
             bundle_mark: Vec::new(),
             direction_mark: vec![[0; 2]; links],

@@ -31,6 +31,7 @@ mod results;
 pub mod sharing;
 mod summary;
 mod uncertainty;
+pub mod word_hash;
 
 pub use engine::{finite_non_negative, simulate, LinkTiming, Options, Progress, ProgressFn, PROGRESS_EVERY};
 pub use error::SimError;

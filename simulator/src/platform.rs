@@ -2,12 +2,14 @@
 
 use std::cell::RefCell;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::fmt;
 use std::rc::Rc;
 
 use hetsim_models::catalog::ComponentKind;
 pub use hetsim_models::transfer::HostMemory;
+
+use crate::word_hash::WordMap;
 
 pub type NodeId = usize;
 pub type LinkId = usize;
@@ -259,8 +261,8 @@ pub struct Platform {
     internal: Vec<Option<LinkId>>,
     routing: Routing,
     /// The routes a system file fixes, by (from, to); they take precedence over the search.
-    fixed: HashMap<(NodeId, NodeId), Route>,
-    routes: RefCell<HashMap<(NodeId, NodeId), Route>>,
+    fixed: WordMap<(NodeId, NodeId), Route>,
+    routes: RefCell<WordMap<(NodeId, NodeId), Route>>,
     /// The searches' per-node state, kept between searches and reset where one touched it:
     /// a search near its ends costs no pass over every node.
     search: RefCell<Search>,
@@ -381,8 +383,8 @@ impl Platform {
             adjacency,
             internal,
             routing: Routing::default(),
-            fixed: HashMap::new(),
-            routes: RefCell::new(HashMap::new()),
+            fixed: WordMap::default(),
+            routes: RefCell::new(WordMap::default()),
             search: RefCell::new(Search::default()),
         })
     }

@@ -1,6 +1,7 @@
 //! The flow model's invariants and a case worked by hand.
 use super::*;
 use proptest::prelude::*;
+use std::collections::HashMap;
 
 const TOLERANCE: f64 = 1e-9;
 
