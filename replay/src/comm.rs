@@ -3,10 +3,12 @@
 //! - COMP: a compute of the policy's time (GPU) or a sleep of the recorded time, or the
 //!   model's `cpu_time` (CPU op);
 //! - COMM_COLL: hetsim's plan of the collective over the group's members, exactly as a
-//!   script's `sim.<collective>` runs it. `comm_size` is read as nccl-tests' size of the
-//!   call (all-reduce, reduce-scatter, broadcast, reduce: a rank's buffer; all-gather: the
-//!   gathered whole; all-to-all: what a rank sends in all, `comm_size / n` to each peer;
-//!   gather and scatter: one rank's share) (crate hetsim-scripting's `Sim::collective`): the
+//!   script's `sim.<collective>` runs it. `comm_size` is read as Chakra and ASTRA-sim read
+//!   it, the rank's input buffer (all-reduce, reduce-scatter, broadcast, reduce: the whole
+//!   value; all-gather: the rank's share, `n · comm_size` gathered; all-to-all: what a rank
+//!   sends in all, `comm_size / n` to each peer; gather and scatter: one rank's share), and
+//!   handed to the plan as `sim.<collective>` takes its size (crate hetsim-scripting's
+//!   `Sim::collective`): the
 //!   run's algorithm (NCCL's choice by default, its pipeline from the system's fabric), the
 //!   same steps, sends tracked where the plan flushes;
 //! - COMM_SEND: a message of `comm_size` bytes to `comm_dst`'s communication stream,
@@ -282,9 +284,10 @@ fn plan(context: &Context, rank: usize, node: &TraceNode) -> Result<Plan, String
         });
     }
     let members: Vec<Pid> = ranks.iter().map(|&r| context.comm_pids[r]).collect();
-    // comm_size is nccl-tests' size of the call; `sim.alltoall` takes what a member sends
-    // each other one.
+    // comm_size is the rank's input; `sim.allgather` takes the gathered whole and
+    // `sim.alltoall` what a member sends each other one.
     let bytes = match collective {
+        Collective::Allgather => bytes * ranks.len() as f64,
         Collective::Alltoall => bytes / ranks.len() as f64,
         _ => bytes,
     };

@@ -83,11 +83,12 @@ fn a_microbenchmark_collective_replays_to_the_time_of_the_same_call_in_an_app() 
         let ranks: Vec<Vec<TraceNode>> = (0..n).map(|_| vec![coll(0, comm_type, 1048576.0)]).collect();
         let files = write_trace(&format!("{call}{n}"), &ranks);
         let replayed = run(&files, &board);
-        // comm_size is nccl-tests' size: all-to-all's is what a rank sends in all.
-        let bytes = if call == "alltoall" {
-            1048576.0 / n as f64
-        } else {
-            1048576.0
+        // comm_size is the rank's input: all-gather's is its share of the gathered whole,
+        // all-to-all's what it sends in all.
+        let bytes = match call {
+            "allgather" => 1048576.0 * n as f64,
+            "alltoall" => 1048576.0 / n as f64,
+            _ => 1048576.0,
         };
         let expected = app_time(&format!("sim.{call}({bytes:?});"), &board, n);
         assert!(expected > 1e-6, "{call}: {expected}");

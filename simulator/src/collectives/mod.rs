@@ -110,9 +110,11 @@ pub enum Step {
 
 /// The steps of member `me` (an index into `members`, which are in rank order) in
 /// `collective` rooted at member `root` (the all-to-all collectives have none); `bytes` is
-/// the size per member (broadcast, reduce and allreduce: the whole value; scatter, gather and
-/// allgather: one member's share; alltoall: what each member sends each other one;
-/// reducescatter: each member's whole input, as nccl-tests' size).
+/// the size of the call (broadcast, reduce and allreduce: the whole value; scatter and gather:
+/// one member's share; alltoall: what each member sends each other one; allgather and
+/// reducescatter: nccl-tests' size, the gathered whole and each member's whole input, so
+/// that a member's share is `bytes / n` in both, as NCCL's plans take them,
+/// [`plan_nccl`]).
 pub fn plan(
     collective: Collective,
     algorithm: Algorithm,
@@ -134,15 +136,19 @@ pub fn plan(
         Collective::Allreduce if algorithm == Algorithm::Ring => {
             ring(members, me, 2 * (members.len() - 1), bytes / members.len() as f64)
         }
-        Collective::Allgather if algorithm == Algorithm::Ring => ring(members, me, members.len() - 1, bytes),
+        Collective::Allgather if algorithm == Algorithm::Ring => {
+            ring(members, me, members.len() - 1, bytes / members.len() as f64)
+        }
         Collective::Allreduce => {
             let mut steps = up(algorithm, members, 0, me, |_| bytes);
             steps.extend(down(algorithm, members, 0, me, |_| bytes));
             steps
         }
+        // Flat and binomial: a gather of the shares to member 0, then a broadcast of the whole.
         Collective::Allgather => {
-            let mut steps = up(algorithm, members, 0, me, |subtree| bytes * subtree as f64);
-            steps.extend(down(algorithm, members, 0, me, |_| bytes * members.len() as f64));
+            let share = bytes / members.len() as f64;
+            let mut steps = up(algorithm, members, 0, me, |subtree| share * subtree as f64);
+            steps.extend(down(algorithm, members, 0, me, |_| bytes));
             steps
         }
         Collective::Alltoall if algorithm == Algorithm::Flat => {
@@ -404,9 +410,21 @@ mod tests {
     #[test]
     fn allgather_and_alltoall_deliver_every_share_once() {
         let n = 5;
-        let (sent, received) = traffic(Collective::Allgather, Algorithm::Ring, n, 3.0);
+        // All-gather of 15 bytes in all: each member forwards the 4 shares of 3 it lacks.
+        let (sent, received) = traffic(Collective::Allgather, Algorithm::Ring, n, 15.0);
         assert_eq!(sent, [12.0; 5]);
         assert_eq!(received, [12.0; 5]);
+        // Flat: the 4 shares of 3 to member 0, then the whole 15 to each of the 4 others.
+        // Binomial: the same broadcast; the gather's messages carry subtrees (member 2 sends
+        // member 3's share with its own): 5 shares.
+        for (algorithm, gathered) in [(Algorithm::Flat, 4.0), (Algorithm::Binomial, 5.0)] {
+            let (sent, _) = traffic(Collective::Allgather, algorithm, n, 15.0);
+            assert_eq!(
+                sent.iter().sum::<f64>(),
+                gathered * 3.0 + 4.0 * 15.0,
+                "{algorithm:?}"
+            );
+        }
         for algorithm in [Algorithm::Ring, Algorithm::Binomial, Algorithm::Flat] {
             let (sent, received) = traffic(Collective::Alltoall, algorithm, n, 2.0);
             assert_eq!(sent, [8.0; 5], "{algorithm:?}");
