@@ -81,6 +81,12 @@ fn a_stored_trace_is_listed_fetched_submitted_swept_and_deleted() {
         "comm_time",
         "exposed_comm",
         "cpu_time",
+        "cpu_nodes",
+        "gpu_nodes",
+        "comm_nodes",
+        "metadata_nodes",
+        "missing_deps",
+        "dropped_ctrl",
     ] {
         assert_eq!(
             run["result"]["ranks"][7][field], local["ranks"][7][field],

@@ -106,5 +106,11 @@ fn breakdown(r: &RankReport) -> RankBreakdown {
         comm_time: r.comm_time,
         exposed_comm: r.exposed_comm,
         cpu_time: r.cpu_time,
+        cpu_nodes: r.cpu_nodes,
+        gpu_nodes: r.gpu_nodes,
+        comm_nodes: r.comm_nodes,
+        metadata_nodes: r.metadata_nodes,
+        missing_deps: r.missing_deps,
+        dropped_ctrl: r.dropped_ctrl,
     }
 }

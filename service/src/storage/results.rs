@@ -47,8 +47,9 @@ pub struct RunOutput {
 }
 
 /// One rank of a replayed trace, as `hetsim replay` reports it (its `RankReport` less the
-/// scratch file's path and the node-kind counts): stored in the run's summary JSON under
-/// `ranks`, served with the run and shown on its page.
+/// scratch file's path): stored in the run's summary JSON under `ranks`, served with the run
+/// and shown on its page. The node-kind counts were added on 2026-11-28: a run stored before
+/// reads them as 0.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankBreakdown {
     pub rank: usize,
@@ -65,6 +66,22 @@ pub struct RankBreakdown {
     pub exposed_comm: f64,
     /// Time with a CPU op in flight [s].
     pub cpu_time: f64,
+    /// The nodes that ran by stream (CPU ops, GPU computation, communication), and the
+    /// METADATA nodes, which complete as they issue.
+    #[serde(default)]
+    pub cpu_nodes: u64,
+    #[serde(default)]
+    pub gpu_nodes: u64,
+    #[serde(default)]
+    pub comm_nodes: u64,
+    #[serde(default)]
+    pub metadata_nodes: u64,
+    /// Dependencies on ids not in the file, skipped; control dependencies dropped to break
+    /// cycles.
+    #[serde(default)]
+    pub missing_deps: u64,
+    #[serde(default)]
+    pub dropped_ctrl: u64,
 }
 
 /// The `results.result` JSON of a summary: the summary's fields, and a replay's ranks

@@ -233,6 +233,8 @@ fn ranks_table(ranks: &[Value]) -> Markup {
             "rank",
             "nodes run",
             "nodes in file",
+            "CPU / GPU / comm / metadata nodes",
+            "deps skipped / ctrl dropped",
             "finish time [s]",
             "compute [s]",
             "communication [s]",
@@ -249,9 +251,26 @@ fn ranks_table(ranks: &[Value]) -> Markup {
                 &r["exposed_comm"],
                 &r["cpu_time"],
             ];
-            html! { tr { td.num { (num(&r["rank"])) } @for c in cells { td.num { (num(c)) } } } }
+            let kinds = counts(r, &["cpu_nodes", "gpu_nodes", "comm_nodes", "metadata_nodes"]);
+            let skipped = counts(r, &["missing_deps", "dropped_ctrl"]);
+            let (run, in_file) = (cells[0], cells[1]);
+            html! { tr {
+                td.num { (num(&r["rank"])) } td.num { (num(run)) } td.num { (num(in_file)) }
+                td.num { (kinds) } td.num { (skipped) }
+                @for c in &cells[2..] { td.num { (num(c)) } }
+            } }
         }),
     )
+}
+
+/// The whole-number `fields` of `row`, joined by " / " (a missing one, from a run stored
+/// before it was kept, shows as "–").
+fn counts(row: &Value, fields: &[&str]) -> String {
+    fields
+        .iter()
+        .map(|f| row[*f].as_u64().map_or("–".to_owned(), |n| n.to_string()))
+        .collect::<Vec<_>>()
+        .join(" / ")
 }
 
 /// Rows of the activities table a run page shows; the JSON has them all.
@@ -314,12 +333,15 @@ mod tests {
     use super::*;
 
     /// A replay's `ranks` become one row each, rank first, then nodes run and in the file,
-    /// then the five times in the report's order.
+    /// the node counts by kind and the skipped dependencies, then the five times in the
+    /// report's order.
     #[test]
     fn a_rank_row_holds_the_breakdown_in_column_order() {
         let ranks = serde_json::json!([
             {"rank": 0, "nodes": 17, "ran": 17, "finish_time": 0.5, "compute_time": 0.25,
-             "comm_time": 0.125, "exposed_comm": 0.0625, "cpu_time": 2.0},
+             "comm_time": 0.125, "exposed_comm": 0.0625, "cpu_time": 2.0, "cpu_nodes": 8,
+             "gpu_nodes": 6, "comm_nodes": 2, "metadata_nodes": 1, "missing_deps": 3,
+             "dropped_ctrl": 0},
             {"rank": 1, "nodes": 9, "ran": 9, "finish_time": 1.0, "compute_time": 0.0,
              "comm_time": 0.0, "exposed_comm": 0.0, "cpu_time": 0.0},
         ]);
@@ -331,8 +353,13 @@ mod tests {
             .skip(1)
             .map(|c| c.split('<').next().unwrap())
             .collect();
-        let expected = [0.0, 17.0, 17.0, 0.5, 0.25, 0.125, 0.0625, 2.0].map(number);
+        let mut expected = [0.0, 17.0, 17.0].map(number).to_vec();
+        expected.extend(["8 / 6 / 2 / 1".to_owned(), "3 / 0".to_owned()]);
+        expected.extend([0.5, 0.25, 0.125, 0.0625, 2.0].map(number));
         assert_eq!(cells, expected, "{first}");
+        // A rank stored before the counts were kept shows dashes.
+        let second = html.split("<tr>").nth(3).unwrap();
+        assert!(second.contains("– / – / – / –"), "{second}");
         assert!(html.contains("<th>exposed communication [s]</th>"), "{html}");
     }
 }
