@@ -3,7 +3,7 @@
 (issue 44's peer comparison, docs/TRACES.md "Against ASTRA-sim").
 
     python3 bench/replay.py --astra-bin DIR [--astra-src DIR] [--chakra-git DIR]
-        [--hetsim PATH] [--bandwidth 450e9] [--latency 500e-9] [--runs 3]
+        [--hetsim PATH] [--bandwidth 450e9] [--latency 500e-9] [--runs 3] [--trace PREFIX]
 
 DIR holds AstraSim_Analytical_Congestion_Unaware and _Aware (/work/shared/tools/setup-astra
 builds them; env ASTRA_BIN); the ASTRA-sim source tree defaults to the one they were built
@@ -26,6 +26,15 @@ assertion). GPU compute keeps its recorded time (hetsim `--compute replay`; ASTR
 without roofline). Prints a Markdown table: per trace the ranks, each simulator's simulated
 time (the last rank to finish), hetsim / ASTRA-sim, the nodes each ran of those in the
 files, and each one's median wall time over --runs runs.
+
+--trace PREFIX replays one given trace instead (PREFIX.0.et ... PREFIX.{N-1}.et, N ranks on the
+switch of N NPUs; e.g. the 10^6-node one `cargo bench -p hetsim-replay --bench replay -- 64
+--keep DIR` leaves as DIR/train) by hetsim and ASTRA-sim's congestion-unaware backend, --runs
+times each, alternating (hetsim, ASTRA-sim, hetsim, ...), and prints each one's simulated
+time, nodes run, wall times (median and every run), peak RSS (the child's ru_maxrss from
+wait4) and the wall ratio hetsim / ASTRA-sim. The timed ASTRA-sim runs log no per-node trace
+(`trace-enabled` 0); one more, untimed for the median, logs it (`trace-enabled` 1) to count
+the nodes it issued.
 """
 import argparse
 import glob
@@ -44,6 +53,7 @@ COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
 BACKENDS = ["Unaware", "Aware"]
 FINISHED = re.compile(r"sys\[(\d+)\] finished, (\d+) cycles")
 ISSUED = re.compile(r"issue,sys->id=(\d+),")
+ISSUED_NODE = re.compile(r"issue,sys->id=(\d+), tick=\d+, node->id=(\d+),")
 
 
 def default_hetsim():
@@ -108,6 +118,21 @@ def timed(cmd, cwd):
     start = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, check=False)
     return time.perf_counter() - start, out.stdout + out.stderr, out.returncode
+
+
+def measured(cmd, cwd):
+    """(wall seconds, peak RSS [KiB], CPU seconds (user + system), stdout, stderr, exit
+    status) of one run of cmd; the peak RSS and CPU time are the child's own, from wait4."""
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        cpu = usage.ru_utime + usage.ru_stime
+        return wall, usage.ru_maxrss, cpu, out.read(), err.read(), proc.returncode
 
 
 def run_hetsim(args, prefix, system, extra=()):
@@ -202,6 +227,130 @@ def cases(args, tmp):
         yield "same, hetsim `--data-deps-only`", chakra + ".0.et", 1, None, 2, ("--data-deps-only",)
 
 
+def trace_ranks(prefix):
+    """N where PREFIX.0.et ... PREFIX.{N-1}.et exist."""
+    n = 0
+    while os.path.exists(f"{prefix}.{n}.et"):
+        n += 1
+    return n
+
+
+def astra_issued(logs):
+    """(issue lines in ASTRA-sim's logs, each rank's highest node id issued, how many log
+    files): its log rotates at 10 files of 10 MiB, so when all 11 are there the oldest lines
+    are gone, the newest (each rank's last nodes) kept."""
+    files = glob.glob(os.path.join(logs, "log*.log"))
+    issued, last = 0, {}
+    for log in files:
+        with open(log) as f:
+            for line in f:
+                m = ISSUED_NODE.search(line)
+                if m:
+                    rank, node = int(m.group(1)), int(m.group(2))
+                    issued += 1
+                    last[rank] = max(last.get(rank, node), node)
+    return issued, last, len(files)
+
+
+def compare_trace(args, tmp):
+    """--trace: hetsim and ASTRA-sim (congestion-unaware) on one trace, alternating."""
+    if args.runs < 1:
+        sys.exit("--runs: 1 at least")
+    prefix = os.path.abspath(args.trace)
+    npus = trace_ranks(prefix)
+    if npus < 2:
+        sys.exit(f"{prefix}.0.et and .1.et at least: ASTRA-sim's analytical network needs npus_count > 1")
+    files = [f"{prefix}.{r}.et" for r in range(npus)]
+    for path in files:  # read once so that neither simulator's first run pays for the disk
+        with open(path, "rb") as f:
+            while f.read(1 << 24):
+                pass
+    system = os.path.join(tmp, "system.toml")
+    with open(system, "w") as f:
+        f.write(hetsim_system(npus, args.bandwidth, args.latency))
+    network = os.path.join(tmp, f"net{npus}.yml")
+    with open(network, "w") as f:
+        f.write(astra_network(npus, args.bandwidth, args.latency))
+    astra_systems = {}
+    for trace in (0, 1):
+        astra_systems[trace] = os.path.join(tmp, f"astra-system-trace{trace}.json")
+        with open(astra_systems[trace], "w") as f:
+            json.dump({**ASTRA_SYSTEM, "trace-enabled": trace}, f, indent=1)
+    hetsim_cmd = [args.hetsim, "replay", prefix, "--system", system, "--algorithm", "ring", "--json"]
+    logs = os.path.join(tmp, "astra-logs")
+
+    def astra_cmd(trace):
+        binary = os.path.join(args.astra_bin, "AstraSim_Analytical_Congestion_Unaware")
+        memory = os.path.join(args.astra_src, "examples/remote_memory/analytical/no_memory_expansion.json")
+        return [binary, f"--workload-configuration={prefix}", f"--system-configuration={astra_systems[trace]}",
+                f"--remote-memory-configuration={memory}", f"--network-configuration={network}",
+                f"--logging-folder={logs}"]
+
+    def astra_run(trace):
+        subprocess.run(["rm", "-rf", logs], check=True)
+        wall, rss, cpu, out, err, status = measured(astra_cmd(trace), tmp)
+        if status != 0:
+            lines = (out + err).splitlines()
+            reason = [line for line in lines if "what()" in line or "Error" in line or "Assert" in line]
+            sys.exit(f"ASTRA-sim failed ({status}): {' '.join(astra_cmd(trace))}\n"
+                     + "\n".join(reason or lines[-20:]))
+        finished = {int(m.group(1)): int(m.group(2)) for m in FINISHED.finditer(out + err)}
+        return wall, rss, cpu, finished
+
+    h_runs, a_runs = [], []
+    h_report = a_finished = None
+    for i in range(args.runs):
+        wall, rss, cpu, out, err, status = measured(hetsim_cmd, ROOT)
+        if status != 0:
+            sys.exit(f"hetsim failed ({status}): {' '.join(hetsim_cmd)}\n{err}")
+        h_report = json.loads(out)
+        h_runs.append((wall, rss, cpu))
+        print(f"run {i + 1}: hetsim {wall:.2f} s ({cpu:.2f} s CPU), {rss // 1024} MiB", file=sys.stderr)
+        wall, rss, cpu, a_finished = astra_run(0)
+        a_runs.append((wall, rss, cpu))
+        print(f"run {i + 1}: ASTRA-sim {wall:.2f} s ({cpu:.2f} s CPU), {rss // 1024} MiB", file=sys.stderr)
+    count_wall, count_rss, _, count_finished = astra_run(1)
+    issued, last, log_files = astra_issued(logs)
+    print(f"ASTRA-sim counting run (trace-enabled 1): {count_wall:.2f} s, {count_rss // 1024} MiB, "
+          f"{issued:,} nodes issued in {log_files} log files", file=sys.stderr)
+
+    ranks = h_report["ranks"]
+    h_time = max(r["finish_time"] for r in ranks)
+    h_ran, h_nodes = sum(r["ran"] for r in ranks), sum(r["nodes"] for r in ranks)
+    a_time = max(a_finished.values(), default=0) * 1e-9
+    h_wall = statistics.median(w for w, _, _ in h_runs)
+    a_wall = statistics.median(w for w, _, _ in a_runs)
+
+    def walls(runs):
+        return ", ".join(f"{w:.2f}" for w, _, _ in runs)
+
+    def cpus(runs):
+        return ", ".join(f"{c:.2f}" for _, _, c in runs)
+
+    def rss(runs):
+        return f"{max(r for _, r, _ in runs) / 1024:,.0f} MiB"
+
+    rotated = " in the logs kept (rotated: the oldest are gone)" if log_files >= 11 else ""
+    lasts = sorted(set(last.values()))
+    last_ids = f"{lasts[0]}" if len(lasts) == 1 else f"{lasts[0]}-{lasts[-1]}" if lasts else "none"
+    print(f"{prefix}: {npus} ranks, {h_nodes:,} nodes; switch of {npus} NPUs, links "
+          f"{args.bandwidth / 1e9:g} GB/s and {args.latency * 1e9:g} ns; rings; {args.runs} runs each, "
+          "alternating.\n")
+    print("| simulator | simulated time | nodes run | wall median | wall runs | CPU runs (user + system)"
+          " | peak RSS (max over runs) |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| hetsim replay | {us(h_time)} | {h_ran:,} of {h_nodes:,} | {h_wall:.2f} s | {walls(h_runs)} s"
+          f" | {cpus(h_runs)} s | {rss(h_runs)} |")
+    print(f"| ASTRA-sim analytical, congestion-unaware | {us(a_time)} ({len(a_finished)} of {npus} ranks "
+          f"finished) | {issued:,} issued{rotated}; last node issued on {len(last)} ranks: id {last_ids}"
+          f" | {a_wall:.2f} s | {walls(a_runs)} s"
+          f" | {cpus(a_runs)} s | {rss(a_runs)} |")
+    print(f"\nwall hetsim / ASTRA-sim: {h_wall / a_wall:.3f}; simulated time hetsim / ASTRA-sim: "
+          f"{h_time / a_time:.4f}" if a_time else "")
+    print(f"ASTRA-sim counting run (trace-enabled 1, not in the median): {count_wall:.2f} s, "
+          f"{count_rss / 1024:,.0f} MiB, {len(count_finished)} ranks finished")
+
+
 def us(seconds):
     return f"{seconds * 1e6:,.3f} µs" if seconds < 1e-2 else f"{seconds * 1e3:,.3f} ms"
 
@@ -215,6 +364,7 @@ def main():
     p.add_argument("--bandwidth", type=float, default=450e9, help="bytes/s of every link")
     p.add_argument("--latency", type=float, default=500e-9, help="seconds of every link")
     p.add_argument("--runs", type=int, default=3, help="runs per simulator and trace (median wall time)")
+    p.add_argument("--trace", metavar="PREFIX", help="compare on this trace alone (PREFIX.N.et), see above")
     args = p.parse_args()
     if not args.astra_bin:
         sys.exit("--astra-bin (or ASTRA_BIN): the folder of ASTRA-sim's analytical binaries")
@@ -222,6 +372,10 @@ def main():
     for path in (args.hetsim, args.astra_bin, args.astra_src):
         if not os.path.exists(path):
             sys.exit(f"not found: {path}")
+    if args.trace:
+        with tempfile.TemporaryDirectory() as tmp:
+            compare_trace(args, tmp)
+        return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "astra-system.json"), "w") as f:

@@ -3,7 +3,10 @@
 //! loop, each step a CPU op, its kernel and, every tenth step, an all-reduce of 1 MiB
 //! after the kernel: 16,002 nodes a rank. The ranks run on `examples/clusters/h100-ib.toml`
 //! with as many boards as they need, under `--compute replay`.
-//! Run: `cargo bench -p hetsim-replay --bench replay -- 64`.
+//! Run: `cargo bench -p hetsim-replay --bench replay -- 64`; `-- 64 --keep DIR` writes the
+//! trace to `DIR/train.N.et` and leaves it there (for replaying it with other simulators,
+//! `bench/replay.py --trace DIR/train`), where by default it goes to a temporary folder that
+//! is removed after.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,10 +53,9 @@ fn rank_nodes() -> Vec<TraceNode> {
     nodes
 }
 
-/// Writes the trace's RANKS files under a fresh folder; returns them.
-fn write_trace(ranks: usize) -> Vec<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("hetsim-replay-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a folder");
+/// Writes the trace's RANKS files under `dir`; returns them.
+fn write_trace(dir: &Path, ranks: usize) -> Vec<PathBuf> {
+    std::fs::create_dir_all(dir).expect("a folder");
     let mut writer = TraceWriter::new(Vec::new(), "0.0.4").expect("writes");
     for n in rank_nodes() {
         writer.node(&n).expect("writes");
@@ -69,11 +71,21 @@ fn write_trace(ranks: usize) -> Vec<PathBuf> {
 }
 
 fn main() {
-    let ranks: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(64);
-    let files = write_trace(ranks);
+    // RANKS and `--keep DIR`; other arguments (cargo's `--bench`) are ignored.
+    let mut ranks = 64;
+    let mut keep = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--keep" {
+            keep = Some(PathBuf::from(args.next().expect("--keep DIR: a folder")));
+        } else if let Ok(n) = arg.parse() {
+            ranks = n;
+        }
+    }
+    let dir = keep
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("hetsim-replay-bench-{}", std::process::id())));
+    let files = write_trace(&dir, ranks);
     let boards = ranks.div_ceil(8).max(2);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let variables = BTreeMap::from([("boards".to_owned(), Variable::Int(boards as i64))]);
@@ -91,7 +103,9 @@ fn main() {
         rss / 1024,
         rss as f64 * 1024.0 / nodes as f64
     );
-    if let Some(dir) = files.first().and_then(|f| f.parent()) {
-        std::fs::remove_dir_all(dir).ok();
+    if keep.is_some() {
+        println!("trace kept: {}", dir.join("train").display());
+    } else {
+        std::fs::remove_dir_all(&dir).ok();
     }
 }
