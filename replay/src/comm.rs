@@ -96,6 +96,7 @@ pub struct Counted {
 /// wrong.
 pub fn actions(
     context: &Context,
+    plans: &mut Plans,
     rank: usize,
     node: &TraceNode,
     out: &mut VecDeque<Action>,
@@ -130,7 +131,7 @@ pub fn actions(
             });
             out.push_back(Action::Compute(timed));
         }
-        NodeKind::CommColl => collective(context, rank, node, out)?,
+        NodeKind::CommColl => collective(context, plans, rank, node, out)?,
         NodeKind::CommSend => {
             let dst = rank_attr(a.comm_dst, "comm_dst", context.ranks())?;
             let bytes = a.comm_size.ok_or("no `comm_size` attribute")?;
@@ -188,10 +189,11 @@ struct Plan {
 }
 
 /// What identifies a rank's plan of a call within a run: the call's `comm_type`, group and
-/// size, and the rank. The plan is a pure function of these and the run's fixed facts.
-type PlanKey = (i64, Option<String>, u64, usize);
+/// size. The plan is a pure function of these, the rank and the run's fixed facts.
+type PlanKey = (i64, Option<String>, u64);
 
-/// The rank plans of the run's collective calls, planned once each. A training trace calls
+/// A rank's plans of the collective calls it met, planned once each (its communication
+/// stream holds them: the only stream that runs collectives). A training trace calls
 /// the same collectives every step, and planning one (NCCL's trees and rings over every
 /// member) costs more than running it: half of a 64-rank replay's time before this cache.
 #[derive(Debug, Default)]
@@ -202,8 +204,8 @@ pub struct Plans {
 }
 
 impl Plans {
-    /// About 40 MiB of actions.
-    const HELD: usize = 1 << 20;
+    /// About 2.5 MiB of actions a rank.
+    const HELD: usize = 1 << 16;
 
     fn get_or_plan(
         &mut self,
@@ -228,22 +230,15 @@ impl Plans {
 /// call (planned once per run, [`Plans`]), then the mark naming the node; appended to `out`.
 fn collective(
     context: &Context,
+    plans: &mut Plans,
     rank: usize,
     node: &TraceNode,
     out: &mut VecDeque<Action>,
 ) -> Result<(), String> {
     let a = &node.attributes;
     let value = a.comm_type.ok_or("a COMM_COLL without `comm_type`")?;
-    let key = (
-        value,
-        a.pg_name.clone(),
-        a.comm_size.unwrap_or(0.0).to_bits(),
-        rank,
-    );
-    let plan = context
-        .plans
-        .borrow_mut()
-        .get_or_plan(key, || plan(context, rank, node))?;
+    let key = (value, a.pg_name.clone(), a.comm_size.unwrap_or(0.0).to_bits());
+    let plan = plans.get_or_plan(key, || plan(context, rank, node))?;
     out.extend(plan.actions.iter().cloned());
     out.push_back(Action::Mark(format!("{} (node {})", plan.label, node.id)));
     Ok(())
@@ -345,12 +340,12 @@ mod tests {
     }
 
     #[test]
-    fn a_call_is_planned_once_per_rank_and_the_cache_starts_again_when_full() {
+    fn a_call_is_planned_once_and_the_cache_starts_again_when_full() {
         let mut plans = Plans::default();
         let mut calls = 0;
         for _ in 0..3 {
-            for rank in 0..2 {
-                let key = (0, Some("dp".to_owned()), 1024f64.to_bits(), rank);
+            for size in [1024f64, 2048.0] {
+                let key = (0, Some("dp".to_owned()), size.to_bits());
                 let plan = plans
                     .get_or_plan(key, || {
                         calls += 1;
@@ -363,12 +358,12 @@ mod tests {
         assert_eq!(calls, 2);
         // A failed plan is not kept: the next call plans again (and fails again).
         for _ in 0..2 {
-            let e = plans.get_or_plan((1, None, 0, 0), || Err("no group".to_owned()));
+            let e = plans.get_or_plan((1, None, 0), || Err("no group".to_owned()));
             assert_eq!(e.expect_err("fails"), "no group");
         }
         assert_eq!(plans.plans.len(), 2);
         plans
-            .get_or_plan((2, None, 0, 0), || planned(Plans::HELD))
+            .get_or_plan((2, None, 0), || planned(Plans::HELD))
             .expect("plans");
         assert_eq!((plans.plans.len(), plans.held), (1, Plans::HELD));
     }

@@ -13,7 +13,6 @@ use hetsim_scripting::CancelFlag;
 use hetsim_simulator::collectives::Algorithm;
 use hetsim_simulator::{Pid, Placement};
 
-use crate::comm::Plans;
 use crate::model::{Gpu, ScriptModel};
 use crate::policy::{Peak, Policy};
 
@@ -53,8 +52,6 @@ pub struct Context {
     /// `compute_time` returns as a map (`kernel_params(...)`).
     pub models: Rc<Models>,
     pub p2p: RefCell<P2p>,
-    /// The ranks' plans of the collective calls met so far.
-    pub plans: RefCell<Plans>,
     /// Set from another thread to stop the replay: each stream fails at its next turn.
     pub cancel: CancelFlag,
 }

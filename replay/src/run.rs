@@ -211,7 +211,6 @@ pub fn replay(
         model,
         models: models.clone(),
         p2p: RefCell::new(P2p::default()),
-        plans: RefCell::default(),
         cancel: options.cancel.clone(),
     });
     let ranks: Vec<Rc<RefCell<RankState>>> = graphs

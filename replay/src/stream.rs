@@ -26,7 +26,7 @@ use std::rc::Rc;
 
 use hetsim_simulator::{Handle, HostMemory, Pid, Process, Request, Resume, Source, SpanKind};
 
-use crate::comm::{actions, Action};
+use crate::comm::{actions, Action, Plans};
 use crate::context::Context;
 use crate::rank::{RankState, Stream};
 
@@ -58,6 +58,8 @@ pub struct StreamProcess {
     stream: Stream,
     relay: Pid,
     op: Option<Running>,
+    /// The plans of the collective calls this stream met (the communication stream's).
+    plans: Plans,
     /// The last op's action buffer, empty, for the next op: no allocation per node.
     spare: VecDeque<Action>,
     /// Zero-byte signals to send to the relay before anything else.
@@ -74,6 +76,7 @@ impl StreamProcess {
             stream,
             relay,
             op: None,
+            plans: Plans::default(),
             spare: VecDeque::new(),
             signals: 0,
             expect: Expect::Nothing,
@@ -208,6 +211,7 @@ impl StreamProcess {
             let state = self.rank.borrow();
             actions(
                 &self.context,
+                &mut self.plans,
                 state.rank,
                 &state.graph.node(i as usize),
                 &mut list,
