@@ -3,14 +3,13 @@
 //! - COMP: a compute of the policy's time (GPU) or a sleep of the recorded time, or the
 //!   model's `cpu_time` (CPU op);
 //! - COMM_COLL: hetsim's plan of the collective over the group's members, exactly as a
-//!   script's `sim.<collective>` runs it. `comm_size` is read as Chakra and ASTRA-sim read
-//!   it, the rank's input buffer (all-reduce, reduce-scatter, broadcast, reduce: the whole
-//!   value; all-gather: the rank's share, `n · comm_size` gathered; all-to-all: what a rank
-//!   sends in all, `comm_size / n` to each peer; gather and scatter: one rank's share), and
-//!   handed to the plan as `sim.<collective>` takes its size (crate hetsim-scripting's
-//!   `Sim::collective`): the
-//!   run's algorithm (NCCL's choice by default, its pipeline from the system's fabric), the
-//!   same steps, sends tracked where the plan flushes;
+//!   script's `sim.<collective>` runs it. `comm_size` is read as ASTRA-sim reads it, the
+//!   rank's input buffer (all-reduce, reduce-scatter, broadcast, reduce: the whole value;
+//!   all-gather: the rank's share, `n · comm_size` gathered; all-to-all: what a rank sends in
+//!   all, `comm_size / n` to each peer; gather and scatter: one rank's share), and handed to
+//!   the plan as `sim.<collective>` takes its size (crate hetsim-scripting's
+//!   `Sim::collective`): the run's algorithm (NCCL's choice by default, its pipeline from the
+//!   system's fabric), the same steps, sends tracked where the plan flushes;
 //! - COMM_SEND: a message of `comm_size` bytes to `comm_dst`'s communication stream,
 //!   waited for until delivered; COMM_RECV: the message from `comm_src` with `comm_tag`;
 //! - MEM_LOAD / MEM_STORE: `tensor_size` bytes between the GPU and its host (host to
@@ -227,7 +226,8 @@ impl Plans {
 }
 
 /// The actions of a COMM_COLL node, as `sim.<collective>` runs it: its rank's plan of the
-/// call (planned once per run, [`Plans`]), then the mark naming the node; appended to `out`.
+/// call (planned once per rank and call, [`Plans`]), then the mark naming the node; appended
+/// to `out`.
 fn collective(
     context: &Context,
     plans: &mut Plans,
@@ -238,16 +238,15 @@ fn collective(
     let a = &node.attributes;
     let value = a.comm_type.ok_or("a COMM_COLL without `comm_type`")?;
     let key = (value, a.pg_name.clone(), a.comm_size.unwrap_or(0.0).to_bits());
-    let plan = plans.get_or_plan(key, || plan(context, rank, node))?;
+    let plan = plans.get_or_plan(key, || plan(context, rank, node, value))?;
     out.extend(plan.actions.iter().cloned());
     out.push_back(Action::Mark(format!("{} (node {})", plan.label, node.id)));
     Ok(())
 }
 
-/// Rank `rank`'s plan of the COMM_COLL `node`.
-fn plan(context: &Context, rank: usize, node: &TraceNode) -> Result<Plan, String> {
+/// Rank `rank`'s plan of the COMM_COLL `node`, whose `comm_type` is `value`.
+fn plan(context: &Context, rank: usize, node: &TraceNode, value: i64) -> Result<Plan, String> {
     let a = &node.attributes;
-    let value = a.comm_type.ok_or("a COMM_COLL without `comm_type`")?;
     let collective = collective_of(value).ok_or_else(|| format!("unknown `comm_type` {value}"))?;
     let bytes = a.comm_size.unwrap_or(0.0);
     let all: Vec<usize>;

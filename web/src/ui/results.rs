@@ -242,9 +242,7 @@ fn ranks_table(ranks: &[Value]) -> Markup {
             "CPU [s]",
         ],
         ranks.iter().map(|r| {
-            let cells = [
-                &r["ran"],
-                &r["nodes"],
+            let times = [
                 &r["finish_time"],
                 &r["compute_time"],
                 &r["comm_time"],
@@ -253,11 +251,10 @@ fn ranks_table(ranks: &[Value]) -> Markup {
             ];
             let kinds = counts(r, &["cpu_nodes", "gpu_nodes", "comm_nodes", "metadata_nodes"]);
             let skipped = counts(r, &["missing_deps", "dropped_ctrl"]);
-            let (run, in_file) = (cells[0], cells[1]);
             html! { tr {
-                td.num { (num(&r["rank"])) } td.num { (num(run)) } td.num { (num(in_file)) }
+                td.num { (num(&r["rank"])) } td.num { (num(&r["ran"])) } td.num { (num(&r["nodes"])) }
                 td.num { (kinds) } td.num { (skipped) }
-                @for c in &cells[2..] { td.num { (num(c)) } }
+                @for t in times { td.num { (num(t)) } }
             } }
         }),
     )
