@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use hetsim_scripting::kernels::KernelLibrary;
 use hetsim_system::Variable;
 use serde::Deserialize;
 
@@ -212,17 +211,6 @@ impl BenchSet {
         self.families
             .get(&launch.family)
             .is_none_or(|f| f.in_range(&launch.variables))
-    }
-
-    /// The kernels of the set's system for GPU model `model`, loaded (`why` says what they
-    /// are for, should the set have no such system).
-    pub fn kernel_library(&self, model: &str, why: &str) -> Result<KernelLibrary> {
-        let path = self
-            .systems
-            .get(model)
-            .ok_or_else(|| anyhow!("{}: no `{model}` system in `systems`: {why}", self.path.display()))?;
-        let system = hetsim_system::load(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-        KernelLibrary::new(&system.kernels).map_err(|e| anyhow!("{}: {e}", path.display()))
     }
 
     /// The set's name in reports: its folder's.

@@ -1,18 +1,25 @@
 //! The launches of a benchmark set ([`crate::benchset`]) as calibration samples of the
-//! `gpu-queueing` model: each launch analysed as `kernel_params()` analyses it in a run (the
-//! set's `gpu-queueing` system names the SASS, the function and the parameter names), so that
-//! `hetsim calibrate gpu --set` and the leave-one-family-out refit of `hetsim validate` fit
-//! on any kernels a descriptor lists, with no code per kernel.
+//! `gpu-queueing` model: each launch run by the set's own application on the set's
+//! `gpu-queueing` system, and the `kernel_params()` call it made taken as the launch's
+//! kernel (the system names the SASS, the function and the parameter names; the app maps the
+//! launch's variables onto them), so that `hetsim calibrate gpu --set`, the
+//! leave-one-family-out refit of `hetsim validate` and TEG's fit take any kernels a
+//! descriptor lists, with no code and no list of parameter names per kernel.
 
-use anyhow::{anyhow, Result};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use anyhow::{anyhow, bail, Result};
 use hetsim_models::queueing::calibration::Sample;
 use hetsim_models::queueing::Kernel;
 use hetsim_scripting::functions::params_from_map;
 use hetsim_scripting::kernels::KernelLibrary;
-use hetsim_system::Variable;
-use rhai::{Array, Dynamic, Map};
+use hetsim_scripting::{default_labels, run_with_kernels, RunOptions};
+use hetsim_system::System;
+use rhai::Map;
 
 use crate::benchset::{BenchSet, TimedLaunch};
+use crate::files::read_text;
 
 /// The GPU model whose device the samples calibrate.
 const MODEL: &str = "gpu-queueing";
@@ -37,14 +44,14 @@ pub fn calibrates(set: &BenchSet) -> bool {
 /// The set's launches that its family's target applies to (the others sit outside what any
 /// model here describes, as the descriptor's `outside` says), as samples.
 pub fn set_samples(set: &BenchSet) -> Result<Vec<SetSample>> {
-    let library = set.kernel_library(MODEL, "the set's kernels are analysed through it")?;
+    let app = SetApp::load(set, MODEL, "the set's kernels are analysed through it")?;
     let name = set.name();
     set.launches
         .iter()
         .filter(|l| set.scores(l))
         .map(|launch| {
-            let kernel = kernel(&library, launch)
-                .map_err(|e| anyhow!("{}: {}: {e}", set.path.display(), launch.at))?;
+            let kernel =
+                kernel(&app, launch).map_err(|e| anyhow!("{}: {}: {e}", set.path.display(), launch.at))?;
             Ok(SetSample {
                 family: format!("{name}: {}", launch.family),
                 what: format!("{}: {} {}", launch.at, launch.family, launch.params),
@@ -62,8 +69,8 @@ pub fn set_samples(set: &BenchSet) -> Result<Vec<SetSample>> {
 }
 
 /// The model's kernel input for one launch.
-fn kernel(library: &KernelLibrary, launch: &TimedLaunch) -> Result<Kernel> {
-    let (name, params) = kernel_params(library, launch)?;
+fn kernel(app: &SetApp, launch: &TimedLaunch) -> Result<Kernel> {
+    let (name, params) = app.kernel_params(launch)?;
     let mut params = params_from_map(&params, "kernel_params").map_err(|e| anyhow!("{e}"))?;
     // Volkov's CUDA-core count and TEG's launch key, which gpu-queueing.rhai drops as well.
     params.remove("CUDACoreInstructions");
@@ -71,45 +78,63 @@ fn kernel(library: &KernelLibrary, launch: &TimedLaunch) -> Result<Kernel> {
     Kernel::from_params(params).map_err(|e| anyhow!("kernel `{name}`: {e}"))
 }
 
-/// The kernel a launch runs (its `kernel` variable) and what `kernel_params()` returns for
-/// it in the set's application, analysed by `library`.
-pub fn kernel_params(library: &KernelLibrary, launch: &TimedLaunch) -> Result<(String, Map)> {
-    let name = launch
-        .variables
-        .iter()
-        .find_map(|(k, v)| match (k.as_str(), v) {
-            ("kernel", Variable::Text(name)) => Some(name.clone()),
-            _ => None,
-        })
-        .ok_or_else(|| anyhow!("no `kernel` variable"))?;
-    let params = library
-        .params(&name, &call(&launch.variables))
-        .map_err(|e| anyhow!("kernel_params(\"{name}\"): {e}"))?;
-    Ok((name, params))
+/// A set's application on its system for one GPU model, and the kernels its runs share
+/// (each distinct launch analysed once).
+pub struct SetApp {
+    app: String,
+    origin: String,
+    system: System,
+    labels: BTreeMap<String, u64>,
+    library: Rc<KernelLibrary>,
 }
 
-/// The variables examples/validation/kernels/app.rhai passes on to `kernel_params()` as they
-/// are: a 1D launch's, and the kernels' parameters it knows.
-const APP_KEYS: [&str; 6] = ["n", "block", "stride", "intensity", "N", "M"];
-
-/// `kernel_params()`'s argument for a launch's variables, as examples/validation/kernels/app.rhai
-/// builds it: a 2D launch's `gx`, `gy`, `bx`, `by` as `grid` and `block`, and [`APP_KEYS`] as
-/// they are. A test holds the two equal on the shipped sets.
-fn call(variables: &[(String, Variable)]) -> Map {
-    let number = |key: &str| {
-        variables.iter().find_map(|(k, v)| match v {
-            Variable::Int(i) if k == key => Some(Dynamic::from_int(*i)),
-            Variable::Float(x) if k == key => Some(Dynamic::from_float(*x)),
-            _ => None,
+impl SetApp {
+    /// The set's application on its `model` system (`why` says what for, should the set
+    /// have none).
+    pub fn load(set: &BenchSet, model: &str, why: &str) -> Result<SetApp> {
+        let path = set
+            .systems
+            .get(model)
+            .ok_or_else(|| anyhow!("{}: no `{model}` system in `systems`: {why}", set.path.display()))?;
+        let system = hetsim_system::load(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        let library = KernelLibrary::for_system(&system).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+        library.record_calls();
+        Ok(SetApp {
+            app: read_text(&set.app)?,
+            origin: set.app.display().to_string(),
+            labels: default_labels(&system),
+            system,
+            library: Rc::new(library),
         })
-    };
-    let mut map: Map = APP_KEYS
-        .iter()
-        .filter_map(|&k| number(k).map(|v| (k.into(), v)))
-        .collect();
-    if let [Some(gx), Some(gy), Some(bx), Some(by)] = ["gx", "gy", "bx", "by"].map(number) {
-        map.insert("grid".into(), Dynamic::from_array(Array::from([gx, gy])));
-        map.insert("block".into(), Dynamic::from_array(Array::from([bx, by])));
     }
-    map
+
+    /// The kernels the set's launches were analysed through.
+    pub fn library(&self) -> &KernelLibrary {
+        &self.library
+    }
+
+    /// The kernel a launch runs and what `kernel_params()` returned for it: the one call the
+    /// set's application made, run with the launch's variables.
+    pub fn kernel_params(&self, launch: &TimedLaunch) -> Result<(String, Map)> {
+        self.library.take_calls();
+        let variables = launch.variables.iter().cloned().collect();
+        run_with_kernels(
+            &self.app,
+            &self.origin,
+            &self.system,
+            &self.labels,
+            &variables,
+            &RunOptions::default(),
+            self.library.clone(),
+        )
+        .map_err(|e| anyhow!("{e}"))?;
+        let mut calls = self.library.take_calls();
+        match calls.len() {
+            1 => Ok(calls.remove(0)),
+            n => bail!(
+                "{} called kernel_params() {n} times with this launch's variables: a timed launch is one kernel, so the app must call it once",
+                self.origin
+            ),
+        }
+    }
 }

@@ -15,14 +15,13 @@ use std::collections::HashMap;
 
 use anyhow::{anyhow, Result};
 use hetsim_kernel::sass::Kernel;
-use hetsim_scripting::kernels::KernelLibrary;
 use hetsim_teg::{Gpu, Plan, Prepared, WhatIf};
 use serde::Serialize;
 
 use crate::benchset::BenchSet;
 use crate::measurements::Measurements;
 use crate::saxpy2;
-use crate::set_samples::kernel_params;
+use crate::set_samples::SetApp;
 use crate::toml_lines::{with_values, Assignment};
 
 /// The system model whose kernels a set's launches are planned on.
@@ -147,20 +146,24 @@ pub fn saxpy2_launches<'a>(
         .collect()
 }
 
-/// The set's launches inside their family's range, planned through `library`.
-pub fn set_launches<'a>(set: &BenchSet, library: &'a KernelLibrary, gpu: &Gpu) -> Result<Vec<TegLaunch<'a>>> {
+/// The set's launches inside their family's range, each the launch its application `app`
+/// makes, planned through the app's kernels.
+pub fn set_launches<'a>(set: &BenchSet, app: &'a SetApp, gpu: &Gpu) -> Result<Vec<TegLaunch<'a>>> {
     let name = set.name();
     set.launches
         .iter()
         .filter(|l| set.scores(l))
         .map(|launch| {
             let at = |e: String| anyhow!("{}: {}: {e}", set.path.display(), launch.at);
-            let (_, params) = kernel_params(library, launch).map_err(|e| at(e.to_string()))?;
+            let (_, params) = app.kernel_params(launch).map_err(|e| at(e.to_string()))?;
             let key = params
                 .get("launch")
                 .and_then(|k| k.clone().into_string().ok())
                 .ok_or_else(|| at("kernel_params() gave no `launch`".into()))?;
-            let (prepared, plan) = library.teg_plan(&key, gpu, None).map_err(|e| at(e.to_string()))?;
+            let (prepared, plan) = app
+                .library()
+                .teg_plan(&key, gpu, None)
+                .map_err(|e| at(e.to_string()))?;
             Ok(TegLaunch {
                 family: format!("{name}: {}", launch.family),
                 what: format!("{}: {} {}", launch.at, launch.family, launch.params),
@@ -377,7 +380,7 @@ pub fn with_fitted_point(text: &str, point: TegPoint, origin: &str) -> Result<St
 pub struct FitInputs {
     saxpy2: Option<Kernel>,
     sets: Vec<BenchSet>,
-    libraries: Vec<KernelLibrary>,
+    apps: Vec<SetApp>,
     pub gpu: Gpu,
     pub params: hetsim_teg::ArchParams,
     /// The data file as read, and its name.
@@ -407,9 +410,9 @@ impl FitInputs {
         Ok(FitInputs {
             saxpy2,
             sets: sets.to_vec(),
-            libraries: sets
+            apps: sets
                 .iter()
-                .map(|s| s.kernel_library(MODEL, "TEG is fitted through its kernels"))
+                .map(|s| SetApp::load(s, MODEL, "TEG is fitted through its kernels"))
                 .collect::<Result<_>>()?,
             gpu: Gpu::from_catalog(gpu).map_err(|e| anyhow!("{gpu}: {e}"))?,
             params: hetsim_teg::ArchParams::parse(text, origin).map_err(|e| anyhow!("{e}"))?,
@@ -427,8 +430,8 @@ impl FitInputs {
                 launches.extend(saxpy2_launches(kernel, m, &self.gpu, file)?);
             }
         }
-        for (set, library) in self.sets.iter().zip(&self.libraries) {
-            launches.extend(set_launches(set, library, &self.gpu)?);
+        for (set, app) in self.sets.iter().zip(&self.apps) {
+            launches.extend(set_launches(set, app, &self.gpu)?);
         }
         if launches.is_empty() {
             return Err(anyhow!(

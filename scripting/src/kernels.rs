@@ -153,6 +153,11 @@ pub struct KernelLibrary {
     launches: RefCell<HashMap<String, Emulated>>,
     /// TEG's seconds by launch key, GPU and resident warps.
     teg: RefCell<HashMap<TegKey, f64>>,
+    /// Each `kernel_params(name, …)` an application made and what it returned, where asked
+    /// for ([`KernelLibrary::record_calls`]): what a calibration takes of a run of a
+    /// benchmark set's application, so that the set's launch arguments are the app's, not a
+    /// list kept beside it.
+    calls: RefCell<Option<Vec<(String, Map)>>>,
 }
 
 impl KernelLibrary {
@@ -261,9 +266,33 @@ impl KernelLibrary {
         Ok((prepared, plan))
     }
 
+    /// From now on, keeps each call of [`KernelLibrary::params`] (its kernel and the
+    /// parameters it returned) until [`KernelLibrary::take_calls`].
+    pub fn record_calls(&self) {
+        self.calls.borrow_mut().get_or_insert_with(Vec::new);
+    }
+
+    /// The calls kept since the last take, in the order they were made (none where
+    /// [`KernelLibrary::record_calls`] was not asked).
+    pub fn take_calls(&self) -> Vec<(String, Map)> {
+        self.calls
+            .borrow_mut()
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     /// `kernel_params(name, call)`: the launch's model parameters (also what a calibration
     /// outside a run takes of each measured launch).
     pub fn params(&self, name: &str, call: &Map) -> Result<Map, String> {
+        let params = self.analysed(name, call)?;
+        if let Some(calls) = self.calls.borrow_mut().as_mut() {
+            calls.push((name.to_owned(), params.clone()));
+        }
+        Ok(params)
+    }
+
+    fn analysed(&self, name: &str, call: &Map) -> Result<Map, String> {
         let kernel = self.kernels.get(name).ok_or_else(|| {
             let known: Vec<&str> = self.kernels.keys().map(String::as_str).collect();
             format!(

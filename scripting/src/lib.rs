@@ -39,6 +39,6 @@ pub use inputs::{
 pub use report::Detail;
 pub use run::{
     check_app, check_labels, check_process_count, default_labels, labels_over_defaults, platform, run,
-    RunOptions, RunReport,
+    run_with_kernels, RunOptions, RunReport,
 };
 pub use sandbox::{CancelFlag, Limits, CANCELLED};

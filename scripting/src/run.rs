@@ -187,6 +187,22 @@ pub fn run(
     variables: &BTreeMap<String, Variable>,
     options: &RunOptions,
 ) -> Result<RunReport, ScriptError> {
+    let kernels = Rc::new(KernelLibrary::for_system(system)?);
+    run_with_kernels(app, app_origin, system, labels, variables, options, kernels)
+}
+
+/// [`run`] with `kernels`, the library of `system`'s kernels ([`KernelLibrary::for_system`]),
+/// kept by the caller: runs that share one analyse each launch once, and a caller that asked
+/// the library to record reads which launches the application made.
+pub fn run_with_kernels(
+    app: &str,
+    app_origin: &str,
+    system: &System,
+    labels: &BTreeMap<String, u64>,
+    variables: &BTreeMap<String, Variable>,
+    options: &RunOptions,
+    kernels: Rc<KernelLibrary>,
+) -> Result<RunReport, ScriptError> {
     if let Some(name) = variables.keys().find(|k| RESERVED_NAMES.contains(&k.as_str())) {
         return Err(ScriptError::Other(format!(
             "variable `{name}` shadows a name every script has ({})",
@@ -198,7 +214,6 @@ pub fn run(
     let platform = platform(system)?;
     let placements = place(&platform, labels)?;
     let clock = SliceClock::new(options.cancel.clone());
-    let kernels = Rc::new(KernelLibrary::for_system(system)?);
     let models = Rc::new(Models::compile(system, &options.limits, &clock, kernels.clone())?);
     let log = Rc::new(RefCell::new(RunLog {
         limit: options.limits.max_log_lines,
