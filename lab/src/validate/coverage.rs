@@ -59,6 +59,9 @@ impl Coverage {
 }
 
 pub fn table(rows: &[Coverage]) -> String {
+    if rows.is_empty() {
+        return super::report::table(&[]);
+    }
     let mut s = String::from(
         "| what | points | mean ± | covered | needed ± | target | |\n|---|---:|---:|---:|---:|---|---|\n",
     );

@@ -272,9 +272,15 @@ fn power_points(sim: &Simulator, m: &Measurements) -> Result<Vec<Point>> {
 /// the shipped H100 data: lab/src/latency_fit.rs fits it again there), so that level is in-sample however the calibration folds: it is left out of the
 /// occupancy summary and of the held-out coverage. `validate` passes `!held_out`, which labels
 /// any other folder validated as calibration data the same way, the conservative side.
-fn cross_validation(m: &Measurements, latency_table_fitted_here: bool) -> Result<(Vec<Check>, Coverage)> {
-    let base = saxpy2::device(m)?;
+fn cross_validation(
+    m: &Measurements,
+    latency_table_fitted_here: bool,
+) -> Result<(Vec<Check>, Option<Coverage>)> {
     let all = samples(m)?;
+    if all.is_empty() {
+        return Ok((Vec::new(), None));
+    }
+    let base = saxpy2::device(m)?;
     let groups = groups(&all);
     let residuals = out_of_fold(&folds(&base, &plain(&all), &groups));
     let mut checks = Vec::new();
@@ -333,7 +339,7 @@ fn cross_validation(m: &Measurements, latency_table_fitted_here: bool) -> Result
         checks.push(c);
     }
     let held_out = Coverage::of("each group held out of the fit and of the bars", &intervals);
-    Ok((checks, held_out))
+    Ok((checks, Some(held_out)))
 }
 
 /// Predicts every measurement in the folder `data` with the application `app` on the system
@@ -371,16 +377,18 @@ pub fn validate(
             .map(|(_, p)| p.clone())
             .collect()
     };
-    let mut checks = vec![
-        check("sweep.csv (kernel)", fitted, &points(&sweep), 0.08, 0.25),
-        check(
+    let mut checks: Vec<Check> = [
+        ("sweep.csv", &sweep, "sweep.csv (kernel)"),
+        (
+            "occupancy_block256.csv",
+            &occupancy,
             "occupancy_block256.csv (kernel)",
-            fitted,
-            &points(&occupancy),
-            0.08,
-            0.25,
         ),
-    ];
+    ]
+    .into_iter()
+    .filter(|(file, _, _)| !m.lacks(file))
+    .map(|(_, runs, name)| check(name, fitted, &points(runs), 0.08, 0.25))
+    .collect();
     stage("TEG");
     let teg_gpu = sim.gpu()?;
     checks.extend(teg::saxpy2_checks(&m, teg_gpu, fitted)?);
@@ -437,14 +445,19 @@ pub fn validate(
             .filter(move |(k, _)| k.memory == memory)
             .map(|(_, p)| p)
     };
-    let mut error_bars = vec![
-        Coverage::of_points("sweep.csv (kernel)", sweep.iter().map(|(_, p)| p)),
-        Coverage::of_points(
+    let mut error_bars: Vec<Coverage> = [
+        ("sweep.csv", &sweep, "sweep.csv (kernel)"),
+        (
+            "occupancy_block256.csv",
+            &occupancy,
             "occupancy_block256.csv (kernel)",
-            occupancy.iter().map(|(_, p)| p),
         ),
-        held_out_coverage,
-    ];
+    ]
+    .into_iter()
+    .filter(|(file, _, _)| !m.lacks(file))
+    .map(|(_, runs, name)| Coverage::of_points(name, runs.iter().map(|(_, p)| p)))
+    .chain(held_out_coverage)
+    .collect();
     if !m.lacks("transfers.csv") {
         error_bars.push(Coverage::of_points(
             "transfers.csv pinned, all sizes",

@@ -9,7 +9,15 @@ use crate::measurements::Measurements;
 use crate::set_samples::calibrates;
 
 /// The optional files of a measurement folder and the checks that read them.
-const CHECKS_OF: [(&str, &str); 3] = [
+const CHECKS_OF: [(&str, &str); 5] = [
+    (
+        "sweep.csv",
+        "sweep.csv (saxpy2 by block size and intensity: gpu-queueing and TEG, the cross-validation by block size, error bars)",
+    ),
+    (
+        "occupancy_block256.csv",
+        "occupancy_block256.csv (saxpy2 by occupancy: gpu-queueing and TEG, the cross-validation by occupancy level, error bars)",
+    ),
     (
         "transfers.csv",
         "transfers.csv (pinned and pageable copies ≥ 1 MiB, both directions, and their error bars)",

@@ -24,6 +24,10 @@ fn fill(template: &str, parts: &[(&str, String)]) -> String {
 
 /// The checks as a Markdown table.
 pub fn table(checks: &[Check]) -> String {
+    if checks.is_empty() {
+        return "No rows: the files they read are not in the folder (the \"not run\" lines say which).\n"
+            .to_owned();
+    }
     let mut s = String::from(
         "| what | basis | points | MAPE | worst | target | |\n|---|---|---:|---:|---:|---|---|\n",
     );
@@ -196,7 +200,10 @@ pub fn write_report(v: &Validation, path: &Path) -> Result<()> {
             ),
         ),
     ];
-    let mut figures = Vec::from(figures);
+    let mut figures: Vec<_> = Vec::from(figures)
+        .into_iter()
+        .filter(|(_, chart)| !chart.series.is_empty())
+        .collect();
     if !v.transfers.is_empty() {
         figures.push(("transfers.svg", transfer_chart(v)));
     }
