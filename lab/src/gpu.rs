@@ -88,27 +88,38 @@ fn utilisations(device: &Device, kernel: &Kernel) -> (f64, f64) {
     (out.compute_utilisation, out.memory_utilisation)
 }
 
-/// power.csv's phases ran saxpy2 at n = 2^26, block 256, intensity 4096 (compute-bound) and
-/// 1 (memory-bound) back to back: solve `idle + u_c·compute + u_m·memory = steady watts` for
-/// both, with the utilisations the calibrated model gives those launches.
-fn power(m: &Measurements, device: &Device, samples: &[(&str, Sample)]) -> Option<Power> {
-    let idle = m.steady_power("idle")?;
-    let compute = m.steady_power("compute")?;
-    let memory = m.steady_power("memory")?;
-    let launch = |a: f64| {
-        samples.iter().find(|(file, s)| {
-            *file == "sweep"
-                && s.kernel.block_size == 256.0
-                && (s.kernel.issued_instructions - (26.0 + 4.0 * a)).abs() < 0.5
-        })
+/// power.csv's loaded phases, each the saxpy2 launch its `kernel` field names run back to
+/// back, the phase's name its limiter (`compute`, `memory`): solves
+/// `idle + u_c·compute + u_m·memory = steady watts` for both, with the utilisations the
+/// calibrated model gives those launches. None where the folder has no power.csv or no
+/// saxpy2 SASS, or where the two phases load the GPU alike.
+fn power(m: &Measurements, device: &Device) -> Result<Option<Power>> {
+    let (Some(sass), Some(idle)) = (m.sass.as_deref(), m.steady_power("idle")) else {
+        return Ok(None);
     };
-    let (ci, cm) = utilisations(device, &launch(4096.0)?.1.kernel);
-    let (mi, mm) = utilisations(device, &launch(1.0)?.1.kernel);
+    let mut saxpy2 = Saxpy2::new(sass)?;
+    let mut phase = |limiter: &str| -> Result<Option<(f64, (f64, f64))>> {
+        let (Some(watts), Some(launch)) = (m.steady_power(limiter), m.power_launch(limiter)) else {
+            return Ok(None);
+        };
+        Ok(Some((watts, utilisations(device, &saxpy2.kernel(launch)?))))
+    };
+    let (Some(compute), Some(memory)) = (phase("compute")?, phase("memory")?) else {
+        return Ok(None);
+    };
+    Ok(solve_power(idle, compute, memory))
+}
+
+/// The compute and memory coefficients that give each phase its steady watts over `idle`,
+/// from the phases' `(watts, (u_compute, u_memory))`; none where the two load the GPU alike.
+fn solve_power(idle: f64, compute: (f64, (f64, f64)), memory: (f64, (f64, f64))) -> Option<Power> {
+    let (watts_c, (ci, cm)) = compute;
+    let (watts_m, (mi, mm)) = memory;
     let det = ci * mm - cm * mi;
     if det.abs() < 1e-9 {
         return None;
     }
-    let (dc, dm) = (compute - idle, memory - idle);
+    let (dc, dm) = (watts_c - idle, watts_m - idle);
     Some(Power {
         idle,
         compute: (dc * mm - cm * dm) / det,
@@ -191,7 +202,7 @@ pub fn calibrate_folder(m: &Measurements, name: Option<String>, sets: &[BenchSet
             .or_else(|| m.props.get("name").cloned())
             .unwrap_or_else(|| "calibrated GPU".to_owned()),
         compute_capability: device.limits.compute_capability.to_owned(),
-        power: power(m, &device, &saxpy2),
+        power: power(m, &device)?,
         launch_overhead: device.launch_overhead,
         fitted_on: fitted_on(m, sets),
         bars_from: bars_from(m, sets),

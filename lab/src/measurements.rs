@@ -30,6 +30,10 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::files::{csv_rows, number_field};
 
+mod power;
+use power::power_phases;
+pub use power::{PowerPhase, POWER_PHASES};
+
 /// One timed saxpy2 configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelRun {
@@ -82,14 +86,6 @@ pub struct HeldOutRun {
     pub seconds: f64,
 }
 
-/// A power phase of `power.csv`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PowerPhase {
-    pub phase: String,
-    pub mean_watts: f64,
-    pub max_watts: f64,
-}
-
 /// The files [`Measurements::read`] reads when the folder has them, in the order it reads them
 /// (see the module's "Missing files" for when one is required).
 pub const OPTIONAL_FILES: [&str; 6] = [
@@ -100,10 +96,6 @@ pub const OPTIONAL_FILES: [&str; 6] = [
     "power.csv",
     "heldout_times.csv",
 ];
-
-/// The phases a `power.csv` must hold (by name prefix): the GPU at rest, saxpy2 compute-bound
-/// and memory-bound, as `bench/gpu/run.sh` measures them.
-pub const POWER_PHASES: [&str; 3] = ["idle", "compute", "memory"];
 
 /// Everything a measurement folder holds; absent optional files give empty lists.
 #[derive(Clone, Debug, PartialEq)]
@@ -279,6 +271,14 @@ impl Measurements {
         self.sweep.iter().chain(&self.occupancy)
     }
 
+    /// The saxpy2 launch of the power phase whose name starts with `prefix`.
+    pub fn power_launch(&self, prefix: &str) -> Option<&KernelRun> {
+        self.power
+            .iter()
+            .find(|p| p.phase.starts_with(prefix))
+            .and_then(|p| p.launch.as_ref())
+    }
+
     /// The steady-state board power of a phase whose name starts with `prefix` [W]: its
     /// maximum, since nvidia-smi averages over a second and each phase starts with a ramp.
     pub fn steady_power(&self, prefix: &str) -> Option<f64> {
@@ -340,49 +340,6 @@ fn listed_files(readme: &str) -> Vec<String> {
         .filter_map(|l| l.split('|').nth(1).map(str::trim))
         .filter(|f| !f.is_empty() && !f.contains('/'))
         .map(str::to_owned)
-        .collect()
-}
-
-/// power.csv's `kernel` column holds unquoted commas, so a row is read as its first field
-/// (the phase) and its last three (samples are before them: mean, min and max watts). Each
-/// of [`POWER_PHASES`] must be there.
-fn power_phases(path: &Path) -> Result<Vec<PowerPhase>> {
-    let phases = power_rows(path)?;
-    if let Some(missing) = POWER_PHASES
-        .iter()
-        .find(|want| !phases.iter().any(|p| p.phase.starts_with(*want)))
-    {
-        bail!(
-            "{}: no `{missing}` phase: expected a row for each of the phases {} (bench/gpu/run.sh measures them; the power fit and validate's power row read them)",
-            path.display(),
-            POWER_PHASES.join(", ")
-        );
-    }
-    Ok(phases)
-}
-
-fn power_rows(path: &Path) -> Result<Vec<PowerPhase>> {
-    let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {origin}"))?;
-    text.lines()
-        .enumerate()
-        .skip(1)
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            let line = i as u64 + 1;
-            let fields: Vec<&str> = l.split(',').map(str::trim).collect();
-            if fields.len() < 6 {
-                return Err(anyhow!(
-                    "{origin}: line {line}: expected phase,kernel,samples,mean_watts,min_watts,max_watts"
-                ));
-            }
-            let n = fields.len();
-            Ok(PowerPhase {
-                phase: fields[0].to_owned(),
-                mean_watts: number_field(&origin, line, "mean_watts", fields[n - 3])?,
-                max_watts: number_field(&origin, line, "max_watts", fields[n - 1])?,
-            })
-        })
         .collect()
 }
 

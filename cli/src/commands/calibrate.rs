@@ -188,7 +188,7 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         let why = if m.lacks("power.csv") {
             "no power.csv"
         } else {
-            "power.csv's phases have no solution with sweep.csv's block-256 launches at intensities 4096 and 1 (one is missing, or the two phases load the GPU alike)"
+            "power.csv's compute and memory phases load the GPU alike (no solution), or the folder has no saxpy2 SASS to analyse the launches they name"
         };
         println!("power: not fitted: {why}");
     }

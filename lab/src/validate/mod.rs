@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::benchset::BenchSet;
 use crate::gpu::{folds, groups, plain, samples};
 use crate::latency_fit::LATENCY_BOUND_WARPS;
-use crate::measurements::{KernelRun, Measurements};
+use crate::measurements::Measurements;
 use crate::saxpy2;
 
 pub mod coverage;
@@ -229,30 +229,24 @@ fn transfer_points(sim: &Simulator, m: &Measurements) -> Result<Vec<(TransferKey
         .collect()
 }
 
-/// The steady power of power.csv's compute (intensity 4096) and memory (intensity 1) phases:
-/// saxpy2 at n = 2^26, block 256, back to back (none without a power.csv; with one, both
-/// phases are there: [`Measurements::read`] checks them).
+/// The steady power of power.csv's compute and memory phases, each the saxpy2 launch its
+/// `kernel` field names run back to back (none without a power.csv; with one, both phases
+/// are there: [`Measurements::read`] checks them).
 fn power_points(sim: &Simulator, m: &Measurements) -> Result<Vec<Point>> {
     let mut out = Vec::new();
     if m.power.is_empty() {
         return Ok(out);
     }
-    for (phase, intensity) in [("compute", 4096.0), ("memory", 1.0)] {
+    for phase in ["compute", "memory"] {
+        let origin = || m.dir.join("power.csv").display().to_string();
         let watts = m
             .steady_power(phase)
-            .ok_or_else(|| anyhow!("{}: no `{phase}` phase", m.dir.join("power.csv").display()))?;
-        let run = KernelRun {
-            file: "power",
-            line: 0,
-            n: 67108864.0,
-            intensity,
-            block: 256.0,
-            grid: 262144.0,
-            dynamic_shared: 0.0,
-            seconds: 0.0,
-        };
+            .ok_or_else(|| anyhow!("{}: no `{phase}` phase", origin()))?;
+        let launch = m
+            .power_launch(phase)
+            .ok_or_else(|| anyhow!("{}: the `{phase}` phase names no launch", origin()))?;
         let predicted =
-            gpu_power(&sim.kernel(&run)?).ok_or_else(|| anyhow!("the system has no node `gpu`"))?;
+            gpu_power(&sim.kernel(launch)?).ok_or_else(|| anyhow!("the system has no node `gpu`"))?;
         out.push(Point {
             what: format!("{phase}-bound phase (steady state)"),
             measured: watts,
