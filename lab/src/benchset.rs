@@ -81,6 +81,11 @@ pub struct Family {
     #[serde(default)]
     pub range: BTreeMap<String, [f64; 2]>,
     pub outside: Option<String>,
+    /// The launches whose data stay in L2, by parameter as `range` (inclusive): where given,
+    /// `hetsim calibrate gpu` fits the architecture's L2 bandwidth on the two of them that
+    /// move the most bytes ([`crate::l2_fit`]). One family of a folder's sets at most.
+    #[serde(default)]
+    pub l2_resident: BTreeMap<String, [f64; 2]>,
 }
 
 /// What was fitted on a family's launches: one text for every GPU model, or a text for each
@@ -104,12 +109,23 @@ impl Family {
 
     /// Whether the family's target applies to a launch with these variables.
     pub fn in_range(&self, variables: &[(String, Variable)]) -> bool {
-        self.range.iter().all(|(key, [lo, hi])| {
-            variables
-                .iter()
-                .any(|(k, v)| k == key && v.as_f64().is_some_and(|x| (*lo..=*hi).contains(&x)))
-        })
+        within(&self.range, variables)
     }
+
+    /// Whether a launch with these variables stays in L2, as the family's `l2_resident`
+    /// says (none does where it says nothing).
+    pub fn l2_resident(&self, variables: &[(String, Variable)]) -> bool {
+        !self.l2_resident.is_empty() && within(&self.l2_resident, variables)
+    }
+}
+
+/// Whether each parameter `ranges` names is among `variables` and within its range.
+fn within(ranges: &BTreeMap<String, [f64; 2]>, variables: &[(String, Variable)]) -> bool {
+    ranges.iter().all(|(key, [lo, hi])| {
+        variables
+            .iter()
+            .any(|(k, v)| k == key && v.as_f64().is_some_and(|x| (*lo..=*hi).contains(&x)))
+    })
 }
 
 /// One timed launch.

@@ -1,56 +1,105 @@
 //! An architecture's L2 bandwidth per SM and cycle (`L2BytesPerCyclePerSM` in
-//! models/data/hopper.toml), fitted on the L2-resident saxpy2 launches of a measurement
-//! folder's kit (its `kit/benchset.toml`, read as every benchmark set is):
-//! between the two largest launches at intensity 1 whose three arrays (x read, y read and
-//! written: 12 bytes a float) fit in L2, the extra bytes over the extra time, per SM and cycle.
-//! Two launches that both stay in L2 differ only in the bytes L2 serves, so their difference
-//! leaves out the launch overhead and the ramp that the smaller launches show.
+//! models/data/hopper.toml), fitted on the launches a benchmark set's descriptor marks as
+//! L2-resident (a family's `l2_resident`; the shipped H100 kit marks saxpy2_l2's at intensity
+//! 1 whose arrays fit in its 50 MiB L2): between the two that move the most bytes through
+//! L2, the extra bytes over the extra time, per SM and cycle. Two launches that both stay in
+//! L2 differ only in the bytes L2 serves, so their difference leaves out the launch overhead
+//! and the ramp that the smaller launches show. Each launch's bytes are what the set's own
+//! application's `kernel_params()` finds in its SASS (`L2BytesTransferred` a warp, times its
+//! warps), so no kernel's byte count is written here.
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 
 use hetsim_models::hierarchy::L2_BYTES_PER_CYCLE_PER_SM;
+use hetsim_models::queueing::traffic_keys;
+use rhai::Map;
 
-use crate::benchset::{BenchSet, TimedLaunch, DESCRIPTOR};
+use crate::benchset::BenchSet;
 use crate::gpu_file::significant;
 use crate::measurements::Measurements;
+use crate::set_samples::SetApp;
 
-/// Bytes a saxpy2 float moves: x and y read, y written.
-const BYTES_PER_FLOAT: f64 = 12.0;
-
-/// The kit's benchmark set within a measurement folder (`kit/benchset.toml`), whose
-/// `saxpy2_l2` launches the fit takes.
-pub fn kit_descriptor(m: &Measurements) -> std::path::PathBuf {
-    m.dir.join("kit").join(DESCRIPTOR)
+/// The fitted figure and what it was fitted on.
+#[derive(Clone, Debug)]
+pub struct L2Fit {
+    pub bytes_per_cycle_per_sm: f64,
+    /// `…/kit/benchset.toml: saxpy2_l2, kernels.csv line 43 and kernels.csv line 45`.
+    pub fitted_on: String,
 }
 
-/// The fit on the measurement folder `m`: its props.csv, and its kit's `saxpy2_l2` launches.
-pub fn l2_bytes_per_cycle_per_sm(m: &Measurements) -> Result<f64> {
-    let (sms, clock_hz, l2_bytes) = (
-        m.prop("sms")?,
-        m.prop("sm_clock_khz_max")? * 1e3,
-        m.prop("l2_bytes")?,
-    );
-    let kit = BenchSet::read(&kit_descriptor(m))?;
-    let origin = kit.path.display().to_string();
-    let mut resident: Vec<(f64, f64)> = Vec::new();
-    for launch in kit.launches.iter().filter(|l| l.family == "saxpy2_l2") {
-        let bytes = BYTES_PER_FLOAT * number(launch, "n")?;
-        if number(launch, "intensity")? == 1.0 && bytes <= l2_bytes {
-            resident.push((bytes, launch.seconds));
-        }
+/// The set and family among `sets` that the descriptor marks L2-resident, if any; an error
+/// where two are, since the figure is one number.
+fn resident_family(sets: &[BenchSet]) -> Result<Option<(&BenchSet, &str)>> {
+    let mut marked = sets.iter().flat_map(|set| {
+        set.families
+            .iter()
+            .filter(|(_, f)| !f.l2_resident.is_empty())
+            .map(move |(name, _)| (set, name.as_str()))
+    });
+    let first = marked.next();
+    if let (Some((a, fa)), Some((b, fb))) = (first, marked.next()) {
+        bail!(
+            "two families are marked `l2_resident`: [families.{fa}] of {} and [families.{fb}] of {}; the L2 figure is fitted on one",
+            a.path.display(),
+            b.path.display()
+        );
+    }
+    Ok(first)
+}
+
+/// The fit on the measurement folder `m` (its props.csv: SMs and clock) and the L2-resident
+/// launches of `sets`; none where no family is marked.
+pub fn l2_bytes_per_cycle_per_sm(m: &Measurements, sets: &[BenchSet]) -> Result<Option<L2Fit>> {
+    let Some((set, family)) = resident_family(sets)? else {
+        return Ok(None);
+    };
+    let (sms, clock_hz) = (m.prop("sms")?, m.prop("sm_clock_khz_max")? * 1e3);
+    let origin = set.path.display().to_string();
+    let app = SetApp::load(
+        set,
+        "gpu-queueing",
+        "its L2-resident launches are analysed through it",
+    )?;
+    let marked = &set.families[family];
+    let mut resident: Vec<(f64, f64, &str)> = Vec::new();
+    for launch in set
+        .launches
+        .iter()
+        .filter(|l| l.family == family && marked.l2_resident(&l.variables))
+    {
+        let (_, params) = app
+            .kernel_params(launch)
+            .map_err(|e| anyhow!("{origin}: {}: {e}", launch.at))?;
+        let bytes = l2_bytes(&params).ok_or_else(|| {
+            anyhow!(
+                "{origin}: {}: kernel_params() gave no L2 traffic for the launch",
+                launch.at
+            )
+        })?;
+        resident.push((bytes, launch.seconds, &launch.at));
     }
     resident.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let [.., (small_bytes, small_s), (large_bytes, large_s)] = resident[..] else {
-        return Err(anyhow!(
-            "{origin}: expected two saxpy2_l2 launches at intensity 1 whose 12 bytes a float fit in L2 ({l2_bytes} bytes)"
-        ));
+    let [.., (small_bytes, small_s, small_at), (large_bytes, large_s, large_at)] = resident[..] else {
+        bail!(
+            "{origin}: [families.{family}]: expected two launches within `l2_resident`, found {}",
+            resident.len()
+        );
     };
-    if large_s <= small_s {
-        return Err(anyhow!(
-            "{origin}: the larger L2-resident saxpy2_l2 launch is not slower than the smaller"
-        ));
+    if large_s <= small_s || large_bytes <= small_bytes {
+        bail!("{origin}: [families.{family}]: the L2-resident launch that moves more bytes ({large_at}) is not slower than the other ({small_at})");
     }
-    Ok((large_bytes - small_bytes) / (large_s - small_s) / (sms * clock_hz))
+    Ok(Some(L2Fit {
+        bytes_per_cycle_per_sm: (large_bytes - small_bytes) / (large_s - small_s) / (sms * clock_hz),
+        fitted_on: format!("{}: {family}, {small_at} and {large_at}", origin),
+    }))
+}
+
+/// The bytes a launch moves through L2: its warps' `L2BytesTransferred` each.
+fn l2_bytes(params: &Map) -> Option<f64> {
+    let int = |key: &str| params.get(key)?.as_int().ok();
+    let per_warp = params.get(traffic_keys::L2_BYTES)?.as_float().ok()?;
+    let warps = int("gridSize")? * ((int("blockSize")? + 31) / 32);
+    Some(per_warp * warps as f64)
 }
 
 /// Digits the architecture file keeps of the fit: three, what a difference of two launches
@@ -82,16 +131,6 @@ pub fn with_fitted_value(text: &str, fit: f64, origin: &str) -> Result<String> {
     Ok(lines.join("\n") + "\n")
 }
 
-/// The launch's numeric parameter `name`, or an error naming where the launch is.
-fn number(launch: &TimedLaunch, name: &str) -> Result<f64> {
-    launch
-        .variables
-        .iter()
-        .find(|(k, _)| k == name)
-        .and_then(|(_, v)| v.as_f64())
-        .ok_or_else(|| anyhow!("{}: params: expected a number `{name}=…`", launch.at))
-}
-
 #[cfg(test)]
 mod tests {
     use hetsim_models::hierarchy::{architecture_value, L2_BYTES_PER_CYCLE_PER_SM};
@@ -100,7 +139,15 @@ mod tests {
     fn the_shipped_hopper_l2_bandwidth_is_fitted_again_on_the_shipped_h100_data() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/validation/data/h100");
         let m = crate::measurements::Measurements::read(&dir).expect("the H100 folder");
-        let fit = super::l2_bytes_per_cycle_per_sm(&m).expect("the kit fits");
+        let sets = crate::benchset::BenchSet::in_folder(&dir).expect("its sets");
+        let fit = super::l2_bytes_per_cycle_per_sm(&m, &sets)
+            .expect("the kit fits")
+            .expect("the kit marks saxpy2_l2");
+        assert_eq!(
+            fit.fitted_on.rsplit_once(": ").map(|(_, on)| on),
+            Some("saxpy2_l2, kernels.csv line 43 and kernels.csv line 45")
+        );
+        let fit = fit.bytes_per_cycle_per_sm;
         let shipped = architecture_value("9.0", L2_BYTES_PER_CYCLE_PER_SM).expect("Hopper's file");
         // By hand: 12 × 2^21 bytes more in 25.248 − 18.944 = 6.304 µs more, 3.99 TB/s over
         // 132 SMs × 1.98 GHz: 15.27 bytes a cycle per SM; the file keeps three digits.
@@ -119,5 +166,35 @@ mod tests {
             "{moved}"
         );
         assert_eq!(moved.lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn one_family_is_marked_at_most_and_none_fits_nothing() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/validation/data/h100");
+        let m = crate::measurements::Measurements::read(&dir).expect("the H100 folder");
+        let mut sets = crate::benchset::BenchSet::in_folder(&dir).expect("its sets");
+        let kit = sets
+            .iter()
+            .position(|s| s.path.ends_with("kit/benchset.toml"))
+            .expect("the kit");
+        let mut twice = sets.clone();
+        let strided = twice[kit].families.get_mut("strided").expect("strided");
+        strided.l2_resident.insert("n".into(), [1.0, 1e6]);
+        let e = super::l2_bytes_per_cycle_per_sm(&m, &twice)
+            .expect_err("two marked")
+            .to_string();
+        assert!(
+            e.contains("[families.saxpy2_l2]") && e.contains("[families.strided]"),
+            "{e}"
+        );
+        sets[kit]
+            .families
+            .get_mut("saxpy2_l2")
+            .expect("saxpy2_l2")
+            .l2_resident
+            .clear();
+        assert!(super::l2_bytes_per_cycle_per_sm(&m, &sets)
+            .expect("no error")
+            .is_none());
     }
 }

@@ -8,7 +8,7 @@ use hetsim_lab::benchset::BenchSet;
 use hetsim_lab::calibrate::{kernel_from_csv, link_from_csv, KernelCalibration, LinkCalibration};
 use hetsim_lab::gpu::{attributes, calibrate_folder};
 use hetsim_lab::gpu_file::{data_file, toml_string};
-use hetsim_lab::l2_fit::{kit_descriptor, l2_bytes_per_cycle_per_sm, with_fitted_value};
+use hetsim_lab::l2_fit::{l2_bytes_per_cycle_per_sm, with_fitted_value};
 use hetsim_lab::latency_fit::{self, LATENCY_BOUND_WARPS};
 use hetsim_lab::measurements::Measurements;
 use hetsim_lab::teg_fit;
@@ -71,13 +71,10 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         .map(|p| BenchSet::read(p))
         .collect::<Result<Vec<_>>>()?;
     let c = calibrate_folder(&m, args.name, &sets)?;
-    // The architecture's L2 figure (models/data/hopper.toml) where the folder has the kit's
-    // L2-resident launches to fit it on.
-    let l2 = if kit_descriptor(&m).is_file() {
-        Some(l2_bytes_per_cycle_per_sm(&m)?)
-    } else {
-        None
-    };
+    // The architecture's L2 figure (models/data/hopper.toml) where a set of the folder's, or
+    // a --set, marks launches L2-resident.
+    let l2_fit = l2_bytes_per_cycle_per_sm(&m, &folder_and_given(&m, &sets)?)?;
+    let l2 = l2_fit.as_ref().map(|f| f.bytes_per_cycle_per_sm);
     // The latency table's two calibrated figures (kernel/data/latency/*.toml) where the folder
     // has the latency-bound occupancy level and the clock under load to fit them on.
     let latency = if m.occupancy.is_empty() || !m.dir.join("clock.csv").is_file() {
@@ -105,7 +102,7 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         args.architecture_file.as_deref(),
         l2,
         &format!(
-            "--architecture-file: {} has no kit/benchset.toml to fit the L2 figure on",
+            "--architecture-file: no benchmark set of {} (or --set) marks a family `l2_resident` to fit the L2 figure on",
             args.dir.display()
         ),
         with_fitted_value,
@@ -176,12 +173,13 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         ),
         None => println!("no error bars: fewer than 9 launches in the cross-validation"),
     }
-    match l2 {
-        Some(l2) => println!(
-            "architecture: {L2_BYTES_PER_CYCLE_PER_SM} = {l2:.2} (the kit's L2-resident saxpy2_l2 launches, kit/benchset.toml; the architecture data file, models/data/*.toml, keeps it)"
+    match &l2_fit {
+        Some(f) => println!(
+            "architecture: {L2_BYTES_PER_CYCLE_PER_SM} = {:.2} (fitted on {}; the architecture data file, models/data/*.toml, keeps it)",
+            f.bytes_per_cycle_per_sm, f.fitted_on
         ),
         None => println!(
-            "architecture: {L2_BYTES_PER_CYCLE_PER_SM}: not fitted: no kit/benchset.toml with L2-resident saxpy2_l2 launches"
+            "architecture: {L2_BYTES_PER_CYCLE_PER_SM}: not fitted: no benchmark set marks a family `l2_resident`"
         ),
     }
     if c.power.is_none() {
@@ -289,4 +287,21 @@ mod tests {
             assert_eq!(toml_number(v).parse::<f64>().unwrap(), v, "round trip");
         }
     }
+}
+
+/// The folder's own benchmark sets, then each `--set` that is not one of them.
+fn folder_and_given(m: &Measurements, given: &[BenchSet]) -> Result<Vec<BenchSet>> {
+    let same = |a: &Path, b: &Path| {
+        a == b
+            || a.canonicalize()
+                .ok()
+                .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    let mut sets = BenchSet::in_folder(&m.dir)?;
+    for set in given {
+        if !sets.iter().any(|s| same(&s.path, &set.path)) {
+            sets.push(set.clone());
+        }
+    }
+    Ok(sets)
 }
