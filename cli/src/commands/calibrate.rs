@@ -271,6 +271,23 @@ fn toml_number(v: f64) -> String {
     }
 }
 
+/// The folder's own benchmark sets, then each `--set` that is not one of them.
+fn folder_and_given(m: &Measurements, given: &[BenchSet]) -> Result<Vec<BenchSet>> {
+    let same = |a: &Path, b: &Path| {
+        a == b
+            || a.canonicalize()
+                .ok()
+                .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    let mut sets = BenchSet::in_folder(&m.dir)?;
+    for set in given {
+        if !sets.iter().any(|s| same(&s.path, &set.path)) {
+            sets.push(set.clone());
+        }
+    }
+    Ok(sets)
+}
+
 #[cfg(test)]
 mod tests {
     use super::toml_number;
@@ -287,21 +304,4 @@ mod tests {
             assert_eq!(toml_number(v).parse::<f64>().unwrap(), v, "round trip");
         }
     }
-}
-
-/// The folder's own benchmark sets, then each `--set` that is not one of them.
-fn folder_and_given(m: &Measurements, given: &[BenchSet]) -> Result<Vec<BenchSet>> {
-    let same = |a: &Path, b: &Path| {
-        a == b
-            || a.canonicalize()
-                .ok()
-                .is_some_and(|a| b.canonicalize().ok() == Some(a))
-    };
-    let mut sets = BenchSet::in_folder(&m.dir)?;
-    for set in given {
-        if !sets.iter().any(|s| same(&s.path, &set.path)) {
-            sets.push(set.clone());
-        }
-    }
-    Ok(sets)
 }
