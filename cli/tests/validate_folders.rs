@@ -127,6 +127,26 @@ fn a_folder_of_one_benchmark_set_calibrates_and_validates_with_its_own_app() {
         }
     }
     std::fs::write(dir.join("times.csv"), &times).unwrap();
+    let power = std::fs::read_to_string(data.join("families/families_power.csv")).unwrap();
+    let power: Vec<String> = power
+        .lines()
+        .filter(|l| !l.starts_with("saxpy2"))
+        .map(|line| {
+            let mut cells: Vec<String> = line.split(',').map(str::to_owned).collect();
+            if cells[1].contains('=') {
+                let params: Vec<String> = cells[1]
+                    .split(';')
+                    .map(|pair| {
+                        let (key, value) = pair.split_once('=').unwrap();
+                        format!("{}={value}", rename(key))
+                    })
+                    .collect();
+                cells[1] = params.join(";");
+            }
+            cells.join(",")
+        })
+        .collect();
+    std::fs::write(dir.join("families_power.csv"), power.join("\n") + "\n").unwrap();
     let kernels = common::repo().join("examples/validation/kernels");
     let mut system = std::fs::read_to_string(kernels.join("h100-queueing.toml"))
         .unwrap()
@@ -178,7 +198,7 @@ if tag == "GPU" {
     std::fs::write(
         dir.join("benchset.toml"),
         format!(
-            "times = \"times.csv\"\nfamily = \"family\"\nparams = \"launch\"\nseconds = \"seconds\"\napp = \"tiles.rhai\"\nsystems = {{ gpu-queueing = \"gpu.toml\" }}\n{tables}"
+            "times = \"times.csv\"\nfamily = \"family\"\nparams = \"launch\"\nseconds = \"seconds\"\napp = \"tiles.rhai\"\npower = \"families_power.csv\"\npower_fit = {{ compute = \"sfu_loop elements=67108864;work=1024;threads=256\", memory = \"strided elements=16777216;step=1;work=1;threads=256\" }}\nsystems = {{ gpu-queueing = \"gpu.toml\" }}\n{tables}"
         ),
     )
     .unwrap();
@@ -206,6 +226,22 @@ if tag == "GPU" {
             .contains("every launch of benchset.toml"),
         "{}",
         calibration["calibration"]["fitted_on"]
+    );
+
+    // The power coefficients from the phases the descriptor names, the idle level measured.
+    let power = &calibration["calibration"]["power"];
+    assert_eq!(power["idle"], 105.5, "{power}");
+    for limiter in ["compute", "memory"] {
+        let watts = power[limiter].as_f64().unwrap();
+        assert!((100.0..500.0).contains(&watts), "{limiter}: {watts}");
+    }
+    let from = &calibration["calibration"]["power_from"];
+    assert!(
+        from[1]
+            .as_str()
+            .unwrap()
+            .contains("`power_fit.compute`, families_power.csv line 6 (sfu_loop"),
+        "{from}"
     );
 
     let out = hetsim(&["validate", "--data", folder, "--json"], None);
@@ -243,6 +279,13 @@ if tag == "GPU" {
         assert_eq!(c["basis"], "held-out", "{c}");
         assert!(c["pass"].as_bool().unwrap(), "{c}");
     }
+    // A set that names its power phases makes the catalog's coefficients in-sample on it.
+    let families = v["families"].as_array().unwrap();
+    let catalog = families
+        .iter()
+        .find(|c| c["name"].as_str().unwrap().contains("the catalog's coefficients"))
+        .expect("the power rows");
+    assert_eq!(catalog["basis"], "in-sample", "{catalog}");
     // block_sum alone launches blocks of 64 threads: with no saxpy2 sweep over block sizes,
     // nothing else pins the block launch rate there, and its launches at 64 miss by up to
     // ~57 %. validate says so and fails on it, and on nothing else.

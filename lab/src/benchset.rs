@@ -45,7 +45,14 @@ struct Descriptor {
     power: Option<PathBuf>,
     /// The MAPE the power predictions must reach (default 15 %, the issue's H100 target).
     power_target: Option<f64>,
+    /// The phases of `power` that fit the GPU's power coefficients, by the limiter each
+    /// loads: `{ compute = "FAMILY PARAMS", memory = "FAMILY PARAMS" }`, a phase named by
+    /// its family and its `kernel` field as the file writes them.
+    power_fit: Option<BTreeMap<String, String>>,
 }
+
+/// The limiters a power fit solves for, in [`PowerPhases::fit`]'s order.
+pub const POWER_LIMITERS: [&str; 2] = ["compute", "memory"];
 
 /// A power phase of a set's `power` file: one launch run back to back, its steady power.
 #[derive(Clone, Debug)]
@@ -66,6 +73,10 @@ pub struct PowerPhases {
     pub phases: Vec<PowerPhase>,
     /// MAPE target of the predictions.
     pub target: f64,
+    /// The descriptor's `power_fit`: the phases (indices into `phases`) that load the
+    /// compute and the memory limiter, which `hetsim calibrate gpu` fits the coefficients on
+    /// where the folder has no power.csv.
+    pub fit: Option<[usize; 2]>,
 }
 
 /// One kernel family of a set.
@@ -208,7 +219,12 @@ impl BenchSet {
             }
         }
         let power = match &d.power {
-            Some(file) => Some(power_phases(&existing("power", file)?, &d)?),
+            Some(file) => {
+                Some(power_phases(&existing("power", file)?, &d).map_err(|e| anyhow!("{origin}: {e}"))?)
+            }
+            None if d.power_fit.is_some() => {
+                bail!("{origin}: `power_fit` names phases, but there is no `power` file")
+            }
             None => None,
         };
         Ok(BenchSet {
@@ -340,9 +356,44 @@ fn power_phases(file: &Path, d: &Descriptor) -> Result<PowerPhases> {
     }
     Ok(PowerPhases {
         idle: idle.ok_or_else(|| anyhow!("{origin}: no idle phase (`idle1`): the GPU at rest is needed"))?,
+        fit: d
+            .power_fit
+            .as_ref()
+            .map(|named| power_fit(named, &phases, &origin))
+            .transpose()?,
         phases,
         target: d.power_target.unwrap_or(0.15),
     })
+}
+
+/// The phases `power_fit` names, by [`POWER_LIMITERS`]; an error naming the field where one
+/// is missing, unknown, or names no phase of the file.
+fn power_fit(named: &BTreeMap<String, String>, phases: &[PowerPhase], file: &str) -> Result<[usize; 2]> {
+    if let Some(other) = named.keys().find(|k| !POWER_LIMITERS.contains(&k.as_str())) {
+        bail!(
+            "`power_fit.{other}`: expected the limiters {}",
+            POWER_LIMITERS.join(" and ")
+        );
+    }
+    let find = |limiter: &str| -> Result<usize> {
+        let phase = named
+            .get(limiter)
+            .ok_or_else(|| anyhow!("`power_fit`: no `{limiter}`: name the phase that loads it"))?;
+        phases
+            .iter()
+            .position(|p| format!("{} {}", p.family, p.params) == *phase)
+            .ok_or_else(|| {
+                let known: Vec<String> = phases
+                    .iter()
+                    .map(|p| format!("{:?}", format!("{} {}", p.family, p.params)))
+                    .collect();
+                anyhow!(
+                    "`power_fit.{limiter}` = {phase:?} is no phase of {file} (it has {})",
+                    known.join(", ")
+                )
+            })
+    };
+    Ok([find(POWER_LIMITERS[0])?, find(POWER_LIMITERS[1])?])
 }
 
 #[cfg(test)]
@@ -422,5 +473,45 @@ mod tests {
         let e = BenchSet::read(&dir.join(DESCRIPTOR)).expect_err("fft is no family");
         assert!(e.to_string().contains("line 2: family `fft`"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn power_fit_names_two_phases_of_the_power_file_or_is_refused_naming_the_field() {
+        let families = kit().join("../families");
+        let phases = BenchSet::read(&families.join(DESCRIPTOR))
+            .expect("reads")
+            .power
+            .expect("a power file");
+        let named = |compute: &str, memory: &str| {
+            BTreeMap::from([
+                ("compute".to_owned(), compute.to_owned()),
+                ("memory".to_owned(), memory.to_owned()),
+            ])
+        };
+        let sfu = "sfu_loop n=67108864;intensity=1024;block=256";
+        let strided = "strided n=16777216;stride=1;intensity=1;block=256";
+        let [c, m] = power_fit(&named(sfu, strided), &phases.phases, "p.csv").expect("both are phases");
+        assert_eq!(
+            (phases.phases[c].family.as_str(), phases.phases[m].family.as_str()),
+            ("sfu_loop", "strided")
+        );
+        let e = power_fit(&named(sfu, "strided n=1"), &phases.phases, "p.csv")
+            .expect_err("no such phase")
+            .to_string();
+        assert!(
+            e.starts_with(
+                "`power_fit.memory` = \"strided n=1\" is no phase of p.csv (it has \"strided n=16777216;"
+            ),
+            "{e}"
+        );
+        let mut typo = named(sfu, strided);
+        typo.insert("dram".into(), strided.into());
+        let e = power_fit(&typo, &phases.phases, "p.csv")
+            .expect_err("no limiter dram")
+            .to_string();
+        assert!(
+            e.contains("`power_fit.dram`: expected the limiters compute and memory"),
+            "{e}"
+        );
     }
 }

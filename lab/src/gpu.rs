@@ -9,9 +9,10 @@ use hetsim_models::queueing::{evaluate, keys, Device, Input, Kernel, Power};
 use serde::Serialize;
 
 use crate::benchset::BenchSet;
+use crate::benchset::PowerPhase;
 use crate::measurements::Measurements;
 use crate::saxpy2::{self, Saxpy2};
-use crate::set_samples::set_samples;
+use crate::set_samples::{kernel as set_kernel, set_samples, SetApp};
 
 /// The fitted device, the fit's quality and the power levels.
 #[derive(Clone, Debug, Serialize)]
@@ -21,6 +22,8 @@ pub struct GpuCalibration {
     pub fit: Fit,
     pub launch_overhead: f64,
     pub power: Option<Power>,
+    /// What the power's idle, compute and memory figures come from.
+    pub power_from: [String; 3],
     /// The launches the four attributes were fitted on.
     pub fitted_on: String,
     /// What the error bars' folds held out.
@@ -88,6 +91,13 @@ fn utilisations(device: &Device, kernel: &Kernel) -> (f64, f64) {
     (out.compute_utilisation, out.memory_utilisation)
 }
 
+/// What a power fit on power.csv takes each figure from.
+const POWER_CSV_FROM: [&str; 3] = [
+    "power.csv: the idle phase",
+    "power.csv: the compute-bound saxpy2 phase, with its utilisations",
+    "power.csv: the memory-bound saxpy2 phase, with its utilisations",
+];
+
 /// power.csv's loaded phases, each the saxpy2 launch its `kernel` field names run back to
 /// back, the phase's name its limiter (`compute`, `memory`): solves
 /// `idle + u_c·compute + u_m·memory = steady watts` for both, with the utilisations the
@@ -108,6 +118,39 @@ fn power(m: &Measurements, device: &Device) -> Result<Option<Power>> {
         return Ok(None);
     };
     Ok(solve_power(idle, compute, memory))
+}
+
+/// The power fit of the first set among `sets` whose descriptor names its phases
+/// (`power_fit`): its file's idle level, and its compute- and memory-loading phases, each the
+/// launch the set's app makes, weighed by the calibrated model's utilisations. Also what it
+/// was fitted on, for the data file.
+fn set_power(sets: &[BenchSet], device: &Device) -> Result<Option<(Power, [String; 3])>> {
+    let Some((set, phases, fit)) = sets
+        .iter()
+        .find_map(|set| set.power.as_ref().and_then(|p| Some((set, p, p.fit?))))
+    else {
+        return Ok(None);
+    };
+    let app = SetApp::load(set, "gpu-queueing", "its power phases are analysed through it")?;
+    let [compute, memory] = fit.map(|i| &phases.phases[i]);
+    let phase = |p: &PowerPhase| -> Result<(f64, (f64, f64))> {
+        let kernel =
+            set_kernel(&app, &p.variables).map_err(|e| anyhow!("{}: {}: {e}", set.path.display(), p.at))?;
+        Ok((p.watts, utilisations(device, &kernel)))
+    };
+    let at = set.path.display();
+    let from = [
+        format!("{at}: the power file's idle phase"),
+        format!(
+            "{at}: `power_fit.compute`, {} ({} {}), with its utilisations",
+            compute.at, compute.family, compute.params
+        ),
+        format!(
+            "{at}: `power_fit.memory`, {} ({} {}), with its utilisations",
+            memory.at, memory.family, memory.params
+        ),
+    ];
+    Ok(solve_power(phases.idle, phase(compute)?, phase(memory)?).map(|p| (p, from)))
 }
 
 /// The compute and memory coefficients that give each phase its steady watts over `idle`,
@@ -197,12 +240,20 @@ pub fn calibrate_folder(m: &Measurements, name: Option<String>, sets: &[BenchSet
         error_bars: error_bars(&out_of_fold(&folds)),
         ..fit.apply(&base)
     };
+    let (power, power_from) = match power(m, &device)? {
+        Some(p) => (Some(p), POWER_CSV_FROM.map(str::to_owned)),
+        None => match set_power(sets, &device)? {
+            Some((p, from)) => (Some(p), from),
+            None => (None, Default::default()),
+        },
+    };
     Ok(GpuCalibration {
         name: name
             .or_else(|| m.props.get("name").cloned())
             .unwrap_or_else(|| "calibrated GPU".to_owned()),
         compute_capability: device.limits.compute_capability.to_owned(),
-        power: power(m, &device)?,
+        power,
+        power_from,
         launch_overhead: device.launch_overhead,
         fitted_on: fitted_on(m, sets),
         bars_from: bars_from(m, sets),

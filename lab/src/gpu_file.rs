@@ -15,6 +15,9 @@ enum From {
     Fit,
     /// The folds of the error bars ([`GpuCalibration::bars_from`]).
     Bars,
+    /// The phase the power figure comes from ([`GpuCalibration::power_from`]: idle, compute,
+    /// memory).
+    Power(usize),
 }
 
 /// The calibrated attributes, in the file's order: key, what it is, and from what.
@@ -28,21 +31,9 @@ const FIELDS: &[(&str, &str, From)] = &[
         "measured",
         From::Text("launch.csv: the intercept of back-to-back empty launches"),
     ),
-    (
-        keys::POWER_IDLE,
-        "measured",
-        From::Text("power.csv: the idle phase"),
-    ),
-    (
-        keys::POWER_COMPUTE,
-        "fitted",
-        From::Text("power.csv: the compute-bound saxpy2 phase, with its utilisations"),
-    ),
-    (
-        keys::POWER_MEMORY,
-        "fitted",
-        From::Text("power.csv: the memory-bound saxpy2 phase, with its utilisations"),
-    ),
+    (keys::POWER_IDLE, "measured", From::Power(0)),
+    (keys::POWER_COMPUTE, "fitted", From::Power(1)),
+    (keys::POWER_MEMORY, "fitted", From::Power(2)),
     (keys::ERROR_COMPUTE, "fitted", From::Bars),
     (keys::ERROR_MEMORY, "fitted", From::Bars),
     (keys::ERROR_LATENCY, "fitted", From::Bars),
@@ -90,6 +81,7 @@ pub fn data_file(c: &GpuCalibration, folder: &str, gpu: &str) -> String {
                 From::Text(text) => text,
                 From::Fit => &c.fitted_on,
                 From::Bars => &c.bars_from,
+                From::Power(i) => &c.power_from[*i],
             })
         ));
     }

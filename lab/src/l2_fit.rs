@@ -68,7 +68,7 @@ pub fn l2_bytes_per_cycle_per_sm(m: &Measurements, sets: &[BenchSet]) -> Result<
         .filter(|l| l.family == family && marked.l2_resident(&l.variables))
     {
         let (_, params) = app
-            .kernel_params(launch)
+            .kernel_params(&launch.variables)
             .map_err(|e| anyhow!("{origin}: {}: {e}", launch.at))?;
         let bytes = l2_bytes(&params).ok_or_else(|| {
             anyhow!(

@@ -15,10 +15,10 @@ use hetsim_models::queueing::Kernel;
 use hetsim_scripting::functions::params_from_map;
 use hetsim_scripting::kernels::KernelLibrary;
 use hetsim_scripting::{default_labels, run_with_kernels, RunOptions};
-use hetsim_system::System;
+use hetsim_system::{System, Variable};
 use rhai::Map;
 
-use crate::benchset::{BenchSet, TimedLaunch};
+use crate::benchset::BenchSet;
 use crate::files::read_text;
 
 /// The GPU model whose device the samples calibrate.
@@ -50,8 +50,8 @@ pub fn set_samples(set: &BenchSet) -> Result<Vec<SetSample>> {
         .iter()
         .filter(|l| set.scores(l))
         .map(|launch| {
-            let kernel =
-                kernel(&app, launch).map_err(|e| anyhow!("{}: {}: {e}", set.path.display(), launch.at))?;
+            let kernel = kernel(&app, &launch.variables)
+                .map_err(|e| anyhow!("{}: {}: {e}", set.path.display(), launch.at))?;
             Ok(SetSample {
                 family: format!("{name}: {}", launch.family),
                 what: format!("{}: {} {}", launch.at, launch.family, launch.params),
@@ -68,9 +68,9 @@ pub fn set_samples(set: &BenchSet) -> Result<Vec<SetSample>> {
         .collect()
 }
 
-/// The model's kernel input for one launch.
-fn kernel(app: &SetApp, launch: &TimedLaunch) -> Result<Kernel> {
-    let (name, params) = app.kernel_params(launch)?;
+/// The model's kernel input for the launch the set's app makes with `variables`.
+pub fn kernel(app: &SetApp, variables: &[(String, Variable)]) -> Result<Kernel> {
+    let (name, params) = app.kernel_params(variables)?;
     let mut params = params_from_map(&params, "kernel_params").map_err(|e| anyhow!("{e}"))?;
     // Volkov's CUDA-core count and TEG's launch key, which gpu-queueing.rhai drops as well.
     params.remove("CUDACoreInstructions");
@@ -114,10 +114,10 @@ impl SetApp {
     }
 
     /// The kernel a launch runs and what `kernel_params()` returned for it: the one call the
-    /// set's application made, run with the launch's variables.
-    pub fn kernel_params(&self, launch: &TimedLaunch) -> Result<(String, Map)> {
+    /// set's application made, run with the launch's `variables`.
+    pub fn kernel_params(&self, variables: &[(String, Variable)]) -> Result<(String, Map)> {
         self.library.take_calls();
-        let variables = launch.variables.iter().cloned().collect();
+        let variables = variables.iter().cloned().collect();
         run_with_kernels(
             &self.app,
             &self.origin,

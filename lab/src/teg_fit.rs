@@ -155,7 +155,9 @@ pub fn set_launches<'a>(set: &BenchSet, app: &'a SetApp, gpu: &Gpu) -> Result<Ve
         .filter(|l| set.scores(l))
         .map(|launch| {
             let at = |e: String| anyhow!("{}: {}: {e}", set.path.display(), launch.at);
-            let (_, params) = app.kernel_params(launch).map_err(|e| at(e.to_string()))?;
+            let (_, params) = app
+                .kernel_params(&launch.variables)
+                .map_err(|e| at(e.to_string()))?;
             let key = params
                 .get("launch")
                 .and_then(|k| k.clone().into_string().ok())
