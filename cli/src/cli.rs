@@ -303,8 +303,10 @@ pub struct ValidateArgs {
     /// benchmark set's systems: validates that catalog entry on --data.
     #[arg(long, value_name = "NAME")]
     pub gpu: Option<String>,
-    /// Nothing of the system's GPU was fitted on --data (a catalog entry calibrated elsewhere,
-    /// as the H200's is on the H100): label every row held-out and hold power to 20 %.
+    /// Nothing of the system's GPU was fitted on --data's own measurements (a catalog entry
+    /// calibrated elsewhere, as the H200's is on the H100): hold power to 20 %, the target for
+    /// a GPU never measured. Labels do not change: a row is in-sample when a number it uses
+    /// was fitted on launches of its kernels, on any GPU.
     #[arg(long)]
     pub held_out: bool,
     /// Write a Markdown report here, with its SVG figures in a `validation/` folder beside it.

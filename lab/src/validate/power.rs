@@ -1,11 +1,16 @@
 //! Board power across kernels: a benchmark set's `power` file (the largest launch of each
 //! family run back to back, its steady board power) against the `gpu-queueing` model's
 //! `idle + compute × u_compute + memory × u_memory` (hetsim_models::queueing::Power), where
-//! the utilisations are the model's own for that launch. Three rows per set: the catalog's
-//! coefficients (fitted on power.csv's two saxpy2 phases: held-out here), the two loaded
-//! coefficients refitted on every family but the one predicted (leave-one-family-out:
-//! held-out), and refitted on them all (in-sample, for the gap). The idle level is the
-//! file's own idle phase, a measurement of the GPU at rest, not a fit.
+//! the utilisations are the model's own for that launch. Three predictions per set: the
+//! catalog's coefficients (fitted on power.csv's two saxpy2 phases), the two loaded
+//! coefficients refitted on every family but the one predicted (leave-one-family-out), and
+//! refitted on them all (in-sample, for the gap). The first two are held-out on the phases of
+//! families nothing of the model was fitted on, and in-sample, in a row of their own, on
+//! those of families the descriptor marks `fitted` for `gpu-queueing` (saxpy2_l2 runs saxpy2,
+//! the kernel of the catalog's calibration). The idle level is the file's own idle phase, a
+//! measurement of the GPU at rest, not a fit.
+
+use std::collections::BTreeSet;
 
 use anyhow::{anyhow, Result};
 
@@ -18,6 +23,9 @@ use crate::benchset::BenchSet;
 struct Phase {
     what: String,
     family: String,
+    /// Whether a number of the `gpu-queueing` model was fitted on the family's kernel (its
+    /// descriptor's `fitted`): the phase is then in-sample in every row.
+    fitted: bool,
     u: [f64; 2],
     catalog: f64,
     measured: f64,
@@ -64,6 +72,10 @@ pub fn checks(set: &BenchSet, gpu: Option<&str>) -> Result<Vec<Check>> {
             Ok(Phase {
                 what: format!("{}: {} {}", p.at, p.family, p.params),
                 family: p.family.clone(),
+                fitted: set
+                    .families
+                    .get(&p.family)
+                    .is_some_and(|f| f.fitted_for("gpu-queueing").is_some()),
                 // The model's power is linear in its coefficients: the catalog's prediction is
                 // the unit runs weighed by them.
                 catalog: idle + c * u[0] + m * u[1],
@@ -79,53 +91,88 @@ pub fn checks(set: &BenchSet, gpu: Option<&str>) -> Result<Vec<Check>> {
         interval: [predicted; 2],
     };
     let predict = |k: [f64; 2], p: &Phase| power.idle + k[0] * p.u[0] + k[1] * p.u[1];
-    let catalog: Vec<Point> = phases.iter().map(|p| point(p, p.catalog)).collect();
-    let left_out: Vec<Point> = phases
-        .iter()
-        .map(|p| {
-            let others: Vec<&Phase> = phases.iter().filter(|q| q.family != p.family).collect();
-            point(p, predict(fit(&others, power.idle), p))
-        })
-        .collect();
+    let left_out = |p: &Phase| {
+        let others: Vec<&Phase> = phases.iter().filter(|q| q.family != p.family).collect();
+        predict(fit(&others, power.idle), p)
+    };
     let all: Vec<&Phase> = phases.iter().collect();
     let k = fit(&all, power.idle);
-    let in_sample: Vec<Point> = phases.iter().map(|p| point(p, predict(k, p))).collect();
     // A set that names its own power phases (`power_fit`) is what `calibrate gpu` fits the
     // coefficients on where a folder has no power.csv: whether this GPU's were is not known
     // here, so the row is in-sample, the conservative side.
-    let (catalog_basis, fitted_on) = match power.fit {
-        Some(_) => (
-            Basis::InSample,
-            "power.csv's saxpy2, or this set's power_fit phases",
-        ),
-        None => (Basis::HeldOut, "power.csv's saxpy2"),
+    let (catalog_fitted, fitted_on) = match power.fit {
+        Some(_) => (true, "power.csv's saxpy2, or this set's power_fit phases"),
+        None => (false, "power.csv's saxpy2"),
     };
-    Ok(vec![
-        check(
-            &format!("{name}: steady power, the catalog's coefficients (fitted on {fitted_on})"),
-            catalog_basis,
-            &catalog,
-            power.target,
-            f64::INFINITY,
+    let mut out = Vec::new();
+    for (what, fitted_here, predicted) in [
+        (
+            format!("the catalog's coefficients (fitted on {fitted_on})"),
+            catalog_fitted,
+            &(|p: &Phase| p.catalog) as &dyn Fn(&Phase) -> f64,
         ),
-        check(
-            &format!("{name}: steady power, compute and memory refitted without the family"),
-            Basis::HeldOut,
+        (
+            "compute and memory refitted without the family".to_owned(),
+            false,
             &left_out,
+        ),
+    ] {
+        out.extend(split_rows(
+            &format!("{name}: steady power, {what}"),
+            &phases,
+            fitted_here,
             power.target,
-            f64::INFINITY,
+            |p| point(p, predicted(p)),
+        ));
+    }
+    let in_sample: Vec<Point> = phases.iter().map(|p| point(p, predict(k, p))).collect();
+    out.push(check(
+        &format!(
+            "{name}: steady power, refitted on every family ({:.0} W compute, {:.0} W memory)",
+            k[0], k[1]
         ),
-        check(
-            &format!(
-                "{name}: steady power, refitted on every family ({:.0} W compute, {:.0} W memory)",
-                k[0], k[1]
-            ),
-            Basis::InSample,
-            &in_sample,
-            f64::INFINITY,
-            f64::INFINITY,
-        ),
-    ])
+        Basis::InSample,
+        &in_sample,
+        f64::INFINITY,
+        f64::INFINITY,
+    ));
+    Ok(out)
+}
+
+/// A power row over the phases of families nothing of the model was fitted on, held-out
+/// against `target`, and one over the others, in-sample and reported; both in-sample where
+/// the row's own coefficients were fitted on the set (`fitted_here`).
+fn split_rows(
+    name: &str,
+    phases: &[Phase],
+    fitted_here: bool,
+    target: f64,
+    point: impl Fn(&Phase) -> Point,
+) -> Vec<Check> {
+    let (fitted, held_out): (Vec<&Phase>, Vec<&Phase>) = phases.iter().partition(|p| p.fitted || fitted_here);
+    let mut rows = Vec::new();
+    if !held_out.is_empty() {
+        let points: Vec<Point> = held_out.iter().map(|p| point(p)).collect();
+        rows.push(check(name, Basis::HeldOut, &points, target, f64::INFINITY));
+    }
+    if !fitted.is_empty() {
+        let points: Vec<Point> = fitted.iter().map(|p| point(p)).collect();
+        let (label, target) = if held_out.is_empty() {
+            (name.to_owned(), target)
+        } else {
+            let families: BTreeSet<&str> = fitted.iter().map(|p| p.family.as_str()).collect();
+            let list: Vec<&str> = families.into_iter().collect();
+            (
+                format!(
+                    "{name}: the families the model was fitted on ({})",
+                    list.join(", ")
+                ),
+                f64::INFINITY,
+            )
+        };
+        rows.push(check(&label, Basis::InSample, &points, target, f64::INFINITY));
+    }
+    rows
 }
 
 /// The non-negative `[compute, memory]` coefficients that best explain `phases`' power above
@@ -170,6 +217,7 @@ mod tests {
         Phase {
             what: family.to_owned(),
             family: family.to_owned(),
+            fitted: family == "fitted",
             u,
             catalog: 0.0,
             measured,
@@ -194,5 +242,39 @@ mod tests {
         let k = fit(&p.iter().collect::<Vec<_>>(), 100.0);
         assert_eq!(k[0], 0.0);
         assert!(k[1] > 0.0, "{k:?}");
+    }
+
+    #[test]
+    fn phases_of_a_fitted_family_are_split_off_in_sample() {
+        let phases = [phase("a", [1.0, 0.0], 110.0), phase("fitted", [0.0, 1.0], 90.0)];
+        let point = |p: &Phase| Point {
+            what: p.what.clone(),
+            measured: p.measured,
+            predicted: 100.0,
+            interval: [100.0; 2],
+        };
+        let rows = split_rows("power", &phases, false, 0.15, point);
+        let summary: Vec<(&str, Basis, usize, bool)> = rows
+            .iter()
+            .map(|c| (c.name.as_str(), c.basis, c.points, c.target_mape.is_finite()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("power", Basis::HeldOut, 1, true),
+                (
+                    "power: the families the model was fitted on (fitted)",
+                    Basis::InSample,
+                    1,
+                    false
+                )
+            ]
+        );
+        let rows = split_rows("power", &phases, true, 0.15, point);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (rows[0].basis, rows[0].points, rows[0].target_mape),
+            (Basis::InSample, 2, 0.15)
+        );
     }
 }

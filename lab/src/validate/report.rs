@@ -275,7 +275,7 @@ fn flags(v: &Validation) -> String {
 /// What the saxpy2 rows' basis means, for the report.
 fn basis_note(held_out: bool) -> &'static str {
     if held_out {
-        "Nothing of either model was fitted on this GPU: its catalog entry carries another GPU's calibration over (`--held-out`), so every row is held-out."
+        "Nothing of either model was fitted on this GPU's measurements: its catalog entry carries another GPU's calibration over (`--held-out`). By the one rule above the saxpy2 rows are still in-sample: both models' four numbers were fitted on saxpy2's launches, on that other GPU (`gpu-queueing`: memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew; TEG: efficiency, queue_cycles, replacement, taken_branch, on the H100 folder's saxpy2 and kit launches)."
     } else {
         "Both fit four numbers to these launches (`gpu-queueing`: memoryQueueCycles, issueEfficiency, blockLaunchRate, warpSkew; TEG: efficiency, queue_cycles, replacement, taken_branch, fitted on the H100 folder's saxpy2 and kit launches), so both are in-sample."
     }
