@@ -106,7 +106,9 @@ pub fn actions(
     match node.kind {
         _ if a.is_cpu_op => {
             let modelled = match &context.model {
-                Some(model) => model.cpu_time(node, &context.gpu(rank))?,
+                Some(model) => {
+                    model.cpu_time(node, &context.gpu(rank), &context.models, context.host(rank))?
+                }
                 None => None,
             };
             out.push_back(Action::Sleep(modelled.unwrap_or(recorded)));

@@ -61,6 +61,12 @@ impl Context {
         self.comm_pids.len()
     }
 
+    /// The system node of rank `rank`'s host CPU, where its relay sits on one.
+    pub fn host(&self, rank: usize) -> Option<usize> {
+        let (relay, on_host) = self.relays[rank];
+        on_host.then(|| self.placements[relay].node)
+    }
+
     /// Rank `rank`'s GPU, as a model script sees it.
     pub fn gpu(&self, rank: usize) -> Gpu<'_> {
         Gpu {

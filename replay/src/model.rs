@@ -14,7 +14,11 @@
 //! (hetsim_scripting::computational::Models::compute_time): `kernel_params(name, #{…})`,
 //! the system's `[[kernel]]` SASS emulated for the launch, is such a map, so a kernel whose
 //! SASS the user has is timed by the system's GPU model (`gpu-queueing`, `gpu-volkov`,
-//! `gpu-teg`, ...) on the rank's catalog GPU. `cpu_time` returns seconds. The script runs in
+//! `gpu-teg`, ...) on the rank's catalog GPU. `cpu_time` returns seconds, or a map that the
+//! model of the rank's host CPU times (the CPU node the GPU's host link joins, as for memory
+//! loads and stores: `#{ ops: 2e9 }` on a `cpu-flops` host takes 2·10⁹ FLOP at its
+//! `performance`); the CPU stream then waits that long (the host's energy is not charged for
+//! it: the op runs on no simulated core). The script runs in
 //! hetsim's sandbox (operation and time limits, no modules, no `eval`) with the analytic
 //! model functions scripts have (`volkov_kernel`, ...) and `kernel_params`.
 
@@ -92,28 +96,51 @@ impl ScriptModel {
         if !self.has_compute_time {
             return Ok(None);
         }
-        let value = self.call("compute_time", node, gpu)?;
-        let timed = match value.clone().try_cast::<Map>() {
-            Some(params) => models.compute_time(system_node, params).map_err(|e| {
-                format!(
-                    "{}: compute_time returned a map, which the node's model could not time: {e}",
-                    self.origin.display()
-                )
-            })?,
-            None => Timed::bare(self.seconds("compute_time", &value)?),
-        };
-        self.checked("compute_time", timed.seconds)?;
-        Ok(Some(timed))
+        self.timed("compute_time", node, gpu, models, Some(system_node))
+            .map(Some)
     }
 
-    /// The time of CPU op `node` [s], or `None` when the script defines no `cpu_time`.
-    pub fn cpu_time(&self, node: &TraceNode, gpu: &Gpu) -> Result<Option<f64>, String> {
+    /// The time of CPU op `node` [s], or `None` when the script defines no `cpu_time`. A
+    /// returned map is timed by `models`' model of system node `host`, the rank's host CPU
+    /// (an error where the rank's GPU has none).
+    pub fn cpu_time(
+        &self,
+        node: &TraceNode,
+        gpu: &Gpu,
+        models: &Models,
+        host: Option<usize>,
+    ) -> Result<Option<f64>, String> {
         if !self.has_cpu_time {
             return Ok(None);
         }
-        let value = self.call("cpu_time", node, gpu)?;
-        let seconds = self.seconds("cpu_time", &value)?;
-        self.checked("cpu_time", seconds).map(Some)
+        self.timed("cpu_time", node, gpu, models, host)
+            .map(|t| Some(t.seconds))
+    }
+
+    /// `function`'s value for `node`: seconds, or a map timed by the model of `system_node`.
+    fn timed(
+        &self,
+        function: &str,
+        node: &TraceNode,
+        gpu: &Gpu,
+        models: &Models,
+        system_node: Option<usize>,
+    ) -> Result<Timed, String> {
+        let value = self.call(function, node, gpu)?;
+        let origin = self.origin.display();
+        let timed = match value.clone().try_cast::<Map>() {
+            Some(params) => {
+                let at = system_node.ok_or_else(|| {
+                    format!("{origin}: {function} returned a map, but the rank's GPU has no host CPU in the system to time it (no CPU node joined to it by a link)")
+                })?;
+                models.compute_time(at, params).map_err(|e| {
+                    format!("{origin}: {function} returned a map, which the node's model could not time: {e}")
+                })?
+            }
+            None => Timed::bare(self.seconds(function, &value)?),
+        };
+        self.checked(function, timed.seconds)?;
+        Ok(timed)
     }
 
     fn call(&self, function: &str, node: &TraceNode, gpu: &Gpu) -> Result<Dynamic, String> {

@@ -149,6 +149,27 @@ fn cpu_ops_take_the_models_cpu_time_where_it_has_one_and_their_record_otherwise(
 }
 
 #[test]
+fn a_cpu_time_map_is_timed_by_the_ranks_host_cpu_model() {
+    // The HGX board's host is a Xeon Platinum 8480+ under `cpu-flops`: 56 cores × 2.00 GHz ×
+    // 64 FLOP a cycle = 7.168 TFLOP/s (its catalog entry), so 7.168·10⁹ FLOP take 1 ms.
+    let files = write_trace(
+        "cpu-map",
+        &[vec![cpu_op(1, "aten::mm", 100), kernel(2, "gemm", 10, &[1])]],
+    );
+    let cpu = "fn cpu_time(node) { #{ ops: 7.168e9 } }";
+    let r = with_model("cpu-map", cpu, &files, &system("examples/clusters/hgx-h100.toml")).expect("replays");
+    assert!((r.ranks[0].cpu_time - 1e-3).abs() < 1e-15, "{:?}", r.ranks[0]);
+    assert!((r.run.results.overall_time - 1.01e-3).abs() < 1e-15);
+    // A GPU with no host CPU in the system has no model to time the map: refused, named.
+    let alone = system("examples/validation/kernels/h100-queueing.toml");
+    let e = with_model("cpu-map-alone", cpu, &files, &alone).expect_err("no host");
+    assert!(
+        e.contains("model.rhai: cpu_time returned a map, but the rank's GPU has no host CPU"),
+        "{e}"
+    );
+}
+
+#[test]
 fn roofline_times_each_data_type_at_the_catalogs_peak_and_counts_the_fallback() {
     let board = system("examples/clusters/hgx-h100.toml");
     let flops = 274877906944.0; // a 4096 × 4096 × 8192 GEMM: 2 × 4096² × 8192
