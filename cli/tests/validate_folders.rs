@@ -111,19 +111,22 @@ fn a_folder_of_one_benchmark_set_calibrates_and_validates_with_its_own_app() {
             .map_or(key, |(_, new)| new)
             .to_owned()
     };
+    let renamed = |params: &str| -> String {
+        let pairs: Vec<String> = params
+            .split(';')
+            .map(|pair| {
+                let (key, value) = pair.split_once('=').unwrap();
+                format!("{}={value}", rename(key))
+            })
+            .collect();
+        pairs.join(";")
+    };
     let mut times = String::from("family,launch,seconds\n");
     for file in ["families/families.csv", "kit/kernels.csv"] {
         let text = std::fs::read_to_string(data.join(file)).unwrap();
         for line in text.lines().skip(1).filter(|l| !l.starts_with("saxpy2")) {
             let cells: Vec<&str> = line.split(',').collect();
-            let params: Vec<String> = cells[1]
-                .split(';')
-                .map(|pair| {
-                    let (key, value) = pair.split_once('=').unwrap();
-                    format!("{}={value}", rename(key))
-                })
-                .collect();
-            times += &format!("{},{},{}\n", cells[0], params.join(";"), cells[3]);
+            times += &format!("{},{},{}\n", cells[0], renamed(cells[1]), cells[3]);
         }
     }
     std::fs::write(dir.join("times.csv"), &times).unwrap();
@@ -134,14 +137,7 @@ fn a_folder_of_one_benchmark_set_calibrates_and_validates_with_its_own_app() {
         .map(|line| {
             let mut cells: Vec<String> = line.split(',').map(str::to_owned).collect();
             if cells[1].contains('=') {
-                let params: Vec<String> = cells[1]
-                    .split(';')
-                    .map(|pair| {
-                        let (key, value) = pair.split_once('=').unwrap();
-                        format!("{}={value}", rename(key))
-                    })
-                    .collect();
-                cells[1] = params.join(";");
+                cells[1] = renamed(&cells[1]);
             }
             cells.join(",")
         })

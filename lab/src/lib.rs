@@ -9,9 +9,10 @@
 //! numbers ([`teg_fit`]).
 //!
 //! Modules, lowest first (each uses only those above it): [`files`], [`toml_lines`], [`launch`],
-//! [`calibrate`], [`measurements`], [`benchset`], [`saxpy2`], [`set_samples`], [`teg_fit`],
+//! [`calibrate`], [`measurements`], [`app_run`], [`benchset`], [`saxpy2`], [`set_samples`], [`teg_fit`],
 //! [`gpu`], [`validate`].
 
+pub mod app_run;
 pub mod benchset;
 pub mod calibrate;
 pub mod files;

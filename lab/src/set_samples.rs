@@ -6,7 +6,6 @@
 //! leave-one-family-out refit of `hetsim validate` and TEG's fit take any kernels a
 //! descriptor lists, with no code and no list of parameter names per kernel.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use anyhow::{anyhow, bail, Result};
@@ -14,12 +13,11 @@ use hetsim_models::queueing::calibration::Sample;
 use hetsim_models::queueing::Kernel;
 use hetsim_scripting::functions::params_from_map;
 use hetsim_scripting::kernels::KernelLibrary;
-use hetsim_scripting::{default_labels, run_with_kernels, RunOptions};
-use hetsim_system::{System, Variable};
+use hetsim_system::Variable;
 use rhai::Map;
 
+use crate::app_run::AppRun;
 use crate::benchset::BenchSet;
-use crate::files::read_text;
 
 /// The GPU model whose device the samples calibrate.
 const MODEL: &str = "gpu-queueing";
@@ -81,10 +79,7 @@ pub fn kernel(app: &SetApp, variables: &[(String, Variable)]) -> Result<Kernel> 
 /// A set's application on its system for one GPU model, and the kernels its runs share
 /// (each distinct launch analysed once).
 pub struct SetApp {
-    app: String,
-    origin: String,
-    system: System,
-    labels: BTreeMap<String, u64>,
+    run: AppRun,
     library: Rc<KernelLibrary>,
 }
 
@@ -100,10 +95,7 @@ impl SetApp {
         let library = KernelLibrary::for_system(&system).map_err(|e| anyhow!("{}: {e}", path.display()))?;
         library.record_calls();
         Ok(SetApp {
-            app: read_text(&set.app)?,
-            origin: set.app.display().to_string(),
-            labels: default_labels(&system),
-            system,
+            run: AppRun::new(&set.app, system)?,
             library: Rc::new(library),
         })
     }
@@ -117,23 +109,13 @@ impl SetApp {
     /// set's application made, run with the launch's `variables`.
     pub fn kernel_params(&self, variables: &[(String, Variable)]) -> Result<(String, Map)> {
         self.library.take_calls();
-        let variables = variables.iter().cloned().collect();
-        run_with_kernels(
-            &self.app,
-            &self.origin,
-            &self.system,
-            &self.labels,
-            &variables,
-            &RunOptions::default(),
-            self.library.clone(),
-        )
-        .map_err(|e| anyhow!("{e}"))?;
+        self.run.run(variables, Some(self.library.clone()))?;
         let mut calls = self.library.take_calls();
         match calls.len() {
             1 => Ok(calls.remove(0)),
             n => bail!(
                 "{} called kernel_params() {n} times with this launch's variables: a timed launch is one kernel, so the app must call it once",
-                self.origin
+                self.run.origin()
             ),
         }
     }

@@ -2,24 +2,18 @@
 //! the system's GPU optionally replaced by a catalog entry (`hetsim validate --gpu`), and its
 //! power coefficients replaced to weigh a launch's utilisations.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use hetsim_models::catalog::{components, Component, ComponentKind};
-use hetsim_scripting::{default_labels, RunOptions, RunReport};
+use hetsim_scripting::RunReport;
 use hetsim_system::{load as load_system, System, Variable};
 
-use crate::files::read_text;
+use crate::app_run::AppRun;
 use crate::measurements::KernelRun;
 
 /// Runs the validation application with `vars`.
-pub(super) struct Simulator {
-    app: String,
-    origin: String,
-    system: System,
-    labels: BTreeMap<String, u64>,
-}
+pub(super) struct Simulator(AppRun);
 
 impl Simulator {
     /// The application `app` on the system file `system`, each process label once; its GPU
@@ -31,25 +25,13 @@ impl Simulator {
             system.nodes[at].component = catalog_gpu(name)?;
             system.nodes[at].spec.component = name.to_owned();
         }
-        Ok(Simulator {
-            app: read_text(app)?,
-            origin: app.display().to_string(),
-            labels: default_labels(&system),
-            system,
-        })
+        Ok(Simulator(AppRun::new(app, system)?))
     }
 
     pub(super) fn run(&self, vars: &[(&str, Variable)]) -> Result<RunReport> {
-        let variables = vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
-        hetsim_scripting::run(
-            &self.app,
-            &self.origin,
-            &self.system,
-            &self.labels,
-            &variables,
-            &RunOptions::default(),
-        )
-        .map_err(|e| anyhow!("{}: {e}", self.origin))
+        let variables: Vec<(String, Variable)> =
+            vars.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+        self.0.run(&variables, None)
     }
 
     /// The system's GPU node (the first whose id starts with `gpu`).
@@ -64,23 +46,19 @@ impl Simulator {
     /// The same application on the same system, the GPU's power coefficients replaced by
     /// `[idle, compute, memory]` [W] (`power` weighs a launch's utilisations with unit ones).
     pub(super) fn with_gpu_power(&self, coefficients: [f64; 3]) -> Result<Simulator> {
-        let mut system = self.system.clone();
-        let at = Self::gpu_node(&system)?;
-        let gpu = &mut system.nodes[at].component;
+        let mut run = self.0.clone();
+        let at = Self::gpu_node(&run.system)?;
+        let gpu = &mut run.system.nodes[at].component;
         for (key, value) in POWER_KEYS.into_iter().zip(coefficients) {
             gpu.attributes.insert(key.to_owned(), value.into());
         }
-        Ok(Simulator {
-            app: self.app.clone(),
-            origin: self.origin.clone(),
-            labels: self.labels.clone(),
-            system,
-        })
+        Ok(Simulator(run))
     }
 
     /// The GPU's power coefficients `[idle, compute, memory]` [W], where its component has them.
     pub(super) fn gpu_power_coefficients(&self) -> Result<Option<[f64; 3]>> {
-        let gpu = &self.system.nodes[Self::gpu_node(&self.system)?].component;
+        let system = &self.0.system;
+        let gpu = &system.nodes[Self::gpu_node(system)?].component;
         let coefficient = |key: &str| gpu.attributes.get(key).and_then(|v| v.as_number());
         Ok(match POWER_KEYS.map(coefficient) {
             [Some(idle), Some(compute), Some(memory)] => Some([idle, compute, memory]),
@@ -90,7 +68,8 @@ impl Simulator {
 
     /// The catalog name of the system's GPU (its node `gpu`'s component), for TEG.
     pub(super) fn gpu(&self) -> Result<&str> {
-        Ok(&self.system.nodes[Self::gpu_node(&self.system)?].spec.component)
+        let system = &self.0.system;
+        Ok(&system.nodes[Self::gpu_node(system)?].spec.component)
     }
 
     pub(super) fn kernel(&self, run: &KernelRun) -> Result<RunReport> {
@@ -146,7 +125,7 @@ mod tests {
         let (app, system) = (examples.join("app.rhai"), examples.join("h100.toml"));
         let sim = Simulator::load(&app, &system, Some("H200 SXM 141GB")).expect("loads");
         assert_eq!(sim.gpu().expect("a gpu node"), "H200 SXM 141GB");
-        let gpu = &sim.system.nodes[Simulator::gpu_node(&sim.system).expect("gpu")].component;
+        let gpu = &sim.0.system.nodes[Simulator::gpu_node(&sim.0.system).expect("gpu")].component;
         assert_eq!(gpu.name, "H200 SXM 141GB");
         let own = Simulator::load(&app, &system, None).expect("loads");
         assert_eq!(own.gpu().expect("a gpu node"), "H100 SXM5 80GB");
