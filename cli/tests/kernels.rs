@@ -104,15 +104,23 @@ fn kernel_analyze_errors_name_the_file_the_line_or_the_choices() {
     std::fs::create_dir_all(&dir).unwrap();
     let source = dir.join("k.cu");
     std::fs::write(&source, "__global__ void k() {}\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_hetsim"))
-        .args(["kernel", "analyze"])
-        .arg(&source)
-        .env("PATH", &dir)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let analyze = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hetsim"))
+            .args(["kernel", "analyze"])
+            .arg(&source)
+            .args(extra)
+            .env("PATH", &dir)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = analyze(&["--arch", "sm_90"]);
+    assert!(err.contains("pip install nvidia-cuda-nvcc"), "{err}");
+    // No target given: nvcc's is not guessed (it was Hopper, silently).
+    let err = analyze(&[]);
     assert!(
-        !out.status.success() && err.contains("pip install nvidia-cuda-nvcc"),
+        err.contains("k.cu: compiling a .cu file needs nvcc's target: give --arch"),
         "{err}"
     );
 }

@@ -119,6 +119,16 @@ impl TegPoint {
     }
 }
 
+/// The architecture TEG takes `kernel` for on `gpu`: its listing's, where it names one that
+/// can run on the GPU (else an error naming both), or the GPU's compute capability; never a
+/// default.
+pub fn listing_arch(kernel: &Kernel, gpu: &Gpu) -> Result<hetsim_kernel::Arch> {
+    let gpu_arch = gpu.arch().map_err(|e| anyhow!("the GPU's {e}"))?;
+    let choice = hetsim_kernel::Arch::choose(None, kernel.arch, Some(("the GPU", gpu_arch)))
+        .map_err(|e| anyhow!("{e}"))?;
+    Ok(choice.map_or(gpu_arch, |c| c.arch))
+}
+
 /// saxpy2's launches of the folder's `file` (`sweep` or `occupancy`), on `kernel` (the
 /// folder's saxpy2 SASS), with the shipped parameters of its architecture.
 pub fn saxpy2_launches<'a>(
@@ -127,7 +137,7 @@ pub fn saxpy2_launches<'a>(
     gpu: &Gpu,
     file: &str,
 ) -> Result<Vec<TegLaunch<'a>>> {
-    let arch = kernel.arch.unwrap_or(hetsim_kernel::Arch::HOPPER);
+    let arch = listing_arch(kernel, gpu).map_err(|e| anyhow!("saxpy2 SASS: {e}"))?;
     let prepared = Prepared::new(kernel, arch).map_err(|e| anyhow!("saxpy2 SASS: {e}"))?;
     m.kernel_runs()
         .filter(|r| r.file == file)
@@ -521,5 +531,26 @@ mod tests {
             with_fitted_point(&text, fit.point, SHIPPED).expect("writes"),
             text
         );
+    }
+
+    #[test]
+    fn the_architecture_is_the_listings_or_the_gpus_never_a_default() {
+        let sass = |file: &str| {
+            std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../examples/kernels")
+                    .join(file),
+            )
+            .expect("the example SASS")
+        };
+        let gtx970 = Gpu::from_catalog("GTX 970 - gajger").expect("the thesis's GPU");
+        let maxwell = hetsim_kernel::parse(&sass("saxpy2-figure-5-2.sass")).expect("parses");
+        let arch = listing_arch(&maxwell.kernels[0], &gtx970).expect("the GPU's architecture");
+        assert_eq!(arch.to_string(), "sm_52");
+        let hopper = hetsim_kernel::parse(&sass("saxpy2-sm90.sass")).expect("parses");
+        let e = listing_arch(&hopper.kernels[0], &gtx970)
+            .expect_err("sm_90 cannot run on sm_52")
+            .to_string();
+        assert!(e.contains("sm_90") && e.contains("sm_52"), "{e}");
     }
 }

@@ -92,7 +92,12 @@ pub(super) fn listing_text(path: &Path, arch: Option<Arch>) -> Result<String> {
     }
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     if path.extension().is_some_and(|e| e == "cu") {
-        let arch = arch.unwrap_or(Arch::HOPPER);
+        let arch = arch.ok_or_else(|| {
+            anyhow!(
+                "{}: compiling a .cu file needs nvcc's target: give --arch (sm_52 … sm_90) or --gpu",
+                path.display()
+            )
+        })?;
         let cubin = std::env::temp_dir().join(format!("hetsim-{}.cubin", std::process::id()));
         let mut nvcc = Command::new("nvcc");
         nvcc.args(["-cubin", "-O3", &format!("-arch={arch}"), "-o"])

@@ -62,7 +62,7 @@ pub(super) fn heldout_points(m: &Measurements, gpu: &str) -> Result<Vec<Point>> 
             let at = format!("heldout_times.csv line {}", r.line);
             let kernel = hetsim_kernel::select_kernel(&listing, Some(&r.kernel), None)
                 .map_err(|e| anyhow!("{at}: {e}"))?;
-            let arch = kernel.arch.unwrap_or(hetsim_kernel::Arch::HOPPER);
+            let arch = crate::teg_fit::listing_arch(kernel, &gpu).map_err(|e| anyhow!("{at}: {e}"))?;
             let prepared = hetsim_teg::Prepared::new(kernel, arch).map_err(|e| anyhow!("{at}: {e}"))?;
             let commas = |s: &str| s.replace(['x', ';'], ",");
             let launch = crate::launch::launch_of(
