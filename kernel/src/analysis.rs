@@ -216,7 +216,10 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
     let cfg = Cfg::build(kernel)?;
     let table = LatencyTable::for_arch(arch)?;
     if !table.majors.contains(&arch.major) {
-        notes.push(format!("no latency table for {arch}: using {}", table.name));
+        notes.push(format!(
+            "no latency table for {arch}: using {}, standing in",
+            table.name
+        ));
     }
     let names: Vec<String> = cfg.loops.iter().map(|l| l.id.clone()).collect();
     for id in options.trips.keys() {

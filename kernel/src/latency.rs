@@ -52,8 +52,12 @@ pub struct MemoryLatencies {
 pub struct LatencyTable {
     pub name: String,
     pub source: String,
-    /// Compute-capability majors the table serves (`[5, 6]`).
+    /// Compute-capability majors the table was measured or sourced for (`[5, 6]`).
     pub majors: Vec<u8>,
+    /// Majors with no table of their own that this one serves, said as a stand-in wherever
+    /// it is used (`[7, 8]` for Hopper's: no Volta or Ampere latencies were measured).
+    #[serde(default)]
+    pub stands_in_for: Vec<u8>,
     /// Between two consecutive independent instructions of one warp.
     pub ilp: f64,
     /// Between the two instructions of a dual-issued pair.
@@ -81,7 +85,10 @@ impl LatencyTable {
                     .map_err(|e| Error::new(format!("kernel/data/latency/{file}: {}", e.message)))
             })
             .collect::<Result<Vec<_>>>()?;
-        let exact = tables.iter().find(|t| t.majors.contains(&arch.major));
+        let exact = tables
+            .iter()
+            .find(|t| t.majors.contains(&arch.major))
+            .or_else(|| tables.iter().find(|t| t.stands_in_for.contains(&arch.major)));
         let nearest = || {
             tables
                 .iter()

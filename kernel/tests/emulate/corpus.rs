@@ -151,8 +151,11 @@ fn corpus_bytes_agree_across_architectures() {
             };
             let r = emulate(&listing, &options);
             assert_eq!(bytes(&r), *expected, "{name} on sm_{arch}");
+            // Volta, Turing, Ampere and Ada have no latency table of their own: Hopper's
+            // stands in, and the analysis says so; nothing else is noted.
+            let stand_in = r.notes.iter().filter(|n| n.ends_with(", standing in")).count();
             assert!(
-                r.notes.is_empty() && r.unresolved.is_empty(),
+                stand_in == usize::from(arch < 90) && r.notes.len() == stand_in && r.unresolved.is_empty(),
                 "{name} on sm_{arch}: {:?}",
                 r.notes
             );
