@@ -481,6 +481,10 @@ pub fn validate(
     })
 }
 
+/// What a table with no rows says instead.
+const NO_ROWS: &str =
+    "No rows: the files they read are not in the folder (the \"not run\" lines say which).\n";
+
 fn percent(x: f64) -> String {
     if x.is_finite() {
         format!("{:.1} %", x * 100.0)

@@ -25,8 +25,7 @@ fn fill(template: &str, parts: &[(&str, String)]) -> String {
 /// The checks as a Markdown table.
 pub fn table(checks: &[Check]) -> String {
     if checks.is_empty() {
-        return "No rows: the files they read are not in the folder (the \"not run\" lines say which).\n"
-            .to_owned();
+        return super::NO_ROWS.to_owned();
     }
     let mut s = String::from(
         "| what | basis | points | MAPE | worst | target | |\n|---|---|---:|---:|---:|---|---|\n",
