@@ -16,14 +16,13 @@
 //!   device for a load), waited for.
 
 use std::collections::VecDeque;
-use std::rc::Rc;
 
 use hetsim_chakra::proto::comm_type;
 use hetsim_chakra::{NodeKind, TraceNode};
 use hetsim_scripting::computational::Timed;
-use hetsim_scripting::nccl::{self, Choice};
-use hetsim_simulator::collectives::{self, Collective, Step};
-use hetsim_simulator::word_hash::WordMap;
+use hetsim_scripting::nccl;
+use hetsim_scripting::nccl::plans::{self, Call, Group, Plans};
+use hetsim_simulator::collectives::{Collective, Step};
 use hetsim_simulator::{Direction, Pid};
 
 use crate::context::Context;
@@ -181,55 +180,10 @@ pub fn actions(
     Ok(counted)
 }
 
-/// A rank's part of one collective call: its actions without the closing mark, and what
-/// the mark says of the call.
-#[derive(Debug)]
-struct Plan {
-    actions: Vec<Action>,
-    label: String,
-}
-
-/// What identifies a rank's plan of a call within a run: the call's `comm_type`, group and
-/// size. The plan is a pure function of these, the rank and the run's fixed facts.
-type PlanKey = (i64, Option<String>, u64);
-
-/// A rank's plans of the collective calls it met, planned once each (its communication
-/// stream holds them: the only stream that runs collectives). A training trace calls
-/// the same collectives every step, and planning one (NCCL's trees and rings over every
-/// member) costs more than running it: half of a 64-rank replay's time before this cache.
-#[derive(Debug, Default)]
-pub struct Plans {
-    plans: WordMap<PlanKey, Rc<Plan>>,
-    /// Actions held in all plans; past [`Plans::HELD`] the cache starts again.
-    held: usize,
-}
-
-impl Plans {
-    /// About 2.5 MiB of actions a rank.
-    const HELD: usize = 1 << 16;
-
-    fn get_or_plan(
-        &mut self,
-        key: PlanKey,
-        plan: impl FnOnce() -> Result<Plan, String>,
-    ) -> Result<Rc<Plan>, String> {
-        if let Some(found) = self.plans.get(&key) {
-            return Ok(found.clone());
-        }
-        let planned = Rc::new(plan()?);
-        if self.held + planned.actions.len() > Self::HELD {
-            self.plans.clear();
-            self.held = 0;
-        }
-        self.held += planned.actions.len();
-        self.plans.insert(key, planned.clone());
-        Ok(planned)
-    }
-}
-
 /// The actions of a COMM_COLL node, as `sim.<collective>` runs it: its rank's plan of the
-/// call (planned once per rank and call, [`Plans`]), then the mark naming the node; appended
-/// to `out`.
+/// call (planned once per rank and call, hetsim-scripting's [`Plans`], which its
+/// communication stream holds: the only stream that runs collectives), then the mark naming
+/// the node; appended to `out`.
 fn collective(
     context: &Context,
     plans: &mut Plans,
@@ -239,20 +193,11 @@ fn collective(
 ) -> Result<(), String> {
     let a = &node.attributes;
     let value = a.comm_type.ok_or("a COMM_COLL without `comm_type`")?;
-    let key = (value, a.pg_name.clone(), a.comm_size.unwrap_or(0.0).to_bits());
-    let plan = plans.get_or_plan(key, || plan(context, rank, node, value))?;
-    out.extend(plan.actions.iter().cloned());
-    out.push_back(Action::Mark(format!("{} (node {})", plan.label, node.id)));
-    Ok(())
-}
-
-/// Rank `rank`'s plan of the COMM_COLL `node`, whose `comm_type` is `value`.
-fn plan(context: &Context, rank: usize, node: &TraceNode, value: i64) -> Result<Plan, String> {
-    let a = &node.attributes;
     let collective = collective_of(value).ok_or_else(|| format!("unknown `comm_type` {value}"))?;
     let bytes = a.comm_size.unwrap_or(0.0);
+    let group = a.pg_name.as_deref().and_then(|pg| context.groups.get(pg));
     let all: Vec<usize>;
-    let ranks: &[usize] = match a.pg_name.as_deref().and_then(|pg| context.groups.get(pg)) {
+    let ranks: &[usize] = match group {
         Some(group) => group,
         None => {
             all = (0..context.ranks()).collect();
@@ -274,12 +219,12 @@ fn plan(context: &Context, rank: usize, node: &TraceNode, value: i64) -> Result<
     })?;
     if ranks.len() < 2 {
         // Nothing to exchange (a one-rank trace cut from a larger job, say): no time.
-        return Ok(Plan {
-            actions: Vec::new(),
-            label: format!("{collective} alone, {bytes} bytes"),
-        });
+        out.push_back(Action::Mark(format!(
+            "{collective} alone, {bytes} bytes (node {})",
+            node.id
+        )));
+        return Ok(());
     }
-    let members: Vec<Pid> = ranks.iter().map(|&r| context.comm_pids[r]).collect();
     // comm_size is the rank's input; `sim.allgather` takes the gathered whole and
     // `sim.alltoall` what a member sends each other one.
     let bytes = match collective {
@@ -287,85 +232,38 @@ fn plan(context: &Context, rank: usize, node: &TraceNode, value: i64) -> Result<
         Collective::Alltoall => bytes / ranks.len() as f64,
         _ => bytes,
     };
-    let call = format!("{collective}");
-    let (steps, how) = match nccl::choice(&rhai::Map::new(), context.algorithm, collective, &call)? {
-        Choice::Plain(algorithm) => (
-            collectives::plan(collective, algorithm, &members, 0, me, bytes),
-            format!("{algorithm:?}").to_lowercase(),
-        ),
-        Choice::Nccl(asked) => {
-            let nodes: Vec<usize> = members.iter().map(|&p| context.placements[p].node).collect();
-            let (pipeline, algo, proto) =
-                nccl::pipeline(&context.topology, collective, &nodes, bytes, asked)?;
-            let groups = context.topology.groups(&nodes);
-            (
-                collectives::plan_nccl(collective, &pipeline, &members, &groups, 0, me, bytes),
-                format!("{algo:?} {proto:?}").to_lowercase(),
-            )
-        }
-    };
-    let tracked = steps.contains(&Step::Flush);
-    let mut actions: Vec<Action> = steps
-        .into_iter()
-        .filter_map(|step| match step {
-            Step::Send { to, bytes } => Some(Action::Send {
-                to,
-                bytes,
-                tracked,
-                direction: None,
-            }),
-            Step::Receive { from } => Some(Action::Receive(from)),
-            Step::Delay { seconds } if seconds > 0.0 => Some(Action::Sleep(seconds)),
-            Step::Delay { .. } => None,
-            Step::Flush => Some(Action::Flush),
-        })
-        .collect();
-    if tracked {
-        actions.push(Action::Flush);
-    }
-    Ok(Plan {
-        actions,
-        label: format!("{collective} {how} {bytes} bytes"),
-    })
+    let choice = nccl::choice(&rhai::Map::new(), context.algorithm, collective, "")?;
+    let group = group.map_or(Group::All, Group::listed);
+    let call = Call::new(collective, group, 0, me, bytes, choice);
+    let planned = plans.get_or_plan(call, || {
+        let members: Vec<Pid> = ranks.iter().map(|&r| context.comm_pids[r]).collect();
+        plans::plan(&call, &members, |p| context.placements[p].node, &context.topology)
+    })?;
+    push_steps(&planned.steps, out);
+    out.push_back(Action::Mark(format!(
+        "{collective} {} {bytes} bytes (node {})",
+        planned.how, node.id
+    )));
+    Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{Action, Plan, Plans};
-
-    fn planned(actions: usize) -> Result<Plan, String> {
-        Ok(Plan {
-            actions: vec![Action::Sync; actions],
-            label: "all_reduce".to_owned(),
-        })
-    }
-
-    #[test]
-    fn a_call_is_planned_once_and_the_cache_starts_again_when_full() {
-        let mut plans = Plans::default();
-        let mut calls = 0;
-        for _ in 0..3 {
-            for size in [1024f64, 2048.0] {
-                let key = (0, Some("dp".to_owned()), size.to_bits());
-                let plan = plans
-                    .get_or_plan(key, || {
-                        calls += 1;
-                        planned(4)
-                    })
-                    .expect("plans");
-                assert_eq!(plan.actions.len(), 4);
-            }
-        }
-        assert_eq!(calls, 2);
-        // A failed plan is not kept: the next call plans again (and fails again).
-        for _ in 0..2 {
-            let e = plans.get_or_plan((1, None, 0), || Err("no group".to_owned()));
-            assert_eq!(e.expect_err("fails"), "no group");
-        }
-        assert_eq!(plans.plans.len(), 2);
-        plans
-            .get_or_plan((2, None, 0), || planned(Plans::HELD))
-            .expect("plans");
-        assert_eq!((plans.plans.len(), plans.held), (1, Plans::HELD));
+/// A plan's steps as actions: sends tracked where the plan flushes (and flushed at its end),
+/// no empty delays.
+fn push_steps(steps: &[Step], out: &mut VecDeque<Action>) {
+    let tracked = steps.contains(&Step::Flush);
+    out.extend(steps.iter().filter_map(|&step| match step {
+        Step::Send { to, bytes } => Some(Action::Send {
+            to,
+            bytes,
+            tracked,
+            direction: None,
+        }),
+        Step::Receive { from } => Some(Action::Receive(from)),
+        Step::Delay { seconds } if seconds > 0.0 => Some(Action::Sleep(seconds)),
+        Step::Delay { .. } => None,
+        Step::Flush => Some(Action::Flush),
+    }));
+    if tracked {
+        out.push_back(Action::Flush);
     }
 }

@@ -24,9 +24,10 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use hetsim_scripting::nccl::plans::Plans;
 use hetsim_simulator::{Handle, HostMemory, Pid, Process, Request, Resume, Source, SpanKind};
 
-use crate::comm::{actions, Action, Plans};
+use crate::comm::{actions, Action};
 use crate::context::Context;
 use crate::rank::{RankState, Stream};
 

@@ -24,6 +24,8 @@ pub mod inputs;
 pub mod kernels;
 pub mod memory;
 pub mod nccl;
+#[cfg(test)]
+mod plan_reuse;
 pub mod process;
 pub mod report;
 pub mod run;

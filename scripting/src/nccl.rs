@@ -14,6 +14,8 @@ use hetsim_simulator::collectives::{Algorithm, Collective, Pipeline, Shape};
 use hetsim_system::{number_attribute, System};
 use rhai::Map;
 
+pub mod plans;
+
 /// The time of one NVLS round (16 channels × one chunk) beyond its bytes [s]: **calibrated**,
 /// the one constant fitted on the DGX H100 all-reduce (../shared/measurements/nccl, sizes
 /// ≥ 1 MiB, least mean relative error with NCCL's 25 µs NVLS latency kept): 2.55 µs.
@@ -215,7 +217,7 @@ fn func(collective: Collective) -> Option<Func> {
 
 /// What a call asks of NCCL: an algorithm (`None`: the tuner's) and a protocol (`None`: the
 /// tuner's for that algorithm).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Asked {
     pub algo: Option<Algo>,
     pub proto: Option<Proto>,
@@ -338,6 +340,7 @@ pub fn name(algo: Algo) -> &'static str {
 }
 
 /// How a collective call runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Choice {
     Plain(Algorithm),
     Nccl(Asked),

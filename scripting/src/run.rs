@@ -286,6 +286,7 @@ pub fn run_with_kernels(
                     channel,
                     context,
                     pid,
+                    plans: Default::default(),
                 };
                 process_scope(&template, tag, rank, pid, sim)
             },

@@ -1,12 +1,13 @@
 //! The `sim` object of application scripts: the primitives of docs/SIMULATION.md, each
 //! suspending the script for as long as the engine says.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
 use hetsim_models::params::closest;
-use hetsim_simulator::collectives::{self, Algorithm, Collective, Step};
+use hetsim_simulator::collectives::{Algorithm, Collective, Step};
 use hetsim_simulator::{
     finite_non_negative, Direction, Handle, HostMemory, Message, Placement, Request, Resume, Source, SpanKind,
 };
@@ -14,7 +15,8 @@ use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
 use crate::activities::Activities;
 use crate::computational::{Models, Timed};
-use crate::nccl::{self, Choice, Topology};
+use crate::nccl::plans::{self, Call, Group, Plans};
+use crate::nccl::{self, Topology};
 use crate::process::{Channel, SharedLog};
 
 type Fallible<T> = Result<T, Box<EvalAltResult>>;
@@ -100,6 +102,9 @@ pub struct Sim {
     pub channel: Rc<Channel>,
     pub context: Rc<RunContext>,
     pub pid: usize,
+    /// This process's plans of its collective calls (shared by the `sim` values a script
+    /// copies).
+    pub plans: Rc<RefCell<Plans>>,
 }
 
 fn number(value: &Dynamic, what: &str) -> Fallible<f64> {
@@ -246,7 +251,8 @@ impl Sim {
     /// tree, nvls, nvlstree or nccl: the run's default, NCCL's pick) and `protocol` (LL,
     /// LL128, Simple). `ring` without a protocol is the plain ring of message steps (no
     /// protocol costs); with one, and `tree`, `nvls`, `nvlstree` and `nccl`, the call runs as
-    /// NCCL would ([`crate::nccl`]).
+    /// NCCL would ([`crate::nccl`]). A call is planned once per process and reused while it
+    /// repeats ([`plans`]).
     fn collective(&mut self, collective: Collective, bytes: f64, options: &Map) -> Fallible<f64> {
         let call = format!("sim.{collective}");
         checked(bytes, &format!("{call}: a message size [bytes]"))?;
@@ -291,24 +297,20 @@ impl Sim {
                     members.len()
                 )
             })?;
-        let (steps, how) = match nccl::choice(options, self.context.algorithm, collective, &call)? {
-            Choice::Plain(algorithm) => (
-                collectives::plan(collective, algorithm, members, root, me, bytes),
-                format!("{algorithm:?}").to_lowercase(),
-            ),
-            Choice::Nccl(asked) => {
-                let nodes: Vec<usize> = members.iter().map(|&p| self.context.placements[p].node).collect();
-                let (pipeline, algo, proto) =
-                    nccl::pipeline(&self.context.topology, collective, &nodes, bytes, asked)
-                        .map_err(|e| format!("{call}: {e}"))?;
-                let groups = self.context.topology.groups(&nodes);
-                (
-                    collectives::plan_nccl(collective, &pipeline, members, &groups, root, me, bytes),
-                    format!("{algo:?} {proto:?}").to_lowercase(),
-                )
-            }
+        let choice = nccl::choice(options, self.context.algorithm, collective, &call)?;
+        let group = if label == "all" {
+            Group::All
+        } else {
+            Group::listed(members)
         };
-        self.run_steps(steps)?;
+        let key = Call::new(collective, group, root, me, bytes, choice);
+        let context = &self.context;
+        let planned = self.plans.borrow_mut().get_or_plan(key, || {
+            plans::plan(&key, members, |p| context.placements[p].node, &context.topology)
+                .map_err(|e| format!("{call}: {e}"))
+        })?;
+        let how = &planned.how;
+        self.run_steps(&planned.steps)?;
         let resume = self.channel.request(Request::Mark {
             kind: SpanKind::Collective,
             start,
@@ -319,10 +321,10 @@ impl Sim {
     }
 
     /// Executes a plan: sends (tracked where the plan waits for them), receives, delays.
-    fn run_steps(&mut self, steps: Vec<Step>) -> Fallible<()> {
+    fn run_steps(&mut self, steps: &[Step]) -> Fallible<()> {
         let tracked = steps.contains(&Step::Flush);
         let mut pending = Vec::new();
-        for step in steps {
+        for &step in steps {
             match step {
                 Step::Send { to, bytes } if tracked => {
                     pending.push(self.isend(bytes, to, SendOptions::default())?);

@@ -35,7 +35,7 @@ pub mod rails;
 pub mod trees;
 pub use nccl::{plan_nccl, Pipeline, Shape};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Algorithm {
     Flat,
     Binomial,
@@ -59,7 +59,7 @@ impl Algorithm {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Collective {
     Broadcast,
     Scatter,
