@@ -108,8 +108,9 @@ thread_local! {
 }
 
 /// A process's plans of the calls it met (a script's process, a trace rank's communication
-/// stream), bounded: past [`Plans::HELD`] steps held the cache starts again.
-#[derive(Debug, Default)]
+/// stream), bounded: past [`Plans::HELD`] steps held the cache starts again. Empty, it
+/// allocates nothing: a million processes that never call a collective pay its 40 bytes.
+#[derive(Clone, Debug, Default)]
 pub struct Plans {
     plans: WordMap<Call, Rc<Planned>>,
     held: usize,
