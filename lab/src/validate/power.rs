@@ -104,27 +104,20 @@ pub fn checks(set: &BenchSet, gpu: Option<&str>) -> Result<Vec<Check>> {
         Some(_) => (true, "power.csv's saxpy2, or this set's power_fit phases"),
         None => (false, "power.csv's saxpy2"),
     };
-    let mut out = Vec::new();
-    for (what, fitted_here, predicted) in [
-        (
-            format!("the catalog's coefficients (fitted on {fitted_on})"),
-            catalog_fitted,
-            &(|p: &Phase| p.catalog) as &dyn Fn(&Phase) -> f64,
-        ),
-        (
-            "compute and memory refitted without the family".to_owned(),
-            false,
-            &left_out,
-        ),
-    ] {
-        out.extend(split_rows(
-            &format!("{name}: steady power, {what}"),
-            &phases,
-            fitted_here,
-            power.target,
-            |p| point(p, predicted(p)),
-        ));
-    }
+    let mut out = split_rows(
+        &format!("{name}: steady power, the catalog's coefficients (fitted on {fitted_on})"),
+        &phases,
+        catalog_fitted,
+        power.target,
+        |p| point(p, p.catalog),
+    );
+    out.extend(split_rows(
+        &format!("{name}: steady power, compute and memory refitted without the family"),
+        &phases,
+        false,
+        power.target,
+        |p| point(p, left_out(p)),
+    ));
     let in_sample: Vec<Point> = phases.iter().map(|p| point(p, predict(k, p))).collect();
     out.push(check(
         &format!(
