@@ -108,9 +108,25 @@ pub enum Resume {
     Refused(String),
 }
 
-/// An isend or a posted receive, to wait for or test.
+/// An isend or a posted receive, to wait for or test: a slot of the engine's handle table
+/// (the low 32 bits) and the slot's generation (the high 32 bits; slots are reused once a
+/// wait has handed their handle over). A run's first handles are `Handle(0)`, `Handle(1)`, ….
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Handle(pub usize);
+pub struct Handle(pub u64);
+
+impl Handle {
+    pub(crate) fn new(slot: u32, generation: u32) -> Self {
+        Handle(u64::from(generation) << 32 | u64::from(slot))
+    }
+
+    pub(crate) fn slot(self) -> usize {
+        (self.0 & u64::from(u32::MAX)) as usize
+    }
+
+    pub(crate) fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
 
 /// A simulated process: anything that answers each resume with its next request.
 pub trait Process {

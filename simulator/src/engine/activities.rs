@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{Blocked, Computing, Engine, EventKind, HandleState, ProcessState};
+use super::{Blocked, Computing, Engine, EventKind, ProcessState};
 use crate::error::SimError;
 use crate::process::{Handle, Message, Process, Request, Resume, Source};
 use crate::results::SpanKind;
@@ -92,7 +92,7 @@ impl<P: Process> Engine<'_, P> {
                     Ok(transfer) => transfer,
                     Err(why) => return Ok(Some(Resume::Refused(why))),
                 };
-                let handle = tracked.then(|| self.new_handle(pid));
+                let handle = tracked.then(|| self.handles.make(pid));
                 transfer.handle = handle;
                 if ahead {
                     self.events.schedule(clock, EventKind::Departs(transfer));
@@ -125,8 +125,8 @@ impl<P: Process> Engine<'_, P> {
             Request::Post { from } => Resume::Handle(self.post(pid, from)),
             Request::Wait { handles } => {
                 self.check_handles(pid, &handles)?;
-                if handles.iter().all(|h| self.handles[h.0].done) {
-                    Resume::Completed(self.hand_over(&handles))
+                if handles.iter().all(|&h| self.handles.is_done(h)) {
+                    Resume::Completed(self.handles.hand_over(&handles))
                 } else {
                     self.block(pid, Blocked::Wait(handles));
                     return Ok(None);
@@ -134,7 +134,7 @@ impl<P: Process> Engine<'_, P> {
             }
             Request::Test { handle } => {
                 self.check_handles(pid, &[handle])?;
-                Resume::Tested(self.handles[handle.0].done)
+                Resume::Tested(self.handles.is_done(handle))
             }
             Request::Finish => {
                 self.finished += 1;
@@ -268,22 +268,11 @@ impl<P: Process> Engine<'_, P> {
         Some(message)
     }
 
-    fn new_handle(&mut self, owner: Pid) -> Handle {
-        self.handles.push(HandleState {
-            owner,
-            done: false,
-            message: None,
-        });
-        Handle(self.handles.len() - 1)
-    }
-
     fn post(&mut self, pid: Pid, from: Source) -> Handle {
-        let handle = self.new_handle(pid);
+        let handle = self.handles.make(pid);
         match self.take_from_mailbox(pid, from) {
             Some(message) => {
-                let state = &mut self.handles[handle.0];
-                state.done = true;
-                state.message = Some(message);
+                self.handles.complete(handle, Some(message));
             }
             None => self.states[pid].posted.push_back((handle, from)),
         }
@@ -291,34 +280,24 @@ impl<P: Process> Engine<'_, P> {
     }
 
     fn check_handles(&self, pid: Pid, handles: &[Handle]) -> Result<(), SimError> {
-        match handles
-            .iter()
-            .find(|h| self.handles.get(h.0).is_none_or(|s| s.owner != pid))
-        {
-            Some(h) => Err(self.invalid(pid, format!("handle {} is not one of this process's", h.0))),
+        match handles.iter().find_map(|&h| self.handles.refusal(pid, h)) {
+            Some(why) => Err(self.invalid(pid, why)),
             None => Ok(()),
         }
-    }
-
-    fn hand_over(&mut self, handles: &[Handle]) -> Vec<Option<Message>> {
-        handles.iter().map(|h| self.handles[h.0].message.take()).collect()
     }
 
     /// Completes `handle`, with a receive's message, and resumes its owner if it waits for
     /// it and the rest of what it waits for.
     pub(super) fn complete(&mut self, handle: Handle, message: Option<Message>) -> Result<(), SimError> {
-        let state = &mut self.handles[handle.0];
-        state.done = true;
-        state.message = message;
-        let owner = state.owner;
+        let owner = self.handles.complete(handle, message);
         let handles = match self.states[owner].blocked.take() {
-            Some(Blocked::Wait(handles)) if handles.iter().all(|h| self.handles[h.0].done) => handles,
+            Some(Blocked::Wait(handles)) if handles.iter().all(|&h| self.handles.is_done(h)) => handles,
             blocked => {
                 self.states[owner].blocked = blocked;
                 return Ok(());
             }
         };
-        let messages = self.hand_over(&handles);
+        let messages = self.handles.hand_over(&handles);
         let latest = messages
             .iter()
             .flatten()

@@ -3,6 +3,7 @@
 //! in [`transfers`]; links and cores are [`crate::sharing::Shared`] resources.
 
 mod activities;
+mod handles;
 mod transfers;
 
 use std::collections::VecDeque;
@@ -21,6 +22,7 @@ use crate::sharing::Shared;
 use crate::uncertainty::{Estimate, Spread};
 use crate::Pid;
 
+use handles::Handles;
 use transfers::InFlight;
 
 /// Transfer times of the links, from their computational models.
@@ -128,14 +130,6 @@ struct ProcessState {
     wait_time: f64,
 }
 
-/// A non-blocking send or receive.
-struct HandleState {
-    owner: Pid,
-    done: bool,
-    /// A completed receive's message, until a wait hands it over.
-    message: Option<Message>,
-}
-
 /// The pending finish event of activities sharing a resource (a node's cores, a bundle of
 /// flows), with the event's time.
 type Pending = Option<(EventId, f64)>;
@@ -183,7 +177,7 @@ struct Engine<'a, P> {
     placements: &'a [Placement],
     processes: Vec<P>,
     states: Vec<ProcessState>,
-    handles: Vec<HandleState>,
+    handles: Handles,
     timing: &'a mut dyn LinkTiming,
     events: Events<EventKind>,
     /// The messages whose bytes are on the links.
@@ -216,7 +210,7 @@ pub fn simulate<P: Process>(
         placements,
         states: (0..processes.len()).map(|_| ProcessState::default()).collect(),
         processes,
-        handles: Vec::new(),
+        handles: Handles::default(),
         timing,
         events: Events::default(),
         flows: Flows::new(platform.links.iter().map(|l| l.channels)),
@@ -359,7 +353,7 @@ impl<P: Process> Engine<'_, P> {
                     format!("{} waits in receive for any process", self.who(pid))
                 }
                 Some(Blocked::Wait(handles)) => {
-                    let pending = handles.iter().filter(|h| !self.handles[h.0].done).count();
+                    let pending = handles.iter().filter(|&&h| !self.handles.is_done(h)).count();
                     format!("{} waits for {pending} of its sends and receives", self.who(pid))
                 }
                 None => format!("{} never finished", self.who(pid)),

@@ -20,7 +20,7 @@ fn post(from: usize) -> Request {
 
 fn wait(handles: &[usize]) -> Request {
     Request::Wait {
-        handles: handles.iter().map(|&k| Handle(k)).collect(),
+        handles: handles.iter().map(|&k| Handle(k as u64)).collect(),
     }
 }
 

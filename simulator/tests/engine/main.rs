@@ -48,7 +48,7 @@ impl Process for Replay {
             return Request::Fail(why.clone());
         }
         self.seen.borrow_mut().push((self.pid, now, input));
-        let mine = |h: &Handle| self.handles.get(h.0).copied().unwrap_or(*h);
+        let mine = |h: &Handle| self.handles.get(h.0 as usize).copied().unwrap_or(*h);
         match self.requests.pop_front() {
             Some(Request::Wait { handles }) => Request::Wait {
                 handles: handles.iter().map(mine).collect(),
