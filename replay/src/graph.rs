@@ -36,8 +36,7 @@ pub struct Node {
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
     pub nodes: Vec<Node>,
-    names: Vec<String>,
-    attributes: Vec<Attributes>,
+    interner: Interner,
     /// Per node: how many kept dependencies it has.
     pub in_degree: Vec<u32>,
     /// Per node: the nodes that depend on it (kept edges), as ranges into `targets`.
@@ -78,19 +77,22 @@ fn attributes_key(a: &Attributes) -> AttributesKey {
 }
 
 /// Distinct values by index, each kept once.
+#[derive(Clone, Debug)]
 struct Table<K, V> {
     index: HashMap<K, u32>,
     values: Vec<V>,
 }
 
-impl<K: std::hash::Hash + Eq, V> Table<K, V> {
-    fn new() -> Self {
+impl<K, V> Default for Table<K, V> {
+    fn default() -> Self {
         Table {
             index: HashMap::new(),
             values: Vec::new(),
         }
     }
+}
 
+impl<K: std::hash::Hash + Eq, V> Table<K, V> {
     fn intern(&mut self, key: K, value: V) -> u32 {
         let next = self.values.len() as u32;
         let at = *self.index.entry(key).or_insert(next);
@@ -101,45 +103,63 @@ impl<K: std::hash::Hash + Eq, V> Table<K, V> {
     }
 }
 
-/// `nodes` as a run holds them, with their names' and attributes' tables.
-fn compact(nodes: Vec<TraceNode>) -> (Vec<Node>, Vec<String>, Vec<Attributes>) {
-    let mut names = Table::new();
-    let mut attributes = Table::new();
-    // A fresh vector: collecting `nodes.into_iter()` would reuse (and keep) their buffer,
-    // eight times the size.
-    let mut compact = Vec::with_capacity(nodes.len());
-    compact.extend(nodes.into_iter().map(|n| Node {
-        id: n.id,
-        duration_micros: n.duration_micros,
-        name: names.intern(n.name.clone(), n.name),
-        attributes: attributes.intern(attributes_key(&n.attributes), n.attributes),
-        kind: n.kind,
-    }));
-    (compact, names.values, attributes.values)
+/// A rank's node names and attribute sets, each distinct one kept once: what turns a read
+/// node into the 32 bytes a run holds, and back.
+#[derive(Clone, Debug, Default)]
+pub struct Interner {
+    names: Table<String, String>,
+    attributes: Table<AttributesKey, Attributes>,
+}
+
+impl Interner {
+    /// `n` as a run holds it (its dependencies are the caller's to keep).
+    pub fn node(&mut self, n: TraceNode) -> Node {
+        Node {
+            id: n.id,
+            duration_micros: n.duration_micros,
+            name: self.names.intern(n.name.clone(), n.name),
+            attributes: self
+                .attributes
+                .intern(attributes_key(&n.attributes), n.attributes),
+            kind: n.kind,
+        }
+    }
+
+    pub fn name(&self, n: &Node) -> &str {
+        &self.names.values[n.name as usize]
+    }
+
+    pub fn attributes(&self, n: &Node) -> &Attributes {
+        &self.attributes.values[n.attributes as usize]
+    }
+
+    /// `n` whole, as the policies and a node's actions read it (without its dependencies).
+    pub fn whole(&self, n: &Node) -> TraceNode {
+        TraceNode {
+            id: n.id,
+            name: self.name(n).to_owned(),
+            kind: n.kind,
+            data_deps: Vec::new(),
+            ctrl_deps: Vec::new(),
+            duration_micros: n.duration_micros,
+            attributes: self.attributes(n).clone(),
+        }
+    }
 }
 
 impl Graph {
     /// Node `i` whole, as the policies and a node's actions read it (without its
     /// dependencies, which the edges hold).
     pub fn node(&self, i: usize) -> TraceNode {
-        let n = &self.nodes[i];
-        TraceNode {
-            id: n.id,
-            name: self.name(i).to_owned(),
-            kind: n.kind,
-            data_deps: Vec::new(),
-            ctrl_deps: Vec::new(),
-            duration_micros: n.duration_micros,
-            attributes: self.attributes(i).clone(),
-        }
+        self.interner.whole(&self.nodes[i])
     }
 
     pub fn name(&self, i: usize) -> &str {
-        &self.names[self.nodes[i].name as usize]
+        self.interner.name(&self.nodes[i])
     }
 
     pub fn attributes(&self, i: usize) -> &Attributes {
-        &self.attributes[self.nodes[i].attributes as usize]
+        self.interner.attributes(&self.nodes[i])
     }
 
     pub fn children(&self, node: usize) -> &[u32] {
@@ -191,8 +211,13 @@ impl Graph {
             ctrl.push(c);
         }
         drop(index);
-        // What a run needs of the nodes; their dependency lists are read.
-        let (nodes, names, attributes) = compact(nodes);
+        // What a run needs of the nodes; their dependency lists are read. A fresh vector:
+        // collecting `nodes.into_iter()` would reuse (and keep) their buffer, eight times
+        // the size.
+        let mut interner = Interner::default();
+        let mut compact = Vec::with_capacity(n);
+        compact.extend(nodes.into_iter().map(|node| interner.node(node)));
+        let nodes = compact;
         // Successors per node, to run Kahn's algorithm.
         let mut data_out: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut ctrl_out: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -283,8 +308,7 @@ impl Graph {
         }
         Ok(Graph {
             nodes,
-            names,
-            attributes,
+            interner,
             in_degree,
             starts,
             targets,
@@ -367,7 +391,10 @@ mod tests {
         coll.attributes.comm_size = Some(1024.0);
         let g = Graph::build(vec![n(1, &[], &[]), cpu.clone(), coll, n(4, &[3], &[])], true).expect("runs");
         // Names "op" and "aten::linear"; attribute sets: none, a CPU op, a 1 KiB comm_size.
-        assert_eq!((g.names.len(), g.attributes.len()), (2, 3));
+        assert_eq!(
+            (g.interner.names.values.len(), g.interner.attributes.values.len()),
+            (2, 3)
+        );
         assert_eq!(g.name(3), "op");
         cpu.data_deps.clear();
         assert_eq!(g.node(1), cpu);

@@ -4,16 +4,20 @@
 //! processes on its node: a CPU stream, a GPU stream and a communication stream (one node
 //! of each kind in flight at a time, as ASTRA-sim defines a rank) and a relay that wakes
 //! them ([`stream`]). A node issues when its dependencies are done ([`graph`]: data
-//! dependencies always, control dependencies unless they close a cycle); compute nodes
+//! dependencies always, control dependencies unless they close a cycle; a file in
+//! dependency order is read as the run goes instead of into a graph, [`feed`]); compute nodes
 //! take the compute policy's time ([`policy`]); collectives run hetsim's plans over the
 //! group, as a script's `sim.<collective>` does ([`comm`]). docs/TRACES.md tells the
 //! semantics and the limits.
 
+mod busy;
 pub mod comm;
 pub mod context;
 mod error;
+pub mod feed;
 pub mod graph;
 pub mod model;
+mod nodes;
 pub mod policy;
 pub mod rank;
 mod report;

@@ -1,6 +1,6 @@
 //! One rank's replay state, shared by its streams: which nodes wait on how many
 //! dependencies, the ready nodes of each stream, which streams idle, the nodes in flight,
-//! and the busy intervals the report reads.
+//! and the busy time the report reads.
 //!
 //! A rank has three streams, as ASTRA-sim defines a rank's resources: one CPU op, one GPU
 //! compute and one GPU communication in flight at a time. Each stream is an engine
@@ -14,7 +14,8 @@ use std::collections::{BinaryHeap, VecDeque};
 use hetsim_chakra::NodeKind;
 use hetsim_simulator::Pid;
 
-use crate::graph::Graph;
+use crate::busy::Busy;
+use crate::nodes::Nodes;
 
 /// A rank's streams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,8 +58,7 @@ pub fn stream_of(kind: NodeKind, is_cpu_op: bool) -> Option<Stream> {
 /// What a rank's replay has done, and its state.
 pub struct RankState {
     pub rank: usize,
-    pub graph: Graph,
-    pending: Vec<u32>,
+    pub nodes: Nodes,
     /// Scratch buffers (what a completion frees, what making a node ready completes in
     /// turn), kept so that a completion allocates nothing.
     freed: Vec<u32>,
@@ -66,15 +66,15 @@ pub struct RankState {
     ready: [BinaryHeap<Reverse<u32>>; 3],
     /// Per stream: waiting for a wake from the relay.
     pub idle: [bool; 3],
-    /// Per stream: the node in flight.
+    /// Per stream: the node in flight, and when it started [s].
     pub current: [Option<u32>; 3],
+    started: [f64; 3],
     done: usize,
     /// What the relay does per signal: wake a stream, or (`None`) finish.
     pub wakes: VecDeque<Option<Pid>>,
     pub pids: [Pid; 3],
     pub finished_streams: u8,
-    /// Per stream, the intervals it was busy [s], in time order.
-    pub busy: [Vec<(f64, f64)>; 3],
+    pub busy: Busy,
     /// Nodes run per stream, and METADATA nodes.
     pub ran: [u64; 3],
     pub metadata: u64,
@@ -86,37 +86,38 @@ pub struct RankState {
 }
 
 impl RankState {
-    pub fn new(rank: usize, graph: Graph, pids: [Pid; 3]) -> Self {
+    /// The state of rank `rank` before its run, its nodes that wait for nothing ready;
+    /// `Err` when its file cannot be read again.
+    pub fn new(rank: usize, nodes: Nodes, pids: [Pid; 3]) -> Result<Self, String> {
         let mut state = RankState {
             rank,
-            pending: graph.in_degree.clone(),
             freed: Vec::new(),
             work: Vec::new(),
-            graph,
+            nodes,
             ready: Default::default(),
             idle: [false; 3],
             current: [None; 3],
+            started: [0.0; 3],
             done: 0,
             wakes: VecDeque::new(),
             pids,
             finished_streams: 0,
-            busy: Default::default(),
+            busy: Busy::default(),
             ran: [0; 3],
             metadata: 0,
             kept_recorded: 0,
             fp32_fallback: 0,
         };
-        let roots: Vec<u32> = (0..state.pending.len() as u32)
-            .filter(|&i| state.pending[i as usize] == 0)
-            .collect();
+        let mut roots = Vec::new();
+        state.nodes.start(&mut roots)?;
         for i in roots {
-            state.make_ready(i);
+            state.make_ready(i)?;
         }
-        state
+        Ok(state)
     }
 
     pub fn total(&self) -> usize {
-        self.graph.nodes.len()
+        self.nodes.total() as usize
     }
 
     pub fn all_done(&self) -> bool {
@@ -125,59 +126,54 @@ impl RankState {
 
     /// Queues `i` on its stream, or completes it at once (METADATA), with what that
     /// releases in turn.
-    fn make_ready(&mut self, i: u32) {
+    fn make_ready(&mut self, i: u32) -> Result<(), String> {
         let mut work = std::mem::take(&mut self.work);
         work.push(i);
         while let Some(i) = work.pop() {
-            let (kind, is_cpu_op) = (
-                self.graph.nodes[i as usize].kind,
-                self.graph.attributes(i as usize).is_cpu_op,
-            );
+            let (kind, is_cpu_op) = self.nodes.kind(i);
             match stream_of(kind, is_cpu_op) {
                 Some(s) => self.ready[s as usize].push(Reverse(i)),
                 None => {
                     self.done += 1;
                     self.metadata += 1;
-                    self.release(i, &mut work);
+                    self.nodes.release(i, &mut work)?;
                 }
             }
         }
         self.work = work;
+        Ok(())
     }
 
-    /// Pushes onto `out` the children of `i` that its completion makes ready.
-    fn release(&mut self, i: u32, out: &mut Vec<u32>) {
-        for &c in self.graph.children(i as usize) {
-            let p = &mut self.pending[c as usize];
-            *p -= 1;
-            if *p == 0 {
-                out.push(c);
-            }
-        }
-    }
-
-    /// The next ready node of `stream` (lowest id first), now in flight.
-    pub fn next(&mut self, stream: Stream) -> Option<u32> {
+    /// The next ready node of `stream` (lowest id first), in flight from `now`.
+    pub fn next(&mut self, stream: Stream, now: f64) -> Option<u32> {
         let Reverse(i) = self.ready[stream as usize].pop()?;
         self.current[stream as usize] = Some(i);
+        self.started[stream as usize] = now;
         Some(i)
     }
 
     /// `i` of `stream` ran from `start` to `end`: its dependants may issue. Returns how many
     /// wakes it queued for the relay (streams that idled and now have work, or every
-    /// idle stream when the rank is done).
-    pub fn complete(&mut self, i: u32, stream: Stream, start: f64, end: f64) -> usize {
+    /// idle stream when the rank is done); `Err` when its file cannot be read on.
+    pub fn complete(&mut self, i: u32, stream: Stream, start: f64, end: f64) -> Result<usize, String> {
         let s = stream as usize;
         self.current[s] = None;
         self.ran[s] += 1;
         self.done += 1;
         if end > start {
-            self.busy[s].push((start, end));
+            self.busy.add(stream, start, end);
         }
+        // What starts later starts at `end` or later; what is in flight, when it started.
+        let horizon = STREAMS
+            .iter()
+            .filter(|&&o| self.current[o as usize].is_some())
+            .map(|&o| self.started[o as usize])
+            .fold(end, f64::min);
+        self.busy.settle(horizon);
         let mut freed = std::mem::take(&mut self.freed);
-        self.release(i, &mut freed);
+        self.nodes.release(i, &mut freed)?;
         for c in freed.drain(..) {
-            self.make_ready(c);
+            self.make_ready(c)?;
         }
         self.freed = freed;
         let mut woken = 0;
@@ -189,7 +185,7 @@ impl RankState {
                 woken += 1;
             }
         }
-        woken
+        Ok(woken)
     }
 
     /// What each busy stream is doing: for a deadlock's report.
@@ -198,63 +194,14 @@ impl RankState {
             .iter()
             .filter_map(|&s| {
                 let i = self.current[s as usize]?;
-                let n = &self.graph.nodes[i as usize];
                 Some(format!(
                     "rank {} node {} ({} {:?})",
                     self.rank,
-                    n.id,
-                    n.kind.name(),
-                    self.graph.name(i as usize)
+                    self.nodes.id(i),
+                    self.nodes.kind(i).0.name(),
+                    self.nodes.name(i)
                 ))
             })
             .collect()
-    }
-}
-
-/// The measure of `a` not covered by `b` (each sorted and disjoint within itself) [s].
-pub fn uncovered(a: &[(f64, f64)], b: &[(f64, f64)]) -> f64 {
-    let mut total = 0.0;
-    let mut j = 0;
-    for &(start, end) in a {
-        let mut at = start;
-        while j < b.len() && b[j].1 <= at {
-            j += 1;
-        }
-        let mut k = j;
-        while at < end {
-            match b.get(k) {
-                Some(&(bs, be)) if bs < end => {
-                    if bs > at {
-                        total += bs - at;
-                    }
-                    at = at.max(be);
-                    k += 1;
-                }
-                _ => {
-                    total += end - at;
-                    at = end;
-                }
-            }
-        }
-    }
-    total
-}
-
-/// The summed length of intervals.
-pub fn length(a: &[(f64, f64)]) -> f64 {
-    a.iter().fold(0.0, |sum, (s, e)| sum + (e - s))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::uncovered;
-
-    #[test]
-    fn exposed_time_is_what_no_interval_of_the_other_covers() {
-        let comm = [(0.0, 4.0), (6.0, 10.0)];
-        let compute = [(1.0, 2.0), (3.0, 7.0), (9.0, 12.0)];
-        // Uncovered: [0,1), [2,3), [7,9): 1 + 1 + 2.
-        assert_eq!(uncovered(&comm, &compute), 4.0);
-        assert_eq!(uncovered(&comm, &[]), 8.0);
     }
 }

@@ -22,10 +22,12 @@ use hetsim_system::System;
 
 use crate::context::{Context, P2p};
 use crate::error::ReplayError;
+use crate::feed::{self, Feed};
 use crate::graph::{Graph, GraphError};
 use crate::model::ScriptModel;
+use crate::nodes::Nodes;
 use crate::policy::{Peak, Policy};
-use crate::rank::{length, uncovered, RankState, Stream, STREAMS};
+use crate::rank::{RankState, Stream, STREAMS};
 use crate::report::{RankReport, ReplayReport};
 use crate::stream::{Relay, StreamProcess};
 
@@ -48,7 +50,15 @@ pub struct ReplayOptions {
     /// Set from another thread to stop the replay (it then fails with
     /// [`hetsim_scripting::CANCELLED`]).
     pub cancel: CancelFlag,
+    /// A rank's file in dependency order with at least this many nodes is read as the run
+    /// goes (crate::feed); a smaller one is read whole, since its graph costs less than
+    /// the open file's buffers (64 KiB, twice with gzip).
+    pub feed_from_nodes: u64,
 }
+
+/// At most this many ranks' files are held open to be read as the run goes (a process's
+/// open files are commonly limited to 1,024); the ranks after them are read whole.
+const MAX_FED_RANKS: usize = 512;
 
 impl Default for ReplayOptions {
     fn default() -> Self {
@@ -61,6 +71,7 @@ impl Default for ReplayOptions {
             follow_ctrl: true,
             engine: Options::default(),
             cancel: CancelFlag::default(),
+            feed_from_nodes: 4096,
         }
     }
 }
@@ -112,21 +123,44 @@ fn host_of(system: &System, node: usize) -> Option<usize> {
     })
 }
 
+/// Rank `rank`'s nodes, read as the run goes where its file is in dependency order and large
+/// enough (crate::feed) and `feed` allows, else its whole graph; and the process groups its
+/// METADATA nodes state.
+fn rank_nodes(
+    file: &Path,
+    rank: usize,
+    options: &ReplayOptions,
+    feed: bool,
+) -> Result<(Nodes, Groups), ReplayError> {
+    if feed {
+        if let Some(mut scan) = feed::scan(file, rank, options.follow_ctrl)? {
+            if scan.nodes >= options.feed_from_nodes {
+                let groups = std::mem::take(&mut scan.groups);
+                return Ok((Nodes::Fed(Box::new(Feed::open(file, rank, scan)?)), groups));
+            }
+        }
+    }
+    let (graph, groups) = graph(file, rank, options.follow_ctrl)?;
+    Ok((Nodes::whole(graph), groups))
+}
+
 /// Replays the trace whose rank files are `files` (rank r in `files[r]`) on `system`.
 pub fn replay(
     files: &[PathBuf],
     system: &System,
     options: &ReplayOptions,
 ) -> Result<ReplayReport, ReplayError> {
-    let (graphs, per_rank): (Vec<Graph>, Vec<Groups>) = files
-        .iter()
-        .enumerate()
-        .map(|(rank, file)| graph(file, rank, options.follow_ctrl))
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .unzip();
+    let mut nodes = Vec::with_capacity(files.len());
+    let mut per_rank = Vec::with_capacity(files.len());
+    let mut fed = 0;
+    for (rank, file) in files.iter().enumerate() {
+        let (n, groups) = rank_nodes(file, rank, options, fed < MAX_FED_RANKS)?;
+        fed += usize::from(matches!(n, Nodes::Fed(_)));
+        nodes.push(n);
+        per_rank.push(groups);
+    }
     let groups = groups(files, per_rank, &options.groups)?;
-    let n = graphs.len();
+    let n = nodes.len();
     let platform = platform(system)?;
     let labels = BTreeMap::from([(options.label.clone(), n as u64)]);
     let base = place(&platform, &labels).map_err(|e| match e {
@@ -213,11 +247,15 @@ pub fn replay(
         p2p: RefCell::new(P2p::default()),
         cancel: options.cancel.clone(),
     });
-    let ranks: Vec<Rc<RefCell<RankState>>> = graphs
+    let ranks: Vec<Rc<RefCell<RankState>>> = nodes
         .into_iter()
         .enumerate()
-        .map(|(r, g)| Rc::new(RefCell::new(RankState::new(r, g, [2 * n + r, r, n + r]))))
-        .collect();
+        .map(|(r, nodes)| {
+            RankState::new(r, nodes, [2 * n + r, r, n + r])
+                .map(|state| Rc::new(RefCell::new(state)))
+                .map_err(|why| ReplayError::Other(format!("{} (rank {r}): {why}", files[r].display())))
+        })
+        .collect::<Result<_, _>>()?;
     let mut processes: Vec<Box<dyn Process>> = Vec::with_capacity(4 * n);
     for stream in [Stream::Gpu, Stream::Comm, Stream::Cpu] {
         for (r, rank) in ranks.iter().enumerate() {
@@ -268,12 +306,11 @@ pub fn replay(
         .iter()
         .zip(files)
         .map(|(rank, file)| {
-            let s = rank.borrow();
+            let mut s = rank.borrow_mut();
             let finish = [s.pids[0], s.pids[1], s.pids[2]]
                 .iter()
                 .map(|&pid| results.processes[pid].finish_time)
                 .fold(0.0, f64::max);
-            let busy = |stream: Stream| &s.busy[stream as usize];
             let ran: u64 = STREAMS.iter().map(|&st| s.ran[st as usize]).sum::<u64>() + s.metadata;
             RankReport {
                 rank: s.rank,
@@ -284,15 +321,15 @@ pub fn replay(
                 gpu_nodes: s.ran[Stream::Gpu as usize],
                 comm_nodes: s.ran[Stream::Comm as usize],
                 metadata_nodes: s.metadata,
-                missing_deps: s.graph.missing_deps,
-                dropped_ctrl: s.graph.dropped_ctrl,
+                missing_deps: s.nodes.missing_deps(),
+                dropped_ctrl: s.nodes.dropped_ctrl(),
                 kept_recorded: s.kept_recorded,
                 fp32_fallback: s.fp32_fallback,
                 finish_time: finish,
-                cpu_time: length(busy(Stream::Cpu)),
-                compute_time: length(busy(Stream::Gpu)),
-                comm_time: length(busy(Stream::Comm)),
-                exposed_comm: uncovered(busy(Stream::Comm), busy(Stream::Gpu)),
+                cpu_time: s.busy.time(Stream::Cpu),
+                compute_time: s.busy.time(Stream::Gpu),
+                comm_time: s.busy.time(Stream::Comm),
+                exposed_comm: s.busy.exposed(),
             }
         })
         .collect();

@@ -90,10 +90,10 @@ impl StreamProcess {
         let node = self
             .op
             .as_ref()
-            .map(|op| op.node as usize)
+            .map(|op| op.node)
             .map(|i| {
-                let n = &rank.graph.nodes[i];
-                format!(", node {} ({} {:?})", n.id, n.kind.name(), rank.graph.name(i))
+                let n = &rank.nodes;
+                format!(", node {} ({} {:?})", n.id(i), n.kind(i).0.name(), n.name(i))
             })
             .unwrap_or_default();
         let file = self
@@ -179,7 +179,7 @@ impl StreamProcess {
                 handles: std::mem::take(&mut op.pending),
             }),
             Action::Announce { dst, tag } => {
-                let id = self.rank.borrow().graph.nodes[op.node as usize].id;
+                let id = self.rank.borrow().nodes.id(op.node);
                 let mut p2p = self.context.p2p.borrow_mut();
                 p2p.sent.entry((me, dst)).or_default().push_back((tag, id));
                 None
@@ -214,7 +214,7 @@ impl StreamProcess {
                 &self.context,
                 &mut self.plans,
                 state.rank,
-                &state.graph.node(i as usize),
+                &state.nodes.node(i),
                 &mut list,
             )
         };
@@ -263,10 +263,14 @@ impl Process for StreamProcess {
                 if let Some(done) = self.op.take() {
                     self.spare = done.actions;
                 }
-                self.signals += self.rank.borrow_mut().complete(node, self.stream, start, now);
+                let woken = self.rank.borrow_mut().complete(node, self.stream, start, now);
+                match woken {
+                    Ok(woken) => self.signals += woken,
+                    Err(why) => return self.fail(why),
+                }
                 continue;
             }
-            let next = self.rank.borrow_mut().next(self.stream);
+            let next = self.rank.borrow_mut().next(self.stream, now);
             if let Some(i) = next {
                 if let Err(why) = self.start(i, now) {
                     return self.fail(why);

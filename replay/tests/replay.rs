@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use hetsim_chakra::writer::{cpu_op, node, TraceWriter};
 use hetsim_chakra::{NodeKind, TraceNode};
-use hetsim_replay::{replay, Policy, ReplayError, ReplayOptions, ReplayReport};
+use hetsim_replay::{feed, replay, Policy, ReplayError, ReplayOptions, ReplayReport};
 use hetsim_scripting::RunOptions;
 use hetsim_system::{load, System};
 
@@ -257,6 +257,73 @@ fn pytorch_style_control_cycles_run_every_node_and_are_counted() {
     );
     assert_eq!((r.missing_deps, r.dropped_ctrl), (2, 2));
     assert!((r.finish_time - 83e-6).abs() < 1e-15, "{r:?}");
+}
+
+/// A rank of a training loop in dependency order: a METADATA node, CPU ops each after the
+/// previous kernel, kernels (one with a dependency on an id that is not in the file, one
+/// with a control dependency on itself), an all-reduce every third step, and a kernel in
+/// the middle of the file that waits for nothing.
+fn training_rank() -> Vec<TraceNode> {
+    let mut nodes = vec![node(0, "meta", NodeKind::Metadata)];
+    for s in 0..30u64 {
+        let id = 10 * s + 1;
+        let mut cpu = cpu_op(id, "aten::linear", 3 + s % 4);
+        cpu.ctrl_deps = if s == 0 { vec![0] } else { vec![id - 9] };
+        let mut kernel = comp(id + 1, 20 + s % 5, &[id]);
+        if s > 0 {
+            // 10s − 2 is no node's id.
+            kernel.data_deps.push(id - 3);
+        }
+        if s == 7 {
+            kernel.ctrl_deps = vec![id + 1];
+        }
+        nodes.extend([cpu, kernel]);
+        if s % 3 == 0 {
+            let mut all_reduce = coll(id + 2, 0, f64::from(1 << (10 + s % 8)));
+            all_reduce.data_deps = vec![id + 1];
+            nodes.push(all_reduce);
+        }
+        if s == 15 {
+            nodes.push(comp(id + 3, 100, &[]));
+        }
+    }
+    nodes
+}
+
+#[test]
+fn a_file_in_dependency_order_read_as_the_run_goes_replays_as_its_whole_graph() {
+    // In order, each rank's file is read as the run goes (replay/src/feed.rs); reversed,
+    // the same nodes are read whole into their graph. Every figure of the two reports is
+    // the same, bit for bit.
+    let board = system("examples/training-8gpu/system.toml");
+    let ordered: Vec<Vec<TraceNode>> = (0..4).map(|_| training_rank()).collect();
+    let reversed: Vec<Vec<TraceNode>> = ordered
+        .iter()
+        .map(|r| r.iter().rev().cloned().collect())
+        .collect();
+    let (in_order, backwards) = (
+        write_trace("in-order", &ordered),
+        write_trace("reversed", &reversed),
+    );
+    assert!(feed::scan(&in_order[0], 0, true).expect("reads").is_some());
+    assert!(feed::scan(&backwards[0], 0, true).expect("reads").is_none());
+    // Read as the run goes however small the file (by default, from 4,096 nodes).
+    let options = ReplayOptions {
+        feed_from_nodes: 0,
+        ..ReplayOptions::default()
+    };
+    let replayed = |files: &[PathBuf]| replay(files, &board, &options).expect("the trace replays");
+    let mut reports = [replayed(&in_order), replayed(&backwards)];
+    for report in &mut reports {
+        for r in &mut report.ranks {
+            r.file = PathBuf::new();
+        }
+    }
+    let r = &reports[0].ranks[0];
+    assert_eq!((r.ran, r.nodes, r.comm_nodes, r.metadata_nodes), (72, 72, 10, 1));
+    assert_eq!((r.missing_deps, r.dropped_ctrl), (29, 1));
+    assert!(r.exposed_comm > 0.0 && r.exposed_comm < r.comm_time, "{r:?}");
+    assert_eq!(reports[0], reports[1]);
 }
 
 #[test]
