@@ -50,23 +50,75 @@ pub fn rank_files(trace: &Path) -> Result<Vec<PathBuf>, ChakraError> {
             dir.display()
         )));
     }
+    in_rank_order(found, stem, |p| p.display().to_string()).map_err(fail)
+}
+
+/// `found` (rank, file) sorted by rank, which must be 0 to n − 1, each once.
+fn in_rank_order<T: Ord>(
+    mut found: Vec<(usize, T)>,
+    stem: &str,
+    name: impl Fn(&T) -> String,
+) -> Result<Vec<T>, String> {
     found.sort();
-    for (expected, (rank, path)) in found.iter().enumerate() {
+    for (expected, (rank, file)) in found.iter().enumerate() {
         if *rank != expected {
-            let why = if *rank < expected {
-                format!("rank {rank} has two files ({} and another)", path.display())
+            return Err(if *rank < expected {
+                format!("rank {rank} has two files ({} and another)", name(file))
             } else {
                 format!("rank {expected} is missing ({stem}.{expected}.et): ranks must be 0 to n - 1")
-            };
-            return Err(fail(why));
+            });
         }
     }
-    Ok(found.into_iter().map(|(_, p)| p).collect())
+    Ok(found.into_iter().map(|(_, file)| file).collect())
+}
+
+/// The order of the files `names` by rank (indices into `names`, rank 0 first): one file is
+/// rank 0; several are `STEM.N.et` (or `.et.gz`) with one stem and ranks 0 to n − 1, as
+/// [`rank_files`] finds them in a folder. For files that come without their folder (a
+/// browser's upload).
+pub fn rank_order(names: &[&str]) -> Result<Vec<usize>, String> {
+    if names.len() == 1 {
+        return Ok(vec![0]);
+    }
+    let stem_of = |name: &str| -> Option<String> {
+        let base = name.strip_suffix(".et").or_else(|| name.strip_suffix(".et.gz"))?;
+        Some(base.rsplit_once('.')?.0.to_owned())
+    };
+    let stem = names
+        .first()
+        .and_then(|n| stem_of(n))
+        .ok_or_else(|| format!("{:?}: not a PREFIX.N.et file name", names.first().unwrap_or(&"")))?;
+    let found = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            rank_of(n, &stem)
+                .map(|rank| (rank, i))
+                .ok_or_else(|| format!("{n:?}: not {stem}.N.et, as the first file's name says"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    in_rank_order(found, &stem, |&i| names[i].to_owned())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::rank_of;
+    use super::{rank_of, rank_order};
+
+    #[test]
+    fn uploaded_names_are_put_in_rank_order_and_gaps_refused() {
+        assert_eq!(rank_order(&["t.1.et", "t.0.et", "t.2.et.gz"]), Ok(vec![1, 0, 2]));
+        assert_eq!(rank_order(&["anything.et"]), Ok(vec![0]));
+        assert!(rank_order(&["t.0.et", "t.2.et"])
+            .unwrap_err()
+            .contains("rank 1 is missing (t.1.et)"));
+        assert!(rank_order(&["t.0.et", "u.1.et"])
+            .unwrap_err()
+            .contains("\"u.1.et\": not t.N.et"));
+        assert!(rank_order(&["t.0.et", "t.0.et.gz"])
+            .unwrap_err()
+            .contains("rank 0 has two files"));
+        assert!(rank_order(&["t.et", "t.1.et"]).is_err());
+    }
 
     #[test]
     fn rank_numbers_come_from_the_suffix() {

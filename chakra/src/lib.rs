@@ -24,7 +24,7 @@ pub mod writer;
 
 pub use dtype::DataType;
 pub use error::{At, ChakraError, Problem};
-pub use files::rank_files;
+pub use files::{rank_files, rank_order};
 pub use groups::Groups;
 pub use node::{Attributes, NodeKind, TraceNode};
 pub use reader::{known_version, Metadata, RankReader, MAX_MESSAGE};

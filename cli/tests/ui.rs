@@ -17,7 +17,7 @@ mod common;
 
 use common::browser::{chromedriver, Browser};
 use common::fixture::SPINNING_APP;
-use common::{embedded_server, http, repo, server_with_the_example_trace};
+use common::{cli, embedded_server, http, repo, server_with_the_example_trace};
 use fantoccini::Locator;
 use serde_json::json;
 
@@ -345,5 +345,49 @@ async fn launch_offers_a_stored_trace_and_replays_it_under_a_compute_policy() {
     // The per-rank breakdown: one row a rank, all 17 nodes of each run.
     assert_eq!(b.count("#ranks tbody tr").await, 8);
     assert!(b.text("#ranks thead").await.contains("exposed communication"));
+    b.client.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trace_is_stored_from_its_rank_files_chosen_in_the_browser() {
+    let Some((_driver, driver_port)) = chromedriver() else {
+        return;
+    };
+    let (_server, port) = embedded_server(&[]);
+    let b = Browser::open(driver_port, port).await;
+    let file = |rank: usize| repo().join(format!("examples/traces/dp-step.{rank}.et"));
+    // The rank files chosen in any order: their names say their ranks.
+    let files: Vec<_> = [3, 0, 7, 1, 6, 2, 5, 4].into_iter().map(file).collect();
+    b.goto("/traces").await;
+    b.fill("#upload input[name=name]", "uploaded").await;
+    b.attach("#upload input[name=files]", &files).await;
+    b.click("#upload button[type=submit]").await;
+    assert_eq!(b.current_path().await, "/traces");
+    let row = b.text("#traces tbody").await;
+    assert!(row.contains("uploaded") && row.contains("136"), "{row}");
+    let (ok, listed, err) = cli(&[
+        "traces",
+        "get",
+        "uploaded",
+        "--server",
+        &format!("http://127.0.0.1:{port}"),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        listed.contains("rank 0  dp-step.0.et")
+            && listed.contains("rank 7  dp-step.7.et  17 nodes, 1247 bytes"),
+        "{listed}"
+    );
+
+    // A rank missing: refused, naming it, and nothing stored.
+    b.fill("#upload input[name=name]", "gap").await;
+    b.attach("#upload input[name=files]", &[file(0), file(2)]).await;
+    b.click("#upload button[type=submit]").await;
+    let alert = b.text("#upload p.error").await;
+    assert!(
+        alert.contains("files: rank 1 is missing (dp-step.1.et)"),
+        "{alert}"
+    );
+    assert!(!b.text("#traces tbody").await.contains("gap"));
     b.client.close().await.unwrap();
 }

@@ -104,6 +104,26 @@ impl Browser {
         field.send_keys(text).await.unwrap();
     }
 
+    /// Chooses `files` in the file input `css` (chromedriver takes their canonical paths, one
+    /// a line).
+    pub async fn attach(&self, css: &str, files: &[PathBuf]) {
+        let paths: Vec<String> = files
+            .iter()
+            .map(|f| {
+                f.canonicalize()
+                    .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+            })
+            .map(|f| f.display().to_string())
+            .collect();
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("{css}: {e}"))
+            .send_keys(&paths.join("\n"))
+            .await
+            .unwrap();
+    }
+
     /// Sets a textarea's text whole (typing a script key by key is slow and the editor
     /// indents on Tab), then tells the page it changed.
     pub async fn paste(&self, css: &str, text: &str) {

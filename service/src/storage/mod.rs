@@ -27,7 +27,9 @@ pub use tokens::{
     check_name, parse_token, same_token, ActiveToken, NewToken, Role, TokenError, TokenRecord, ADMIN_NAME,
     TOKEN_PREFIX,
 };
-pub use traces::{check_trace, file_name, TraceFile, TraceFileInfo, TraceRecord, TraceRefused, TraceUpload};
+pub use traces::{
+    check_trace, file_name, in_rank_order, TraceFile, TraceFileInfo, TraceRecord, TraceRefused, TraceUpload,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {

@@ -70,6 +70,9 @@ pub enum TraceRefused {
     NoName,
     #[error("a trace needs at least one rank file")]
     NoFiles,
+    /// Files whose names do not say their ranks (an upload's, which come in any order).
+    #[error("{0}")]
+    Ranks(String),
     /// Two ranks' files of one name (less its folders): written side by side they would
     /// overwrite each other.
     #[error("ranks {0} and {1} have files of one name, {2:?}: give each rank its own")]
@@ -102,8 +105,18 @@ impl TraceRefused {
     }
 }
 
+/// `files` in rank order by their names, which must be `PREFIX.N.et` (or `.et.gz`) for ranks
+/// 0 to n − 1 (one file is rank 0): for an upload, whose files come in any order.
+pub fn in_rank_order(files: Vec<TraceFile>) -> std::result::Result<Vec<TraceFile>, TraceRefused> {
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    let order = hetsim_chakra::rank_order(&names).map_err(TraceRefused::Ranks)?;
+    let mut files: Vec<Option<TraceFile>> = files.into_iter().map(Some).collect();
+    Ok(order.into_iter().filter_map(|i| files[i].take()).collect())
+}
+
 /// The most nodes a stored trace may hold, all ranks together: its graphs are built whole
-/// when it is stored and when it is replayed (about 400 bytes a node, docs/TRACES.md).
+/// when it is stored, and when it is replayed unless its files are in dependency order
+/// (docs/TRACES.md).
 pub const MAX_TRACE_NODES: usize = 4_000_000;
 
 /// The name a worker writes a stored rank file under: its stored name less any folders, so

@@ -58,7 +58,7 @@ pub fn router() -> Router<AppState> {
         )
         .route("/apps", get(texts::list_apps).post(texts::create_app))
         .route("/apps/{name}", get(texts::edit_app).post(texts::update_app))
-        .route("/traces", get(traces::list))
+        .route("/traces", get(traces::list).post(traces::create))
         .route("/traces/{id}/delete", post(traces::delete))
         .route("/launch", get(launch::page).post(launch::submit))
         .route("/examples", post(examples::load))
