@@ -247,8 +247,8 @@ pub struct ReplayArgs {
     /// How much the JSON report says (as `hetsim run --detail`).
     #[arg(long, value_enum, default_value_t)]
     pub detail: DetailLevel,
-    /// Write the trace of spans as JSON.
-    #[arg(long, value_name = "FILE.json")]
+    /// Write the trace of spans as JSON (as `hetsim run --trace`).
+    #[arg(long = "trace", visible_alias = "trace-out", value_name = "FILE.json")]
     pub trace_out: Option<PathBuf>,
     /// Draw a Gantt chart of the streams as SVG.
     #[arg(long, value_name = "FILE.svg")]

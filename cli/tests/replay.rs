@@ -57,6 +57,37 @@ fn the_example_trace_replays_with_each_policy() {
 }
 
 #[test]
+fn the_trace_of_spans_and_the_timeline_are_written_as_hetsim_run_writes_them() {
+    let dir = std::env::temp_dir().join(format!("hetsim-replay-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let (spans, svg) = (dir.join("spans.json"), dir.join("streams.svg"));
+    hetsim(&[
+        "replay",
+        "examples/traces/dp-step",
+        "--system",
+        "examples/training-8gpu/system.toml",
+        "--trace",
+        spans.to_str().unwrap(),
+        "--timeline",
+        svg.to_str().unwrap(),
+    ]);
+    let spans: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&spans).expect("written")).expect("JSON");
+    let spans = spans.as_array().expect("a list of spans");
+    // Each rank's 4 all-reduces are named collective spans, with their node ids.
+    let collectives = spans.iter().filter(|s| s["kind"] == "collective").count();
+    assert_eq!(collectives, 32);
+    assert!(spans
+        .iter()
+        .any(|s| s["detail"] == "allreduce nvls simple 33554432 bytes (node 203)"));
+    let svg = std::fs::read_to_string(&svg).expect("written");
+    assert!(
+        svg.starts_with("<svg") && svg.contains("GPU.comm[0] @ gpu0"),
+        "{svg:.300}"
+    );
+}
+
+#[test]
 fn a_bad_trace_fails_naming_the_file() {
     let out = Command::new(env!("CARGO_BIN_EXE_hetsim"))
         .args([
