@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use crate::rank::Stream;
+use crate::kind::Stream;
 
 #[derive(Debug, Default)]
 pub struct Busy {

@@ -16,6 +16,7 @@ pub mod context;
 mod error;
 pub mod feed;
 pub mod graph;
+pub mod kind;
 pub mod model;
 mod nodes;
 pub mod policy;

@@ -11,49 +11,11 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use hetsim_chakra::NodeKind;
 use hetsim_simulator::Pid;
 
 use crate::busy::Busy;
+use crate::kind::{stream_of, Stream, STREAMS};
 use crate::nodes::Nodes;
-
-/// A rank's streams.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stream {
-    Cpu = 0,
-    Gpu = 1,
-    Comm = 2,
-}
-
-pub const STREAMS: [Stream; 3] = [Stream::Cpu, Stream::Gpu, Stream::Comm];
-
-impl Stream {
-    pub fn name(self) -> &'static str {
-        match self {
-            Stream::Cpu => "cpu",
-            Stream::Gpu => "gpu",
-            Stream::Comm => "comm",
-        }
-    }
-}
-
-/// The stream a node runs on; `None` for METADATA, which completes as soon as it issues.
-/// CPU ops (`is_cpu_op`) of any type run on the CPU stream (PyTorch's `c10d::allreduce_`
-/// is the CPU side of a collective whose kernel is a COMM_COLL of its own); GPU
-/// computation on the GPU stream; collectives, sends, receives, loads and stores on the
-/// communication stream.
-pub fn stream_of(kind: NodeKind, is_cpu_op: bool) -> Option<Stream> {
-    match kind {
-        NodeKind::Metadata => None,
-        _ if is_cpu_op => Some(Stream::Cpu),
-        NodeKind::Comp => Some(Stream::Gpu),
-        NodeKind::CommColl
-        | NodeKind::CommSend
-        | NodeKind::CommRecv
-        | NodeKind::MemLoad
-        | NodeKind::MemStore => Some(Stream::Comm),
-    }
-}
 
 /// What a rank's replay has done, and its state.
 pub struct RankState {

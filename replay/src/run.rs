@@ -24,10 +24,11 @@ use crate::context::{Context, P2p};
 use crate::error::ReplayError;
 use crate::feed::{self, Feed};
 use crate::graph::{Graph, GraphError};
+use crate::kind::{Stream, STREAMS};
 use crate::model::ScriptModel;
 use crate::nodes::Nodes;
 use crate::policy::{Peak, Policy};
-use crate::rank::{RankState, Stream, STREAMS};
+use crate::rank::RankState;
 use crate::report::{RankReport, ReplayReport};
 use crate::stream::{Relay, StreamProcess};
 

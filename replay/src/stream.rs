@@ -29,7 +29,8 @@ use hetsim_simulator::{Handle, HostMemory, Pid, Process, Request, Resume, Source
 
 use crate::comm::{actions, Action};
 use crate::context::Context;
-use crate::rank::{RankState, Stream};
+use crate::kind::Stream;
+use crate::rank::RankState;
 
 /// What the last request's resume brings.
 #[derive(Clone, Copy, Debug, PartialEq)]
