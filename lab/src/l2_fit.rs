@@ -18,13 +18,25 @@ use crate::benchset::BenchSet;
 use crate::gpu_file::significant;
 use crate::measurements::Measurements;
 use crate::set_samples::SetApp;
+use crate::toml_lines::{with_values, Assignment};
 
 /// The fitted figure and what it was fitted on.
 #[derive(Clone, Debug)]
 pub struct L2Fit {
     pub bytes_per_cycle_per_sm: f64,
-    /// `…/kit/benchset.toml: saxpy2_l2, kernels.csv line 43 and kernels.csv line 45`.
+    /// `…/kit/benchset.toml: saxpy2_l2, n=2097152;… (kernels.csv line 43) and n=4194304;…
+    /// (kernels.csv line 45)`.
     pub fitted_on: String,
+    /// The architecture file's `from` for the fit, after the measurement folder's path.
+    source: String,
+}
+
+impl L2Fit {
+    /// The architecture file's `from` for the fit on the measurement folder `folder` (as its
+    /// user names it).
+    pub fn from_text(&self, folder: &str) -> String {
+        format!("{folder}/{}", self.source)
+    }
 }
 
 /// The set and family among `sets` that the descriptor marks L2-resident, if any; an error
@@ -61,7 +73,7 @@ pub fn l2_bytes_per_cycle_per_sm(m: &Measurements, sets: &[BenchSet]) -> Result<
         "its L2-resident launches are analysed through it",
     )?;
     let marked = &set.families[family];
-    let mut resident: Vec<(f64, f64, &str)> = Vec::new();
+    let mut resident: Vec<(f64, f64, String)> = Vec::new();
     for launch in set
         .launches
         .iter()
@@ -76,10 +88,15 @@ pub fn l2_bytes_per_cycle_per_sm(m: &Measurements, sets: &[BenchSet]) -> Result<
                 launch.at
             )
         })?;
-        resident.push((bytes, launch.seconds, &launch.at));
+        resident.push((
+            bytes,
+            launch.seconds,
+            format!("{} ({})", launch.params, launch.at),
+        ));
     }
     resident.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let [.., (small_bytes, small_s, small_at), (large_bytes, large_s, large_at)] = resident[..] else {
+    let [.., (small_bytes, small_s, ref small_at), (large_bytes, large_s, ref large_at)] = resident[..]
+    else {
         bail!(
             "{origin}: [families.{family}]: expected two launches within `l2_resident`, found {}",
             resident.len()
@@ -88,9 +105,14 @@ pub fn l2_bytes_per_cycle_per_sm(m: &Measurements, sets: &[BenchSet]) -> Result<
     if large_s <= small_s || large_bytes <= small_bytes {
         bail!("{origin}: [families.{family}]: the L2-resident launch that moves more bytes ({large_at}) is not slower than the other ({small_at})");
     }
+    let set_file = set.path.strip_prefix(&m.dir).unwrap_or(&set.path).display();
     Ok(Some(L2Fit {
         bytes_per_cycle_per_sm: (large_bytes - small_bytes) / (large_s - small_s) / (sms * clock_hz),
         fitted_on: format!("{}: {family}, {small_at} and {large_at}", origin),
+        source: format!(
+            "{set_file}: {family}, {small_at} and {large_at}, the two launches of its `l2_resident` range that move the most bytes through L2: the extra bytes over the extra time, per SM and cycle (props.csv: {sms} SMs at {} MHz)",
+            clock_hz / 1e6
+        ),
     }))
 }
 
@@ -107,28 +129,21 @@ fn l2_bytes(params: &Map) -> Option<f64> {
 const DIGITS: i32 = 3;
 
 /// `text`, an architecture data file (models/data/hopper.toml), with its
-/// `L2BytesPerCyclePerSM` value replaced by `fit`: what `hetsim calibrate gpu
-/// --architecture-file` writes; every other line as it was.
-pub fn with_fitted_value(text: &str, fit: f64, origin: &str) -> Result<String> {
-    let header = format!("[{L2_BYTES_PER_CYCLE_PER_SM}]");
-    let mut in_table = false;
-    let mut replaced = false;
-    let lines: Vec<String> = text
-        .lines()
-        .map(|line| {
-            if line.starts_with('[') {
-                in_table = line.trim() == header;
-            } else if in_table && !replaced && line.trim_start().starts_with("value") {
-                replaced = true;
-                return format!("value = {}", significant(fit, DIGITS));
-            }
-            line.to_owned()
-        })
-        .collect();
-    if !replaced {
-        return Err(anyhow!("{origin}: no `value` in a {header} table"));
-    }
-    Ok(lines.join("\n") + "\n")
+/// `L2BytesPerCyclePerSM` value and `from` replaced by `fit`'s, fitted on the measurement
+/// folder `folder`: what `hetsim calibrate gpu --architecture-file` writes; every other line
+/// as it was.
+pub fn with_fitted_value(text: &str, fit: &L2Fit, folder: &str, origin: &str) -> Result<String> {
+    let from = fit.from_text(folder).replace('\\', "\\\\").replace('"', "\\\"");
+    let at = |key, value| Assignment {
+        table: L2_BYTES_PER_CYCLE_PER_SM,
+        key,
+        value,
+    };
+    let wanted = [
+        at("value", significant(fit.bytes_per_cycle_per_sm, DIGITS)),
+        at("from", format!("\"{from}\"")),
+    ];
+    with_values(text, &wanted, origin)
 }
 
 #[cfg(test)]
@@ -145,24 +160,34 @@ mod tests {
             .expect("the kit marks saxpy2_l2");
         assert_eq!(
             fit.fitted_on.rsplit_once(": ").map(|(_, on)| on),
-            Some("saxpy2_l2, kernels.csv line 43 and kernels.csv line 45")
+            Some("saxpy2_l2, n=2097152;intensity=1;block=256 (kernels.csv line 43) and n=4194304;intensity=1;block=256 (kernels.csv line 45)")
         );
-        let fit = fit.bytes_per_cycle_per_sm;
+        let value = fit.bytes_per_cycle_per_sm;
         let shipped = architecture_value("9.0", L2_BYTES_PER_CYCLE_PER_SM).expect("Hopper's file");
         // By hand: 12 × 2^21 bytes more in 25.248 − 18.944 = 6.304 µs more, 3.99 TB/s over
         // 132 SMs × 1.98 GHz: 15.27 bytes a cycle per SM; the file keeps three digits.
-        assert!((fit - 15.27).abs() < 0.01, "{fit}");
-        assert_eq!(format!("{fit:.1}"), format!("{shipped:.1}"));
-        // Written into the shipped file, the fit leaves it as it is, byte for byte.
+        assert!((value - 15.27).abs() < 0.01, "{value}");
+        assert_eq!(format!("{value:.1}"), format!("{shipped:.1}"));
+        // Written into the shipped file, the fit leaves it as it is, byte for byte: its value
+        // and what it says it was fitted on.
         let path = dir.join("../../../../models/data/hopper.toml");
         let text = std::fs::read_to_string(&path).expect("models/data/hopper.toml");
+        let folder = "examples/validation/data/h100";
         assert_eq!(
-            super::with_fitted_value(&text, fit, "hopper.toml").expect("a value"),
+            super::with_fitted_value(&text, &fit, folder, "hopper.toml").expect("a value"),
             text
         );
-        let moved = super::with_fitted_value(&text, 16.04, "hopper.toml").expect("a value");
+        let moved = super::L2Fit {
+            bytes_per_cycle_per_sm: 16.04,
+            ..fit.clone()
+        };
+        let moved = super::with_fitted_value(&text, &moved, "elsewhere", "hopper.toml").expect("a value");
         assert!(
             moved.contains("[L2BytesPerCyclePerSM]\nvalue = 16.0\n"),
+            "{moved}"
+        );
+        assert!(
+            moved.contains("from = \"elsewhere/kit/benchset.toml: saxpy2_l2, n=2097152;intensity=1;block=256 (kernels.csv line 43) and"),
             "{moved}"
         );
         assert_eq!(moved.lines().count(), text.lines().count());

@@ -98,14 +98,14 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
         }
         None => None,
     };
+    let folder = args.dir.display().to_string();
     let architecture_text = fitted_text(
         args.architecture_file.as_deref(),
-        l2,
+        l2_fit.as_ref(),
         &format!(
-            "--architecture-file: no benchmark set of {} (or --set) marks a family `l2_resident` to fit the L2 figure on",
-            args.dir.display()
+            "--architecture-file: no benchmark set of {folder} (or --set) marks a family `l2_resident` to fit the L2 figure on"
         ),
-        with_fitted_value,
+        |text, fit, origin| with_fitted_value(text, fit, &folder, origin),
     )?;
     let latency_text = fitted_text(
         args.latency_file.as_deref(),
