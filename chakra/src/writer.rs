@@ -24,11 +24,7 @@ pub struct TraceWriter<W: Write> {
 impl<W: Write> TraceWriter<W> {
     /// Starts a trace of schema `version` ("0.0.4", "1.0.1", ...) on `out`.
     pub fn new(mut out: W, version: &str) -> std::io::Result<Self> {
-        let meta = proto::GlobalMetadata {
-            version: version.to_owned(),
-            attr: Vec::new(),
-        };
-        out.write_all(&meta.encode_length_delimited_to_vec())?;
+        out.write_all(&metadata(version).encode_length_delimited_to_vec())?;
         Ok(TraceWriter { out })
     }
 
@@ -45,6 +41,24 @@ impl<W: Write> TraceWriter<W> {
     pub fn finish(self) -> W {
         self.out
     }
+}
+
+/// The metadata a trace of schema `version` starts with.
+fn metadata(version: &str) -> proto::GlobalMetadata {
+    proto::GlobalMetadata {
+        version: version.to_owned(),
+        attr: Vec::new(),
+    }
+}
+
+/// A whole rank file of schema `version` holding `nodes` in order, as [`TraceWriter`] writes
+/// it.
+pub fn trace_bytes(version: &str, nodes: &[TraceNode]) -> Vec<u8> {
+    let mut out = metadata(version).encode_length_delimited_to_vec();
+    for node in nodes {
+        out.extend(to_proto(node).encode_length_delimited_to_vec());
+    }
+    out
 }
 
 /// The wire form of `node`.

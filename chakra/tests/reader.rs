@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use hetsim_chakra::proto::{self, AttributeProto, Value};
-use hetsim_chakra::writer::{attr, node, TraceWriter};
+use hetsim_chakra::writer::{attr, node, trace_bytes, TraceWriter};
 use hetsim_chakra::{rank_files, At, NodeKind, Problem, RankReader, TraceNode};
 use prost::Message;
 
@@ -37,11 +37,7 @@ fn sample() -> Vec<TraceNode> {
 }
 
 fn write(path: &Path, version: &str, nodes: &[TraceNode]) {
-    let mut w = TraceWriter::new(Vec::new(), version).expect("writes");
-    for n in nodes {
-        w.node(n).expect("writes");
-    }
-    std::fs::write(path, w.finish()).expect("writes");
+    std::fs::write(path, trace_bytes(version, nodes)).expect("writes");
 }
 
 fn read(path: &Path, rank: usize) -> Result<Vec<TraceNode>, hetsim_chakra::ChakraError> {

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use hetsim_chakra::writer::{cpu_op, node, TraceWriter};
+use hetsim_chakra::writer::{cpu_op, node, trace_bytes};
 use hetsim_chakra::{NodeKind, TraceNode};
 use hetsim_replay::{replay, ReplayOptions};
 use hetsim_system::{load_with, Variable};
@@ -56,11 +56,7 @@ fn rank_nodes() -> Vec<TraceNode> {
 /// Writes the trace's RANKS files under `dir`; returns them.
 fn write_trace(dir: &Path, ranks: usize) -> Vec<PathBuf> {
     std::fs::create_dir_all(dir).expect("a folder");
-    let mut writer = TraceWriter::new(Vec::new(), "0.0.4").expect("writes");
-    for n in rank_nodes() {
-        writer.node(&n).expect("writes");
-    }
-    let bytes = writer.finish();
+    let bytes = trace_bytes("0.0.4", &rank_nodes());
     (0..ranks)
         .map(|r| {
             let file = dir.join(format!("train.{r}.et"));

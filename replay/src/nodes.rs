@@ -115,7 +115,7 @@ impl Nodes {
 mod tests {
     use std::path::PathBuf;
 
-    use hetsim_chakra::writer::{node, TraceWriter};
+    use hetsim_chakra::writer::{node, trace_bytes};
     use proptest::prelude::*;
 
     use super::*;
@@ -126,11 +126,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("hetsim-feed-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a folder");
         let file = dir.join(format!("{name}.0.et"));
-        let mut w = TraceWriter::new(Vec::new(), "0.0.4").expect("writes");
-        for n in nodes {
-            w.node(n).expect("writes");
-        }
-        std::fs::write(&file, w.finish()).expect("writes");
+        std::fs::write(&file, trace_bytes("0.0.4", nodes)).expect("writes");
         file
     }
 
@@ -147,7 +143,6 @@ mod tests {
     fn drive(mut nodes: Nodes, picks: &[usize]) -> (Vec<u64>, Vec<Vec<u64>>, u64, u64) {
         let mut ready = Vec::new();
         nodes.start(&mut ready).expect("starts");
-        let mut ready: Vec<u32> = ready;
         let mut order = Vec::new();
         let mut released = Vec::new();
         let mut step = 0;
@@ -221,15 +216,13 @@ mod tests {
             picks in proptest::collection::vec(0usize..5, 0..60),
             follow_ctrl: bool,
         ) {
-            // Node k has id 2k + gap (ids with holes), each dependency on an earlier id
-            // (some of them holes: missing), or on itself by control.
+            // Ids rise by 1 or 2 (ids with holes); each dependency is on an earlier id (some
+            // of them holes: missing), or, by control, on the node itself.
             let mut id = 0;
-            let mut ids = Vec::new();
             let nodes: Vec<TraceNode> = deps
                 .iter()
                 .map(|(data, ctrl, gap)| {
                     id += gap;
-                    ids.push(id);
                     let earlier = |d: &u64| d % id;
                     let data: Vec<u64> = data.iter().map(earlier).collect();
                     let ctrl: Vec<u64> = ctrl.iter().map(|d| if d % 7 == 0 { id } else { d % id }).collect();

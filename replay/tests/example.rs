@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hetsim_chakra::writer::{cpu_op, node, TraceWriter};
+use hetsim_chakra::writer::{cpu_op, node, trace_bytes};
 use hetsim_chakra::{NodeKind, TraceNode};
 use hetsim_replay::{replay, Policy, ReplayOptions};
 
@@ -76,14 +76,6 @@ pub fn step() -> Vec<TraceNode> {
     nodes
 }
 
-fn bytes(nodes: &[TraceNode]) -> Vec<u8> {
-    let mut w = TraceWriter::new(Vec::new(), "1.0.1").expect("writes");
-    for n in nodes {
-        w.node(n).expect("writes");
-    }
-    w.finish()
-}
-
 fn files() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/traces");
     (0..RANKS).map(|r| dir.join(format!("dp-step.{r}.et"))).collect()
@@ -91,7 +83,7 @@ fn files() -> Vec<PathBuf> {
 
 #[test]
 fn the_shipped_example_is_what_the_writer_writes_and_it_replays() {
-    let expected = bytes(&step());
+    let expected = trace_bytes("1.0.1", &step());
     for file in files() {
         if std::env::var_os("HETSIM_WRITE_EXAMPLES").is_some() {
             std::fs::write(&file, &expected).expect("writes the example");

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hetsim_chakra::writer::{cpu_op, node, TraceWriter};
+use hetsim_chakra::writer::{cpu_op, node, trace_bytes};
 use hetsim_chakra::{NodeKind, TraceNode};
 use hetsim_replay::{feed, replay, Policy, ReplayError, ReplayOptions, ReplayReport};
 use hetsim_scripting::RunOptions;
@@ -27,11 +27,7 @@ fn write_trace(name: &str, ranks: &[Vec<TraceNode>]) -> Vec<PathBuf> {
         .enumerate()
         .map(|(r, nodes)| {
             let file = dir.join(format!("{name}.{r}.et"));
-            let mut w = TraceWriter::new(Vec::new(), "0.0.4").expect("writes");
-            for n in nodes {
-                w.node(n).expect("writes");
-            }
-            std::fs::write(&file, w.finish()).expect("writes");
+            std::fs::write(&file, trace_bytes("0.0.4", nodes)).expect("writes");
             file
         })
         .collect()
