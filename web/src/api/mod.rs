@@ -13,7 +13,7 @@ mod openapi;
 mod request_example;
 mod runs;
 mod trace_schema;
-mod traces;
+pub(crate) mod traces;
 
 pub use openapi::document;
 

@@ -11,7 +11,7 @@ use super::openapi::{BodyErrors, NotFound};
 use crate::error::{ApiError, ApiResult};
 use crate::extract::{Body, Path};
 use crate::state::AppState;
-use hetsim_service::storage::{check_trace, TraceFile, TraceRecord, TraceUpload};
+use hetsim_service::storage::{check_trace, TraceFile, TraceRecord, TraceRefused, TraceUpload};
 
 /// The trace a route is about.
 #[derive(IntoParams)]
@@ -74,13 +74,7 @@ pub async fn put(
     Path(name): Path<String>,
     Body(upload): Body<TraceUpload>,
 ) -> ApiResult<(StatusCode, Json<TraceRecord>)> {
-    // Reading a trace is CPU work: off the async threads.
-    let (name, files, nodes) = tokio::task::spawn_blocking(move || {
-        let nodes = check_trace(&name, &upload.files);
-        (name, upload.files, nodes)
-    })
-    .await
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading the trace: {e}")))?;
+    let (name, files, nodes) = check_off_thread(name, upload.files).await?;
     let nodes = nodes.map_err(|refused| ApiError::invalid(refused.field(), refused.to_string()))?;
     let (record, replaced) = s.store.put_trace(&name, &files, &nodes).await?;
     let status = if replaced {
@@ -89,6 +83,21 @@ pub async fn put(
         StatusCode::CREATED
     };
     Ok((status, Json(record)))
+}
+
+/// `check_trace` of `name`'s `files` off the async threads (reading a trace is CPU work):
+/// the name and files back, with each rank's node count or why the trace is refused. The
+/// API's `PUT` and the UI's form store a trace through it.
+pub(crate) async fn check_off_thread(
+    name: String,
+    files: Vec<TraceFile>,
+) -> ApiResult<(String, Vec<TraceFile>, Result<Vec<u64>, TraceRefused>)> {
+    tokio::task::spawn_blocking(move || {
+        let nodes = check_trace(&name, &files);
+        (name, files, nodes)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading the trace: {e}")))
 }
 
 /// Deletes a stored trace (runs that replayed it keep their results; queued ones fail).

@@ -11,9 +11,10 @@ use maud::{html, Markup};
 
 use super::layout::may_post;
 use super::{encode, layout, see_other, PageResult};
+use crate::api::traces::check_off_thread;
 use crate::error::ApiError;
 use crate::state::AppState;
-use hetsim_service::storage::{check_trace, in_rank_order, TraceFile, TraceRecord, TraceRefused};
+use hetsim_service::storage::{in_rank_order, TraceFile, TraceRecord, TraceRefused};
 
 pub async fn list(State(s): State<AppState>) -> PageResult<Markup> {
     let traces = s.store.traces().await?;
@@ -47,24 +48,17 @@ pub async fn create(State(s): State<AppState>, form: Multipart) -> PageResult<Re
         Ok(upload) => upload,
         Err(why) => return refuse(&s, "", &why).await,
     };
-    let typed = name.clone();
-    // Reading a trace is CPU work: off the async threads.
-    let checked = tokio::task::spawn_blocking(move || {
-        let files = in_rank_order(files)?;
-        let nodes = check_trace(&name, &files)?;
-        Ok((name, files, nodes))
-    })
-    .await
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("reading the trace: {e}")))?;
-    match checked {
-        Ok((name, files, nodes)) => {
+    let reason = |refused: TraceRefused| format!("{}: {refused}", refused.field());
+    let files = match in_rank_order(files) {
+        Ok(files) => files,
+        Err(why) => return refuse(&s, &name, &reason(why)).await,
+    };
+    match check_off_thread(name, files).await? {
+        (name, files, Ok(nodes)) => {
             s.store.put_trace(&name, &files, &nodes).await?;
             Ok(see_other("/traces"))
         }
-        Err(refused) => {
-            let refused: TraceRefused = refused;
-            refuse(&s, &typed, &format!("{}: {refused}", refused.field())).await
-        }
+        (name, _, Err(why)) => refuse(&s, &name, &reason(why)).await,
     }
 }
 
