@@ -24,6 +24,16 @@ pub struct Options {
     pub trips: BTreeMap<String, f64>,
     /// A launch to emulate: emulation mode.
     pub launch: Option<Launch>,
+    /// Replaces the two calibrated figures of the architecture's latency table: a
+    /// calibration weighing trial figures (hetsim_lab's latency fit).
+    pub calibrated: Option<CalibratedLatencies>,
+}
+
+/// The two figures of a latency table that are calibrated rather than measured [cycles].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CalibratedLatencies {
+    pub branch_taken: f64,
+    pub block_replacement: f64,
 }
 
 /// A number, or a formula in trip counts not yet given.
@@ -214,7 +224,11 @@ pub fn analyze(listing: &Listing, options: &Options) -> Result<Report> {
         }
     };
     let cfg = Cfg::build(kernel)?;
-    let table = LatencyTable::for_arch(arch)?;
+    let mut table = LatencyTable::for_arch(arch)?;
+    if let Some(figures) = options.calibrated {
+        table.branch_taken = figures.branch_taken;
+        table.block_replacement = figures.block_replacement;
+    }
     if !table.majors.contains(&arch.major) {
         notes.push(format!(
             "no latency table for {arch}: using {}, standing in",

@@ -23,7 +23,7 @@ pub mod poly;
 pub mod regs;
 pub mod sass;
 
-pub use analysis::{analyze, select_kernel, Options, Parameters, Quantity, Report};
+pub use analysis::{analyze, select_kernel, CalibratedLatencies, Options, Parameters, Quantity, Report};
 pub use arch::{Arch, ArchChoice, Pipe};
 pub use emulate::{Arg, Launch};
 pub use error::{Error, Result};

@@ -97,7 +97,18 @@ pub struct Family {
     /// move the most bytes ([`crate::l2_fit`]). One family of a folder's sets at most.
     #[serde(default)]
     pub l2_resident: BTreeMap<String, [f64; 2]>,
+    /// The launches that are latency-bound (so few warps resident per SM that each waits out
+    /// its own dependences), by parameter as `range` (inclusive): where given, `hetsim
+    /// calibrate gpu` fits the latency table's `branch_taken` and `block_replacement` on them
+    /// ([`crate::latency_fit`]). One family of a folder's sets at most. The table feeds every
+    /// GPU model, so the family's rows are in-sample for each ([`Family::fitted_for`]).
+    #[serde(default)]
+    pub latency_bound: BTreeMap<String, [f64; 2]>,
 }
+
+/// What a family marked `latency_bound` has fitted on it, where its `fitted` says nothing.
+pub const LATENCY_FITTED: &str =
+    "the latency table's branch_taken and block_replacement, on its latency-bound launches";
 
 /// What was fitted on a family's launches: one text for every GPU model, or a text for each
 /// model a number of which was fitted there (`{ gpu-teg = "…" }`).
@@ -112,10 +123,18 @@ impl Family {
     /// What was fitted on the family's launches that `model` (`gpu-queueing`, `gpu-teg`)
     /// uses: its rows for that model are then in-sample.
     pub fn fitted_for(&self, model: &str) -> Option<&str> {
-        match self.fitted.as_ref()? {
-            Fitted::Every(what) => Some(what),
-            Fitted::ByModel(by_model) => by_model.get(model).map(String::as_str),
-        }
+        let declared = match &self.fitted {
+            Some(Fitted::Every(what)) => Some(what.as_str()),
+            Some(Fitted::ByModel(by_model)) => by_model.get(model).map(String::as_str),
+            None => None,
+        };
+        declared.or_else(|| (!self.latency_bound.is_empty()).then_some(LATENCY_FITTED))
+    }
+
+    /// Whether a launch with these variables is latency-bound, as the family's
+    /// `latency_bound` says (none is where it says nothing).
+    pub fn latency_bound(&self, variables: &[(String, Variable)]) -> bool {
+        !self.latency_bound.is_empty() && within(&self.latency_bound, variables)
     }
 
     /// Whether the family's target applies to a launch with these variables.
@@ -332,19 +351,26 @@ fn timed_launches(times: &Path, d: &Descriptor) -> Result<Vec<TimedLaunch>> {
         .collect()
 }
 
-/// The phases of a `power` file (`phase,kernel,…,mean_watts`: the phase is the family, or
-/// `idle1`/`idle2`; `kernel` the launch's parameters).
+/// The phases of a `power` file (`phase,kernel,…,mean_watts,…,max_watts`: the phase is the
+/// family, or `idle1`/`idle2`; `kernel` the launch's parameters). A loaded phase's steady
+/// power is its `max_watts`, as power.csv's ([`Measurements::steady_power`]): the catalog's
+/// coefficients are fitted on that statistic, so the phases are scored on the same one (a
+/// phase's samples are nvidia-smi's one-second moving averages, whose maximum is the level
+/// the load settles at; where the samples were all taken in the steady state it lies 0–2 W
+/// above their mean). The GPU at rest is its `mean_watts`.
+///
+/// [`Measurements::steady_power`]: crate::measurements::Measurements::steady_power
 fn power_phases(file: &Path, d: &Descriptor) -> Result<PowerPhases> {
     let origin = file.display().to_string();
     let name = file_name(file);
     let mut idle = None;
     let mut phases = Vec::new();
-    for (line, f) in csv_rows(file, &["phase", "kernel", "mean_watts"])? {
-        let watts = number_field(&origin, line, "mean_watts", &f[2])?;
+    for (line, f) in csv_rows(file, &["phase", "kernel", "mean_watts", "max_watts"])? {
         if f[0].starts_with("idle") {
-            idle = idle.or(Some(watts));
+            idle = idle.or(Some(number_field(&origin, line, "mean_watts", &f[2])?));
             continue;
         }
+        let watts = number_field(&origin, line, "max_watts", &f[3])?;
         let family = family_of(d, &origin, line, &f[0])?;
         phases.push(PowerPhase {
             at: format!("{name} line {line}"),

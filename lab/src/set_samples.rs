@@ -69,7 +69,12 @@ pub fn set_samples(set: &BenchSet) -> Result<Vec<SetSample>> {
 /// The model's kernel input for the launch the set's app makes with `variables`.
 pub fn kernel(app: &SetApp, variables: &[(String, Variable)]) -> Result<Kernel> {
     let (name, params) = app.kernel_params(variables)?;
-    let mut params = params_from_map(&params, "kernel_params").map_err(|e| anyhow!("{e}"))?;
+    kernel_of(&name, &params)
+}
+
+/// The model's kernel input for what `kernel_params(name, …)` returned.
+pub fn kernel_of(name: &str, params: &Map) -> Result<Kernel> {
+    let mut params = params_from_map(params, "kernel_params").map_err(|e| anyhow!("{e}"))?;
     // Volkov's CUDA-core count and TEG's launch key, which gpu-queueing.rhai drops as well.
     params.remove("CUDACoreInstructions");
     params.remove("launch");

@@ -27,7 +27,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use hetsim_kernel::emulate::Traffic;
-use hetsim_kernel::{analyze, select_kernel, Arch, Arg, Launch, Listing, Options, Quantity};
+use hetsim_kernel::{
+    analyze, select_kernel, Arch, Arg, CalibratedLatencies, Launch, Listing, Options, Quantity,
+};
 use hetsim_models::queueing::traffic_keys;
 use hetsim_system::{KernelSpec, SystemError};
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
@@ -264,6 +266,30 @@ impl KernelLibrary {
         let plan = hetsim_teg::plan(&prepared, launch, gpu, &options)
             .map_err(|e| format!("kernel `{name}`: {e}"))?;
         Ok((prepared, plan))
+    }
+
+    /// The analyser's latency bound [cycles a warp] of launch `key` (from `kernel_params`)
+    /// with `figures` in place of the latency table's calibrated two: what a fit of them
+    /// weighs ([`Options::calibrated`]).
+    pub fn latency_bound_with(&self, key: &str, figures: CalibratedLatencies) -> Result<f64, String> {
+        let launches = self.launches.borrow();
+        let emulated = launches.get(key).ok_or_else(|| {
+            format!("`launch` = \"{key}\" is no launch of kernel_params(): pass kernel_params()'s map")
+        })?;
+        let name = &emulated.kernel;
+        let kernel = &self.kernels[name];
+        let options = Options {
+            kernel: kernel.spec.function.clone(),
+            arch: kernel.arch,
+            launch: Some(emulated.launch.clone()),
+            calibrated: Some(figures),
+            ..Options::default()
+        };
+        let report = analyze(&kernel.listing, &options).map_err(|e| format!("kernel `{name}`: {e}"))?;
+        report
+            .latency_bound
+            .value()
+            .ok_or_else(|| format!("kernel `{name}`: the latency bound of an emulated launch is a formula"))
     }
 
     /// From now on, keeps each call of [`KernelLibrary::params`] (its kernel and the

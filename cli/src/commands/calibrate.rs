@@ -9,7 +9,7 @@ use hetsim_lab::calibrate::{kernel_from_csv, link_from_csv, KernelCalibration, L
 use hetsim_lab::gpu::{attributes, calibrate_folder};
 use hetsim_lab::gpu_file::{data_file, toml_string};
 use hetsim_lab::l2_fit::{l2_bytes_per_cycle_per_sm, with_fitted_value};
-use hetsim_lab::latency_fit::{self, LATENCY_BOUND_WARPS};
+use hetsim_lab::latency_fit;
 use hetsim_lab::measurements::Measurements;
 use hetsim_lab::teg_fit;
 use hetsim_models::hierarchy::L2_BYTES_PER_CYCLE_PER_SM;
@@ -73,15 +73,12 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     let c = calibrate_folder(&m, args.name, &sets)?;
     // The architecture's L2 figure (models/data/hopper.toml) where a set of the folder's, or
     // a --set, marks launches L2-resident.
-    let l2_fit = l2_bytes_per_cycle_per_sm(&m, &folder_and_given(&m, &sets)?)?;
+    let every_set = folder_and_given(&m, &sets)?;
+    let l2_fit = l2_bytes_per_cycle_per_sm(&m, &every_set)?;
     let l2 = l2_fit.as_ref().map(|f| f.bytes_per_cycle_per_sm);
-    // The latency table's two calibrated figures (kernel/data/latency/*.toml) where the folder
-    // has the latency-bound occupancy level and the clock under load to fit them on.
-    let latency = if m.occupancy.is_empty() || !m.dir.join("clock.csv").is_file() {
-        None
-    } else {
-        Some(latency_fit::fit(&m)?)
-    };
+    // The latency table's two calibrated figures (kernel/data/latency/*.toml), on the family a
+    // set marks `latency_bound`, or on saxpy2's latency-bound occupancy level.
+    let latency = latency_fit::fit(&m, &every_set)?;
     // Everything is checked before any file is written: TEG's data file and the catalog GPU
     // it runs on, then each file a fitted figure goes into.
     let teg_inputs = match &args.teg_file {
@@ -109,12 +106,12 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     )?;
     let latency_text = fitted_text(
         args.latency_file.as_deref(),
-        latency,
+        latency.as_ref(),
         &format!(
-            "--latency-file: {} has no occupancy_block256.csv and clock.csv to fit the latency table on",
+            "--latency-file: {} has no occupancy_block256.csv and clock.csv, and no benchmark set marks a family `latency_bound`, to fit the latency table on",
             args.dir.display()
         ),
-        |text, fit, origin| latency_fit::with_fitted_figures(text, &fit, origin),
+        latency_fit::with_fitted_figures,
     )?;
     if let Some(path) = &args.data_file {
         write(path, &data_file(&c, &args.dir.display().to_string(), &c.name))?;
@@ -150,8 +147,9 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
             .collect();
         let architecture = serde_json::json!({
             L2_BYTES_PER_CYCLE_PER_SM: l2,
-            "branch_taken": latency.map(|f| f.branch_taken),
-            "block_replacement": latency.map(|f| f.block_replacement),
+            "branch_taken": latency.as_ref().map(|f| f.branch_taken),
+            "block_replacement": latency.as_ref().map(|f| f.block_replacement),
+            "latency_from": latency.as_ref().map(|f| &f.fitted_on),
         });
         return super::print_json(
             &serde_json::json!({ "calibration": c, "attributes": attrs, "architecture": architecture, "teg": teg }),
@@ -206,10 +204,15 @@ fn gpu(args: CalibrateGpuArgs) -> Result<()> {
     }
     match latency {
         Some(f) => println!(
-            "latency table: branch_taken = {:.2}, block_replacement = {:.2} (occupancy_block256.csv at {LATENCY_BOUND_WARPS} warps per SM: {:.1} + {:.3}·a cycles per warp; kernel/data/latency/*.toml keeps them)",
-            f.branch_taken, f.block_replacement, f.intercept, f.slope
+            "latency table: branch_taken = {:.2}, block_replacement = {:.2} (fitted on {}: MAPE {:.2} % of the cycles a warp; kernel/data/latency/*.toml keeps them)",
+            f.branch_taken,
+            f.block_replacement,
+            f.fitted_on,
+            f.mape * 100.0
         ),
-        None => println!("latency table: not fitted: no occupancy_block256.csv and clock.csv"),
+        None => println!(
+            "latency table: not fitted: no occupancy_block256.csv and clock.csv, and no family marked `latency_bound`"
+        ),
     }
     println!("# a component for a system model's [[component]] table (model = \"gpu-queueing\")");
     println!(

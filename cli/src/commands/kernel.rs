@@ -149,6 +149,7 @@ fn analyze_command(args: KernelAnalyzeArgs) -> Result<()> {
         arch: choice.as_ref().map(|c| c.arch),
         trips: trips(&args.trips)?,
         launch: launch(&args)?,
+        calibrated: None,
     };
     let mut report = analyze(&listing, &options).map_err(|e| anyhow!("{origin}: {e}"))?;
     if let Some(c) = choice {

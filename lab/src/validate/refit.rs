@@ -3,8 +3,9 @@
 //! blockLaunchRate, warpSkew) calibrated again, as `hetsim calibrate gpu --set` does, on the
 //! folder's saxpy2 launches and every launch of its benchmark sets but one group, then scored
 //! on the group it never saw. Every quantity of the timing model is fitted inside the fold,
-//! save the architecture's L2 figure, which is fitted on the kit's saxpy2_l2 alone: a family
-//! whose descriptor says so stays in-sample.
+//! save the architecture's L2 figure, which is fitted on the kit's saxpy2_l2 alone, and the
+//! latency table's two figures, fitted on saxpy2's latency-bound level or on the family a
+//! set marks `latency_bound`: a family whose descriptor says so (or marks it) stays in-sample.
 //!
 //! This answers a question the catalog's figures cannot: does calibrating on more kinds of
 //! kernel (a user's own set, `--set`) predict a kind it has not seen better than saxpy2 alone?
