@@ -108,10 +108,16 @@ pub struct Sim {
 }
 
 fn number(value: &Dynamic, what: &str) -> Fallible<f64> {
+    argument(value, what, "")
+}
+
+/// `number` of argument `arg` of `call`: the error's text is built only when it is one (every
+/// message goes through here).
+fn argument(value: &Dynamic, call: &str, arg: &str) -> Fallible<f64> {
     value
         .as_float()
         .or_else(|_| value.as_int().map(|i| i as f64))
-        .map_err(|t| format!("{what}: expected a number, got {t}").into())
+        .map_err(|t| format!("{call}{arg}: expected a number, got {t}").into())
 }
 
 /// `value` where the engine will take it (finite, >= 0), checked here so that the error is
@@ -431,10 +437,7 @@ fn unexpected(resume: Resume, call: &str) -> Box<EvalAltResult> {
 
 /// A message's size and its receiver's pid, from the arguments of `call`.
 fn message_to(s: &Sim, bytes: &Dynamic, target: &Dynamic, call: &str) -> Fallible<(f64, usize)> {
-    Ok((
-        number(bytes, &format!("{call}: bytes"))?,
-        s.context.target(target, call)?,
-    ))
+    Ok((argument(bytes, call, ": bytes")?, s.context.target(target, call)?))
 }
 
 /// The handles in `items`, or which element is not one.
@@ -576,12 +579,14 @@ pub fn register(engine: &mut Engine) {
         ("alltoall", Collective::Alltoall),
         ("reducescatter", Collective::ReduceScatter),
     ] {
+        let call = format!("sim.{name}");
+        let with_options = call.clone();
         engine.register_fn(name, move |s: &mut Sim, bytes: Dynamic| {
-            let bytes = number(&bytes, &format!("sim.{name}: bytes"))?;
+            let bytes = argument(&bytes, &call, ": bytes")?;
             s.collective(collective, bytes, &Map::new())
         });
         engine.register_fn(name, move |s: &mut Sim, bytes: Dynamic, options: Map| {
-            let bytes = number(&bytes, &format!("sim.{name}: bytes"))?;
+            let bytes = argument(&bytes, &with_options, ": bytes")?;
             s.collective(collective, bytes, &options)
         });
     }
