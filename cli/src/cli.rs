@@ -309,6 +309,12 @@ pub struct ValidateArgs {
     /// was fitted on launches of its kernels, on any GPU.
     #[arg(long)]
     pub held_out: bool,
+    /// Fit TEG's four numbers again without each kernel family they were fitted on (the
+    /// benchmark sets with a gpu-teg system), from values fitted on nothing, and score each
+    /// family on its own fold: the held-out figures of those families. A TEG fit per family,
+    /// minutes each; without it the report says the rows were not run.
+    #[arg(long)]
+    pub refit_teg: bool,
     /// Write a Markdown report here, with its SVG figures in a `validation/` folder beside it.
     #[arg(long)]
     pub report: Option<PathBuf>,

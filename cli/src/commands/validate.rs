@@ -18,7 +18,15 @@ pub fn run(args: ValidateArgs) -> Result<()> {
     let data = shipped(args.data, "--data", "examples/validation/data/h100")?;
     let app = shipped(args.app, "--app", "examples/validation/saxpy2/app.rhai")?;
     let system = shipped(args.system, "--system", "examples/validation/saxpy2/h100.toml")?;
-    let v = validate(&data, &app, &system, args.gpu.as_deref(), args.held_out, &stage);
+    let v = validate(
+        &data,
+        &app,
+        &system,
+        args.gpu.as_deref(),
+        args.held_out,
+        args.refit_teg,
+        &stage,
+    );
     if let Some(spinner) = &spinner {
         spinner.finish_and_clear();
     }

@@ -24,6 +24,7 @@ mod refit;
 mod report;
 mod simulator;
 mod teg;
+mod teg_folds;
 use coverage::Coverage;
 use simulator::{gpu_power, Simulator};
 
@@ -125,9 +126,9 @@ pub struct Validation {
     /// The benchmark sets' kernel families by GPU model.
     pub families: Vec<Check>,
     /// The `gpu-queueing` model calibrated again without each kernel family (or block size
-    /// within one) and scored on it.
+    /// within one) and scored on it; with `--refit-teg`, TEG's four numbers too.
     pub refit: Vec<Check>,
-    /// The checks that did not run for want of a file nothing promised, each with why
+    /// The checks that did not run for want of a file nothing promised (or not asked for), each with why
     /// (the rule: crate::measurements, "Missing files").
     pub not_run: Vec<String>,
 }
@@ -340,13 +341,15 @@ fn cross_validation(m: &Measurements) -> Result<(Vec<Check>, Option<Coverage>)> 
 /// `held_out`: nothing of the system's GPU was fitted on `data`'s own measurements (the H200
 /// entry, carried over from the H100): the targets are those for a GPU never measured
 /// (power within 20 %). `stage` is told each stage as it starts (the command line draws it;
-/// a whole validation takes tens of seconds).
+/// a whole validation takes tens of seconds). `refit_teg`: TEG's four numbers are fitted
+/// again without each family they were fitted on ([`teg_folds`]: minutes a family).
 pub fn validate(
     data: &Path,
     app: &Path,
     system: &Path,
     gpu: Option<&str>,
     held_out: bool,
+    refit_teg: bool,
     stage: &dyn Fn(&str),
 ) -> Result<Validation> {
     stage("reading the measurements");
@@ -431,7 +434,13 @@ pub fn validate(
         family_checks.extend(power::checks(set, gpu)?);
     }
     stage("gpu-queueing refitted without each kernel family");
-    let refit = refit::checks(&m, &sets)?;
+    let mut refit = refit::checks(&m, &sets)?;
+    let mut not_run = not_run::lines(&m, &sets);
+    if refit_teg {
+        refit.extend(teg_folds::checks(&m, &sets, teg_gpu, stage)?);
+    } else if teg_folds::applies(&sets) {
+        not_run.push(teg_folds::NOT_ASKED.to_owned());
+    }
     stage("cross-validation");
     let (cross_validation, held_out_coverage) = cross_validation(&m)?;
     let all_copies = |memory: &'static str| {
@@ -476,7 +485,7 @@ pub fn validate(
         cross_validation,
         error_bars,
         families: family_checks,
-        not_run: not_run::lines(&m, &sets),
+        not_run,
         refit,
     })
 }

@@ -255,7 +255,7 @@ fn not_run(lines: &[String]) -> String {
         return "Every check ran: the folder holds every file they read.\n".to_owned();
     }
     let bullets: String = lines.iter().map(|l| format!("- {l}\n")).collect();
-    format!("Not run, for want of a file nothing promised:\n\n{bullets}")
+    format!("Not run, for want of a file nothing promised or not asked for:\n\n{bullets}")
 }
 
 /// The figures' folder of the report at `path`: its name without extension, in lower case.

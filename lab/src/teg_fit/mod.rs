@@ -11,11 +11,9 @@
 //! cycle-approximate, so the MAPE is not smooth in the parameters and the walk finds a local
 //! minimum near where it starts; [`fit`] says how many points it tried.
 
-use std::collections::HashMap;
-
 use anyhow::{anyhow, Result};
 use hetsim_kernel::sass::Kernel;
-use hetsim_teg::{Gpu, Plan, Prepared, WhatIf};
+use hetsim_teg::{Gpu, Plan, Prepared};
 use serde::Serialize;
 
 use crate::benchset::BenchSet;
@@ -23,6 +21,12 @@ use crate::measurements::Measurements;
 use crate::saxpy2;
 use crate::set_samples::SetApp;
 use crate::toml_lines::{with_values, Assignment};
+
+mod search;
+
+pub use search::{
+    errors, fit, leave_one_family_out, mape, refit_at_finest, FitProgress, Fold, TegFit, UNFITTED_START,
+};
 
 /// The system model whose kernels a set's launches are planned on.
 const MODEL: &str = "gpu-teg";
@@ -59,9 +63,6 @@ pub const FINEST: TegPoint = TegPoint {
     replacement: 25.0,
     taken_branch: 1.0,
 };
-
-/// The first steps, halved twice down to [`FINEST`].
-const COARSEST_SCALE: f64 = 4.0;
 
 impl TegPoint {
     /// The four values of an architecture's parameters (a TEG data file, read).
@@ -185,189 +186,6 @@ pub fn set_launches<'a>(set: &BenchSet, app: &'a SetApp, gpu: &Gpu) -> Result<Ve
             })
         })
         .collect()
-}
-
-/// Each launch's relative error (predicted − measured) / measured at `point`, the launches
-/// spread over the machine's cores.
-pub fn errors(launches: &mut [TegLaunch], gpu: &Gpu, point: TegPoint) -> Vec<f64> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = launches.len().div_ceil(cores).max(1);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = launches
-            .chunks_mut(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter_mut()
-                        .map(|l| {
-                            point.apply(&mut l.prepared);
-                            let s = hetsim_teg::run(&l.prepared, &l.plan, gpu, WhatIf::default());
-                            (s.seconds - l.seconds) / l.seconds
-                        })
-                        .collect::<Vec<f64>>()
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
-    })
-}
-
-/// Mean absolute error.
-pub fn mape(errors: &[f64]) -> f64 {
-    errors.iter().map(|e| e.abs()).sum::<f64>() / errors.len().max(1) as f64
-}
-
-/// Where the search stopped.
-#[derive(Clone, Debug, Serialize)]
-pub struct TegFit {
-    pub point: TegPoint,
-    pub mape: f64,
-    pub worst: f64,
-    pub launches: usize,
-    /// Points the engine was run at.
-    pub evaluations: usize,
-}
-
-/// What a fit tells as it goes (a fit runs TEG over every launch at each point, minutes in
-/// all): the points scored so far and the least MAPE among them.
-pub type FitProgress<'a> = &'a dyn Fn(usize, f64);
-
-/// The MAPE and the worst error at each point tried, so that no point is run twice.
-struct Scores<'g> {
-    gpu: &'g Gpu,
-    memo: HashMap<[i64; 4], (f64, f64)>,
-    progress: FitProgress<'g>,
-    least: f64,
-}
-
-impl<'g> Scores<'g> {
-    fn new(gpu: &'g Gpu, progress: FitProgress<'g>) -> Self {
-        Scores {
-            gpu,
-            memo: HashMap::new(),
-            progress,
-            least: f64::INFINITY,
-        }
-    }
-
-    fn at(&mut self, launches: &mut [TegLaunch], p: TegPoint) -> f64 {
-        if let Some(&(m, _)) = self.memo.get(&p.key()) {
-            return m;
-        }
-        let e = errors(launches, self.gpu, p);
-        let m = mape(&e);
-        self.memo
-            .insert(p.key(), (m, e.iter().map(|x| x.abs()).fold(0.0, f64::max)));
-        self.least = self.least.min(m);
-        (self.progress)(self.memo.len(), self.least);
-        m
-    }
-
-    /// The pattern search from `start` (on the finest lattice), with first steps `scale` ×
-    /// [`FINEST`] halved down to it; the point it stops at.
-    fn search(&mut self, launches: &mut [TegLaunch], start: TegPoint, scale: f64) -> TegPoint {
-        let mut best = start;
-        let mut best_mape = self.at(launches, best);
-        let mut scale = scale.max(1.0);
-        loop {
-            let mut moved = true;
-            while moved {
-                moved = false;
-                for axis in 0..4 {
-                    for sign in [1.0, -1.0] {
-                        loop {
-                            let mut v = best.values();
-                            v[axis] += sign * scale * FINEST.values()[axis];
-                            let candidate = snapped(v);
-                            if !candidate.valid() {
-                                break;
-                            }
-                            let m = self.at(launches, candidate);
-                            if m >= best_mape {
-                                break;
-                            }
-                            (best, best_mape, moved) = (candidate, m, true);
-                        }
-                    }
-                }
-            }
-            if scale <= 1.0 {
-                return best;
-            }
-            scale = (scale / 2.0).max(1.0);
-        }
-    }
-
-    /// The fit's summary at `point`, a point tried.
-    fn result(&mut self, launches: &mut [TegLaunch], point: TegPoint) -> TegFit {
-        self.at(launches, point);
-        let (mape, worst) = self.memo[&point.key()];
-        TegFit {
-            point,
-            mape,
-            worst,
-            launches: launches.len(),
-            evaluations: self.memo.len(),
-        }
-    }
-}
-
-/// The point on the finest lattice nearest to `values`. A step below 1 divides by its
-/// reciprocal, so that 86 hundredths is the double nearest 0.86 and the file reads `0.86`.
-fn snapped(values: [f64; 4]) -> TegPoint {
-    let mut v = values;
-    for (x, s) in v.iter_mut().zip(FINEST.values()) {
-        let steps = (*x / s).round();
-        *x = if s < 1.0 {
-            steps / (1.0 / s).round()
-        } else {
-            steps * s
-        };
-    }
-    TegPoint::from_values(v)
-}
-
-/// The fit: the best of `start` and [`GRID`]'s points, then the pattern search from there,
-/// steps from 4 × [`FINEST`] down to it. The grid keeps the walk from stopping in a dip next
-/// to `start` (from the file's former values, 0.68, 30, 600 and 5, the walk alone stopped at
-/// 4.97 % where the grid's best start reaches lower).
-pub fn fit(launches: &mut [TegLaunch], gpu: &Gpu, start: TegPoint, progress: FitProgress) -> TegFit {
-    let mut scores = Scores::new(gpu, progress);
-    let start = snapped(start.values());
-    let mut best = (scores.at(launches, start), start);
-    for &efficiency in GRID[0] {
-        for &queue_cycles in GRID[1] {
-            for &replacement in GRID[2] {
-                let point = snapped([efficiency, queue_cycles, replacement, start.taken_branch]);
-                let m = scores.at(launches, point);
-                if m < best.0 {
-                    best = (m, point);
-                }
-            }
-        }
-    }
-    let point = scores.search(launches, best.1, COARSEST_SCALE);
-    scores.result(launches, point)
-}
-
-/// The coarse grid [`fit`] starts from: the share of the bandwidth from 60 to 90 %, the
-/// queueing scale and the block replacement over their plausible ranges (`taken_branch`
-/// stays at the start's: the walk moves it).
-const GRID: [&[f64]; 3] = [
-    &[0.60, 0.66, 0.72, 0.78, 0.84, 0.90],
-    &[0.0, 25.0, 50.0],
-    &[500.0, 700.0, 900.0],
-];
-
-/// The search's finest stage from `point` (on the finest lattice): where it stops. At the
-/// point a fit ended on, no neighbour one [`FINEST`] step away lowers the MAPE, and this
-/// returns it (what a test can afford of the whole fit).
-pub fn refit_at_finest(launches: &mut [TegLaunch], gpu: &Gpu, point: TegPoint) -> TegFit {
-    let mut scores = Scores::new(gpu, &|_, _| {});
-    let point = scores.search(launches, snapped(point.values()), 1.0);
-    scores.result(launches, point)
 }
 
 /// `text`, a TEG data file (teg/data/hopper.toml), with the fitted `point` in place of its
