@@ -149,6 +149,32 @@ impl Family {
     }
 }
 
+/// The one set and family among `sets` whose descriptor sets `mark` (`l2_resident`,
+/// `latency_bound`: `marks` tells whether a family does), if any; an error naming both where
+/// two do, since what they fit is one number (`figure` says which).
+pub fn marked_family<'s>(
+    sets: &'s [BenchSet],
+    mark: &str,
+    marks: fn(&Family) -> bool,
+    figure: &str,
+) -> Result<Option<(&'s BenchSet, &'s str)>> {
+    let mut marked = sets.iter().flat_map(|set| {
+        set.families
+            .iter()
+            .filter(|(_, f)| marks(f))
+            .map(move |(name, _)| (set, name.as_str()))
+    });
+    let first = marked.next();
+    if let (Some((a, fa)), Some((b, fb))) = (first, marked.next()) {
+        bail!(
+            "two families are marked `{mark}`: [families.{fa}] of {} and [families.{fb}] of {}; {figure} is fitted on one",
+            a.path.display(),
+            b.path.display()
+        );
+    }
+    Ok(first)
+}
+
 /// Whether each parameter `ranges` names is among `variables` and within its range.
 fn within(ranges: &BTreeMap<String, [f64; 2]>, variables: &[(String, Variable)]) -> bool {
     ranges.iter().all(|(key, [lo, hi])| {

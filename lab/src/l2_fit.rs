@@ -14,7 +14,7 @@ use hetsim_models::hierarchy::L2_BYTES_PER_CYCLE_PER_SM;
 use hetsim_models::queueing::traffic_keys;
 use rhai::Map;
 
-use crate::benchset::BenchSet;
+use crate::benchset::{marked_family, BenchSet};
 use crate::gpu_file::significant;
 use crate::measurements::Measurements;
 use crate::set_samples::SetApp;
@@ -39,30 +39,16 @@ impl L2Fit {
     }
 }
 
-/// The set and family among `sets` that the descriptor marks L2-resident, if any; an error
-/// where two are, since the figure is one number.
-fn resident_family(sets: &[BenchSet]) -> Result<Option<(&BenchSet, &str)>> {
-    let mut marked = sets.iter().flat_map(|set| {
-        set.families
-            .iter()
-            .filter(|(_, f)| !f.l2_resident.is_empty())
-            .map(move |(name, _)| (set, name.as_str()))
-    });
-    let first = marked.next();
-    if let (Some((a, fa)), Some((b, fb))) = (first, marked.next()) {
-        bail!(
-            "two families are marked `l2_resident`: [families.{fa}] of {} and [families.{fb}] of {}; the L2 figure is fitted on one",
-            a.path.display(),
-            b.path.display()
-        );
-    }
-    Ok(first)
-}
-
 /// The fit on the measurement folder `m` (its props.csv: SMs and clock) and the L2-resident
 /// launches of `sets`; none where no family is marked.
 pub fn l2_bytes_per_cycle_per_sm(m: &Measurements, sets: &[BenchSet]) -> Result<Option<L2Fit>> {
-    let Some((set, family)) = resident_family(sets)? else {
+    let Some((set, family)) = marked_family(
+        sets,
+        "l2_resident",
+        |f| !f.l2_resident.is_empty(),
+        "the L2 figure",
+    )?
+    else {
         return Ok(None);
     };
     let (sms, clock_hz) = (m.prop("sms")?, m.prop("sm_clock_khz_max")? * 1e3);

@@ -23,7 +23,7 @@ use hetsim_kernel::{analyze, parse, CalibratedLatencies, Options};
 use hetsim_models::occupancy::{self, limits_of, Limits};
 use hetsim_models::queueing::Kernel;
 
-use crate::benchset::BenchSet;
+use crate::benchset::{marked_family, BenchSet};
 use crate::files::{csv_rows, number_field};
 use crate::measurements::{KernelRun, Measurements};
 use crate::saxpy2;
@@ -85,6 +85,21 @@ impl Equation {
     }
 }
 
+/// The fit of `equations`, two or more (`what` names them in an error), said to be
+/// `fitted_on` them.
+fn fitted(equations: &[Equation], what: &str, fitted_on: String) -> Result<LatencyFit> {
+    if equations.len() < 2 {
+        bail!("{what}: expected two or more, found {}", equations.len());
+    }
+    let (figures, mape) = solve(equations, what)?;
+    Ok(LatencyFit {
+        branch_taken: figures.branch_taken,
+        block_replacement: figures.block_replacement,
+        mape,
+        fitted_on,
+    })
+}
+
 /// The least-squares figures of `equations`, and their MAPE; `what` names the launches in
 /// an error.
 fn solve(equations: &[Equation], what: &str) -> Result<(CalibratedLatencies, f64)> {
@@ -119,33 +134,18 @@ fn solve(equations: &[Equation], what: &str) -> Result<(CalibratedLatencies, f64
 /// saxpy2's latency-bound occupancy level where the folder has occupancy_block256.csv and
 /// clock.csv; none where it has neither.
 pub fn fit(m: &Measurements, sets: &[BenchSet]) -> Result<Option<LatencyFit>> {
-    if let Some((set, family)) = marked_family(sets)? {
+    if let Some((set, family)) = marked_family(
+        sets,
+        "latency_bound",
+        |f| !f.latency_bound.is_empty(),
+        "the latency table",
+    )? {
         return fit_family(m, set, family).map(Some);
     }
     if m.occupancy.is_empty() || !m.dir.join("clock.csv").is_file() {
         return Ok(None);
     }
     fit_saxpy2(m).map(Some)
-}
-
-/// The set and family among `sets` marked `latency_bound`, if any; an error where two are,
-/// since the table holds one pair of figures.
-fn marked_family(sets: &[BenchSet]) -> Result<Option<(&BenchSet, &str)>> {
-    let mut marked = sets.iter().flat_map(|set| {
-        set.families
-            .iter()
-            .filter(|(_, f)| !f.latency_bound.is_empty())
-            .map(move |(name, _)| (set, name.as_str()))
-    });
-    let first = marked.next();
-    if let (Some((a, fa)), Some((b, fb))) = (first, marked.next()) {
-        bail!(
-            "two families are marked `latency_bound`: [families.{fa}] of {} and [families.{fb}] of {}; the latency table is fitted on one",
-            a.path.display(),
-            b.path.display()
-        );
-    }
-    Ok(first)
 }
 
 /// The fit on `family`'s launches within its `latency_bound`, each the launch the set's app
@@ -184,20 +184,12 @@ fn fit_family(m: &Measurements, set: &BenchSet, family: &str) -> Result<LatencyF
             library.latency_bound_with(&key, f).map_err(&at)
         })?);
     }
+    let fitted_on = format!(
+        "{origin}: {family}'s {} launches within `latency_bound` ({clock_from})",
+        equations.len()
+    );
     let what = format!("{origin}: [families.{family}]'s `latency_bound` launches");
-    if equations.len() < 2 {
-        bail!("{what}: expected two or more, found {}", equations.len());
-    }
-    let (figures, mape) = solve(&equations, &what)?;
-    Ok(LatencyFit {
-        branch_taken: figures.branch_taken,
-        block_replacement: figures.block_replacement,
-        mape,
-        fitted_on: format!(
-            "{origin}: {family}'s {} launches within `latency_bound` ({clock_from})",
-            equations.len()
-        ),
-    })
+    fitted(&equations, &what, fitted_on)
 }
 
 /// The rounds of resident warps each SM runs a launch of `kernel` in (fractional: the last
@@ -246,20 +238,15 @@ fn fit_saxpy2(m: &Measurements) -> Result<LatencyFit> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+    let fitted_on = format!(
+        "occupancy_block256.csv: saxpy2's {} launches at {LATENCY_BOUND_WARPS} resident warps per SM ({clock_from})",
+        equations.len()
+    );
     let what = format!(
         "{}: occupancy_block256.csv's launches at {LATENCY_BOUND_WARPS} resident warps per SM",
         m.dir.display()
     );
-    let (figures, mape) = solve(&equations, &what)?;
-    Ok(LatencyFit {
-        branch_taken: figures.branch_taken,
-        block_replacement: figures.block_replacement,
-        mape,
-        fitted_on: format!(
-            "occupancy_block256.csv: saxpy2's {} launches at {LATENCY_BOUND_WARPS} resident warps per SM ({clock_from})",
-            equations.len()
-        ),
-    })
+    fitted(&equations, &what, fitted_on)
 }
 
 /// `text`, a latency table (kernel/data/latency/hopper.toml), with the fit's `branch_taken`
