@@ -324,6 +324,61 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/validation/data/h100")
     }
 
+    /// The shipped table's calibrated figures are what the shipped H100 data gives: fitted
+    /// again here and written into the shipped table, they give it back byte for byte. By
+    /// hand (docs/MODELS.md, "Latency tables"): the line 2049.3 + 28.916·a cycles per warp, a
+    /// taken branch 28.916 − 6.07 = 22.84, a replacement 2049.31 + 28.916 − 1610.36 = 467.87.
+    #[test]
+    fn the_hopper_latency_table_is_fitted_again_on_the_h100_data() {
+        let m = Measurements::read(&h100()).expect("reads");
+        let fit = fit(&m, &[]).expect("fits").expect("saxpy2's level");
+        assert!((fit.branch_taken - 22.84).abs() < 0.01, "{fit:?}");
+        assert!((fit.block_replacement - 467.87).abs() < 0.01, "{fit:?}");
+        let table =
+            hetsim_kernel::latency::LatencyTable::for_arch(hetsim_kernel::Arch::HOPPER).expect("hopper");
+        assert_eq!(
+            format!("{:.2}", table.branch_taken),
+            format!("{:.2}", fit.branch_taken)
+        );
+        assert_eq!(
+            format!("{:.2}", table.block_replacement),
+            format!("{:.2}", fit.block_replacement)
+        );
+        let shipped = "kernel/data/latency/hopper.toml";
+        let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(shipped))
+            .expect("the shipped table");
+        assert_eq!(
+            with_fitted_figures(&text, &fit, shipped).expect("both keys"),
+            text
+        );
+    }
+
+    #[test]
+    fn fitted_figures_replace_the_two_values_and_keep_every_other_line() {
+        let fit = LatencyFit {
+            branch_taken: 23.456,
+            block_replacement: 500.0,
+            mape: 0.0,
+            fitted_on: String::new(),
+        };
+        let text = "ilp = 2\nbranch_taken = 22.84    # calibrated\nblock_replacement = 467.55 # calibrated\n[memory]\nbranch_taken = 1\n";
+        assert_eq!(
+            with_fitted_figures(text, &fit, "t.toml").expect("both keys"),
+            "ilp = 2\nbranch_taken = 23.46    # calibrated\nblock_replacement = 500.00 # calibrated\n[memory]\nbranch_taken = 1\n"
+        );
+        let e = with_fitted_figures(
+            "[memory]\nbranch_taken = 1\nblock_replacement = 2\n",
+            &fit,
+            "t.toml",
+        )
+        .expect_err("only in a table");
+        assert!(
+            e.to_string()
+                .contains("t.toml: no `branch_taken = …` in the top level"),
+            "{e}"
+        );
+    }
+
     /// A benchmark set of the H100's occupancy launches under names of a user's own (the
     /// kernel `chain`, its parameters `elements`, `work`, `threads`, `smem`), its own app and
     /// system, marking the launches at one block per SM `latency_bound` (plus `extra` in the
