@@ -20,8 +20,8 @@
 
 use anyhow::{anyhow, bail, Result};
 use hetsim_kernel::{analyze, parse, CalibratedLatencies, Options};
-use hetsim_models::occupancy::{self, limits_of, Limits};
-use hetsim_models::queueing::Kernel;
+use hetsim_models::occupancy::Limits;
+use hetsim_models::queueing::{resident_blocks, Kernel};
 
 use crate::benchset::{marked_family, BenchSet};
 use crate::files::{csv_rows, number_field};
@@ -157,10 +157,11 @@ fn fit_family(m: &Measurements, set: &BenchSet, family: &str) -> Result<LatencyF
         "gpu-queueing",
         "its latency-bound launches are analysed through it",
     )?;
-    let limits = folder_limits(m)?;
+    let limits = m.occupancy_limits()?;
     let sms = m.prop("sms")?;
     let (clock_hz, clock_from) = clock_hz(m)?;
     let marked = &set.families[family];
+    let library = app.library();
     let mut equations = Vec::new();
     for launch in set
         .launches
@@ -179,7 +180,6 @@ fn fit_family(m: &Measurements, set: &BenchSet, family: &str) -> Result<LatencyF
                 at("kernel_params() gave no `launch`: the kernel needs a launch to emulate".into())
             })?;
         let cycles = launch.seconds * clock_hz / rounds(&kernel, limits, sms);
-        let library = app.library();
         equations.push(Equation::of(cycles, |f| {
             library.latency_bound_with(&key, f).map_err(&at)
         })?);
@@ -196,16 +196,7 @@ fn fit_family(m: &Measurements, set: &BenchSet, family: &str) -> Result<LatencyF
 /// round's share of a full one).
 fn rounds(kernel: &Kernel, limits: &'static Limits, sms: f64) -> f64 {
     let warps_per_block = (kernel.block_size / 32.0).ceil();
-    let blocks_per_sm = occupancy::evaluate(&occupancy::Input {
-        limits,
-        threads_per_block: kernel.block_size as u32,
-        registers_per_thread: kernel
-            .registers_per_thread
-            .clamp(1, limits.max_registers_per_thread),
-        shared_memory_per_block: kernel.shared_memory_per_block,
-    })
-    .active_blocks_per_sm;
-    let resident = f64::from(blocks_per_sm.max(1)) * warps_per_block;
+    let resident = resident_blocks(limits, kernel, warps_per_block).max(1.0) * warps_per_block;
     kernel.grid_size * warps_per_block / (sms * resident)
 }
 
@@ -282,15 +273,6 @@ fn latency_bound_runs(m: &Measurements) -> Result<Vec<KernelRun>> {
         );
     }
     Ok(runs)
-}
-
-/// The occupancy limits of the folder's GPU (props.csv's compute capability).
-fn folder_limits(m: &Measurements) -> Result<&'static Limits> {
-    let cc = m
-        .props
-        .get("compute_capability")
-        .ok_or_else(|| anyhow!("{}: no compute_capability", m.dir.join("props.csv").display()))?;
-    limits_of(cc).ok_or_else(|| anyhow!("compute capability {cc} has no occupancy limits"))
 }
 
 /// The SM clock the launches ran at [Hz], and where it was read: clock.csv's mean (the

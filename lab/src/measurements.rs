@@ -271,6 +271,16 @@ impl Measurements {
         self.sweep.iter().chain(&self.occupancy)
     }
 
+    /// The occupancy limits of the folder's GPU (props.csv's compute capability).
+    pub fn occupancy_limits(&self) -> Result<&'static hetsim_models::occupancy::Limits> {
+        let cc = self
+            .props
+            .get("compute_capability")
+            .ok_or_else(|| anyhow!("{}: no compute_capability", self.dir.join("props.csv").display()))?;
+        hetsim_models::occupancy::limits_of(cc)
+            .ok_or_else(|| anyhow!("compute capability {cc} has no occupancy limits"))
+    }
+
     /// The saxpy2 launch of the power phase whose name starts with `prefix`.
     pub fn power_launch(&self, prefix: &str) -> Option<&KernelRun> {
         self.power

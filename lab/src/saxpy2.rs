@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use anyhow::{anyhow, Result};
 use hetsim_kernel::{analyze, parse, Arg, Launch, Listing, Options};
 use hetsim_models::hierarchy::Hierarchy;
-use hetsim_models::occupancy::{self, limits_of, Limits};
+use hetsim_models::occupancy::{self, Limits};
 use hetsim_models::queueing::{lanes_of, Device, Kernel, Traffic};
 
 use crate::measurements::{KernelRun, Measurements};
@@ -19,7 +19,7 @@ pub fn device(m: &Measurements) -> Result<Device> {
         .props
         .get("compute_capability")
         .ok_or_else(|| anyhow!("{}: no compute_capability", m.dir.join("props.csv").display()))?;
-    let limits = limits_of(cc).ok_or_else(|| anyhow!("compute capability {cc} has no occupancy limits"))?;
+    let limits = m.occupancy_limits()?;
     let lanes = lanes_of(cc).ok_or_else(|| anyhow!("compute capability {cc} has no pipe table"))?;
     let memory_clock_hz = m.prop("mem_clock_khz_max")? * 1e3;
     let (sms, sm_clock_mhz) = (m.prop("sms")?, m.prop("sm_clock_khz_max")? / 1e3);

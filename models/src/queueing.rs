@@ -429,15 +429,18 @@ fn warp_throughput(warps: f64, latency_bound: f64, stations: &[Station]) -> f64 
     x
 }
 
-fn resident_blocks(d: &Device, k: &Kernel, warps_per_block: f64) -> f64 {
+/// The blocks of `k` resident on one SM with `limits` (the kernel's `occupancy` where it
+/// states one, else the occupancy calculator's): the model's rule, which a calibration that
+/// counts a launch's rounds of resident warps takes too (hetsim_lab's latency fit).
+pub fn resident_blocks(limits: &'static occupancy::Limits, k: &Kernel, warps_per_block: f64) -> f64 {
     match k.occupancy {
         Some(warps) => (warps / warps_per_block).max(1.0),
         None => {
-            let threads = k.block_size.min(f64::from(d.limits.max_threads_per_block)) as u32;
+            let threads = k.block_size.min(f64::from(limits.max_threads_per_block)) as u32;
             let out = occupancy::evaluate(&occupancy::Input {
-                limits: d.limits,
+                limits,
                 threads_per_block: threads,
-                registers_per_thread: k.registers_per_thread.clamp(1, d.limits.max_registers_per_thread),
+                registers_per_thread: k.registers_per_thread.clamp(1, limits.max_registers_per_thread),
                 shared_memory_per_block: k.shared_memory_per_block,
             });
             f64::from(out.active_blocks_per_sm)
@@ -482,7 +485,7 @@ pub fn evaluate(input: &Input) -> Output {
     let warps_per_block = (k.block_size / d.warp_size).ceil();
     let warps_launched = k.grid_size * warps_per_block;
     let active_sms = d.sms.min(k.grid_size);
-    let active_blocks_per_sm = resident_blocks(d, k, warps_per_block);
+    let active_blocks_per_sm = resident_blocks(d.limits, k, warps_per_block);
     let blocks_of_busiest_sm = (k.grid_size / active_sms).ceil();
     let full_waves = (blocks_of_busiest_sm / active_blocks_per_sm).floor();
     let tail_blocks = blocks_of_busiest_sm - full_waves * active_blocks_per_sm;

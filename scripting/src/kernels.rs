@@ -54,12 +54,17 @@ impl LoadedKernel {
     }
 
     /// The analysis options a call asks for.
-    fn options(&self, call: &Map) -> Result<Options, String> {
-        let mut options = Options {
+    /// The options every analysis of this kernel starts from: its function and architecture.
+    fn base_options(&self) -> Options {
+        Options {
             kernel: self.spec.function.clone(),
             arch: self.arch,
             ..Options::default()
-        };
+        }
+    }
+
+    fn options(&self, call: &Map) -> Result<Options, String> {
+        let mut options = self.base_options();
         if let Some(trips) = call.get("trips") {
             let trips = trips
                 .clone()
@@ -279,11 +284,9 @@ impl KernelLibrary {
         let name = &emulated.kernel;
         let kernel = &self.kernels[name];
         let options = Options {
-            kernel: kernel.spec.function.clone(),
-            arch: kernel.arch,
             launch: Some(emulated.launch.clone()),
             calibrated: Some(figures),
-            ..Options::default()
+            ..kernel.base_options()
         };
         let report = analyze(&kernel.listing, &options).map_err(|e| format!("kernel `{name}`: {e}"))?;
         report
