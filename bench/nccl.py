@@ -7,13 +7,14 @@ a measurement file has the same collective, GPU count and size.
     python3 bench/nccl.py [--system examples/clusters/hgx-h100.toml] [--gpus 8] [--boards 1]
         [--collectives all_reduce,all_gather] [--min 8] [--max 17179869184]
         [--measured ../shared/measurements/nccl/h100-8gpu-all_reduce.csv ...]
-        [--algorithm nvls --protocol Simple]
+        [--algorithm nvls --protocol Simple] [--collnet]
 
 busbw is nccl-tests' (src/*.cu, `getBw`): algbw x 2(n-1)/n for all_reduce, x (n-1)/n for
 all_gather, reduce_scatter and alltoall. The MAPE lines are split at 1 MiB as the targets of
 issue 48 are. With --boards B (a cluster file such as examples/clusters/h100-ib.toml), the
 run variable `boards` is B, the GPUs 8 B unless --gpus says otherwise, and measured rows are
-those of B nodes.
+those of B nodes. --collnet runs a copy of the system file with `collnet = true` (NCCL's
+CollNet enabled, docs/SIMULATION.md) from a temporary file beside it.
 """
 
 import argparse
@@ -22,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 APP_NAMES = {
@@ -83,12 +85,32 @@ def main():
     p.add_argument("--measured", nargs="*", default=[
         os.path.join(ROOT, "../shared/measurements/nccl/h100-8gpu-all_reduce.csv")])
     p.add_argument("--hetsim", default=os.path.join(ROOT, "target/release/hetsim"))
+    p.add_argument("--collnet", action="store_true", help="enable NCCL's CollNet (SHARP)")
     args = p.parse_args()
+    args.shown = os.path.relpath(args.system, ROOT) + (" with collnet = true" if args.collnet else "")
+    if args.collnet:
+        # Beside the original, so that paths the file names relative to itself still resolve.
+        with open(args.system) as f:
+            text = f.read()
+        copy = tempfile.NamedTemporaryFile(
+            "w", suffix=".toml", dir=os.path.dirname(os.path.abspath(args.system)), delete=False)
+        with copy:
+            copy.write("collnet = true\n" + text)
+        args.system = copy.name
+        try:
+            run(args)
+        finally:
+            os.unlink(copy.name)
+        return
+    run(args)
+
+
+def run(args):
     args.gpus = args.gpus or 8 * args.boards
     reference = measured([m for m in args.measured if os.path.exists(m)])
     for collective in args.collectives.split(","):
         times = simulate(args, collective)
-        print(f"\n# {collective}, {args.gpus} GPUs, {os.path.relpath(args.system, ROOT)}")
+        print(f"\n# {collective}, {args.gpus} GPUs, {args.shown}")
         print(f"{'size (B)':>14} {'time (us)':>11} {'algbw (GB/s)':>13} {'busbw (GB/s)':>13}"
               f" {'measured (us)':>14} {'error':>8}")
         errors = {"small": [], "large": []}

@@ -7,8 +7,11 @@
 //!
 //! Only the facts are taken over (the tables' numbers and the formulas' shape); the simulator
 //! does not use these times, it runs the chosen algorithm as messages (see
-//! `hetsim_simulator::collectives`). Left out: CollNet (SHARP over InfiniBand) and PAT (one
-//! GPU per node), which NCCL enables only where the fabric has them; the tree "correction
+//! `hetsim_simulator::collectives`). CollNet Direct (SHARP: the InfiniBand switches reduce)
+//! is in where NCCL would run it: several nodes, each an NVSwitch island, and CollNet
+//! enabled (the SHARP plugin and `NCCL_COLLNET_ENABLE=1`, a system file's `collnet = true`).
+//! Left out: CollNet Chain (systems without NVSwitch), NVLS across nodes (it needs CollNet
+//! too) and PAT (one GPU per node). The tree "correction
 //! factors" of medium sizes and the ring "plateau" factor are in. NVLS-Tree (NVLS inside each
 //! node, a double binary tree between nodes) is in as NCCL 2.28's tuning.cc writes it
 //! (`perChMaxNVLSTreeBws`, the 2-node factor of its network bandwidth, 20.9 µs per network
@@ -24,11 +27,21 @@ pub enum Algo {
     Nvls,
     /// NVLS inside each node and a double binary tree between nodes (all-reduce, 2+ nodes).
     NvlsTree,
+    /// CollNet Direct (all-reduce, 2+ nodes): every GPU of a node heads a share of the value,
+    /// gathered to it over NVLink and reduced across nodes by the network's switches (SHARP).
+    CollNetDirect,
 }
 
 impl Algo {
-    /// In NCCL's order (`NCCL_ALGO_TREE`, `_RING`, `_NVLS`, `_NVLS_TREE`), which breaks ties.
-    pub const ALL: [Algo; 4] = [Algo::Tree, Algo::Ring, Algo::Nvls, Algo::NvlsTree];
+    /// In NCCL's order (`NCCL_ALGO_TREE`, `_RING`, `_COLLNET_DIRECT`, `_NVLS`, `_NVLS_TREE`),
+    /// which breaks ties.
+    pub const ALL: [Algo; 5] = [
+        Algo::Tree,
+        Algo::Ring,
+        Algo::CollNetDirect,
+        Algo::Nvls,
+        Algo::NvlsTree,
+    ];
 }
 
 /// NCCL's protocols: LL (8-byte lines of 4 data bytes and a 4-byte flag), LL128 (128-byte
@@ -97,20 +110,28 @@ impl Hw {
     /// NCCL's per-step latency of `algo` and `proto` over this kind of link [µs]
     /// (`hwLatencies` of `ncclTunerConstantsDefaults`).
     pub fn latency_us(self, algo: Algo, proto: Proto) -> f64 {
-        let table: [[f64; 3]; 4] = match self {
-            // Tree, Ring, NVLS, NVLS-Tree; columns LL, LL128, Simple.
+        let table: [[f64; 3]; 5] = match self {
+            // Tree, Ring, NVLS, NVLS-Tree, CollNet Direct; columns LL, LL128, Simple.
             Hw::NvLink => [
                 [0.6, 1.25, 4.0],
                 [0.6, 1.9, 3.4],
                 [0.0, 0.0, 25.0],
                 [0.0, 0.0, 25.0],
+                [0.0, 0.0, 3.7],
             ],
-            Hw::Pci => [[1.0, 1.9, 4.0], [1.0, 2.5, 5.7], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
+            Hw::Pci => [
+                [1.0, 1.9, 4.0],
+                [1.0, 2.5, 5.7],
+                [0.0, 0.0, 0.0],
+                [0.0, 0.0, 0.0],
+                [0.0, 0.0, 3.7],
+            ],
             Hw::Net => [
                 [5.0, 8.5, 14.0],
                 [2.7, 4.0, 14.0],
                 [0.0, 0.0, 18.0],
                 [0.0, 0.0, 20.9],
+                [0.0, 0.0, 31.0],
             ],
         };
         table[algo_index(algo)][proto.index()]
@@ -123,6 +144,7 @@ fn algo_index(algo: Algo) -> usize {
         Algo::Ring => 1,
         Algo::Nvls => 2,
         Algo::NvlsTree => 3,
+        Algo::CollNetDirect => 4,
     }
 }
 
@@ -132,7 +154,7 @@ pub fn base_latency_us(algo: Algo, proto: Proto) -> f64 {
     match algo {
         Algo::Tree => [6.8, 14.0, 8.4][proto.index()],
         Algo::Ring => [6.6, 14.0, 8.4][proto.index()],
-        Algo::Nvls | Algo::NvlsTree => 0.0,
+        Algo::Nvls | Algo::NvlsTree | Algo::CollNetDirect => 0.0,
     }
 }
 
@@ -157,11 +179,30 @@ const SM90_SPEEDS_INTRA: [f64; 11] = [60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 
 /// bandwidth 8 × 40 × 0.85 × 7/8 × 2 = 476 GB/s, the "480 GB/s" NCCL's maintainers quote; on
 /// 2 to 4 GPUs it is 60 GB/s a channel, below the ring, which NCCL then picks.
 fn nvls_channel_gbps(heads: f64, gpu_gbps: f64) -> f64 {
-    SM90_SPEEDS_INTRA
-        .into_iter()
-        .find(|speed| (heads + 1.0) * speed <= gpu_gbps)
-        .unwrap_or(SM90_SPEEDS_INTRA[SM90_SPEEDS_INTRA.len() - 1])
+    fastest_fitting(&SM90_SPEEDS_INTRA, gpu_gbps / (heads + 1.0))
 }
+
+/// The speeds NCCL's graph search tries for a channel across Hopper nodes, fastest first
+/// (`sm90SpeedArrayInter`, search.cc) [GB/s].
+const SM90_SPEEDS_INTER: [f64; 17] = [
+    48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12,
+];
+
+/// The fastest of `speeds` (fastest first) at most `limit`, else the slowest.
+fn fastest_fitting(speeds: &[f64], limit: f64) -> f64 {
+    speeds
+        .iter()
+        .copied()
+        .find(|&speed| speed <= limit)
+        .unwrap_or(speeds[speeds.len() - 1])
+}
+
+/// Most heads of a CollNet Direct node (`NCCL_MAX_DIRECT_ARITY` + 1, search.cc).
+const COLLNET_DIRECT_MAX_HEADS: f64 = 8.0;
+/// CollNet Direct's efficiency on Hopper and later (tuning.cc).
+const COLLNET_DIRECT_EFFICIENCY: f64 = 0.85;
+/// CollNet Direct's serialisation latency per local peer (tuning.cc's "arity" term) [µs].
+const COLLNET_DIRECT_ARITY_LATENCY: f64 = 0.4;
 
 /// NCCL's default NVLS chunk (`nvlsChunkSize`, 128 KiB).
 pub const NVLS_CHUNK: f64 = 131072.0;
@@ -184,6 +225,8 @@ pub struct Fabric {
     /// NVLS is possible inside each node: its ranks on one NVSwitch (or an NVLink fabric
     /// standing in for one). NCCL runs NVLS on one node, NVLS-Tree across several.
     pub nvls: bool,
+    /// CollNet is enabled and every NIC of the ranks reaches a switch that reduces (SHARP).
+    pub collnet: bool,
 }
 
 impl Fabric {
@@ -217,6 +260,15 @@ impl Fabric {
             }
             (_, Algo::NvlsTree) => {
                 proto == Proto::Simple && self.nvls && self.nodes > 1 && func == Func::AllReduce
+            }
+            // tuning.cc: CollNet needs CollNet enabled, Direct an NVSwitch in the node;
+            // all-gather and reduce-scatter need the plugin's own, which are not modelled.
+            (_, Algo::CollNetDirect) => {
+                proto == Proto::Simple
+                    && self.collnet
+                    && self.nvls
+                    && self.nodes > 1
+                    && func == Func::AllReduce
             }
             (Func::AllReduce, Algo::Tree) => true,
             (_, Algo::Tree) => false,
@@ -263,6 +315,17 @@ impl Fabric {
                 let cap = NVLS_TREE_MAX_PER_CHANNEL[usize::from(self.nodes > 2)];
                 heads * intra.min(inter).min(cap)
             }
+            Algo::CollNetDirect => {
+                // tuning.cc over the CollNet Direct graph: a channel per head (a GPU with its
+                // NIC, at most 8), each at the fastest inter-node speed its NIC carries; the
+                // GPU/NIC ratio's discount, and Hopper's efficiency.
+                let ppn = self.ppn();
+                let channels = ppn.min(COLLNET_DIRECT_MAX_HEADS);
+                let per = fastest_fitting(&SM90_SPEEDS_INTER, self.inter_gbps);
+                let mut factor = ppn / channels;
+                factor -= (factor - 1.0) / 2.0;
+                channels * per / factor * COLLNET_DIRECT_EFFICIENCY
+            }
             Algo::Ring | Algo::Tree => self.graph_gbps(),
         };
         // llMaxBws (one node: Hopper's; more: an Intel host's) and Hopper's per-channel caps,
@@ -289,7 +352,7 @@ impl Fabric {
         let ratio = match (algo, func) {
             (Algo::Nvls, Func::AllGather | Func::ReduceScatter) => 1.0,
             (Algo::Ring | Algo::Nvls | Algo::NvlsTree, _) => n / nsteps,
-            (Algo::Tree, _) => 0.5,
+            (Algo::Tree | Algo::CollNetDirect, _) => 0.5,
         };
         Some(bus * ratio)
     }
@@ -335,6 +398,10 @@ impl Fabric {
                 let levels = (self.nodes.max(1) as f64).log2().floor();
                 intra + 2.0 * levels * inter
             }
+            Algo::CollNetDirect => {
+                base + 2.0 * ((ppn - 1.0).min(1.0) * intra + (ppn - 1.0) * COLLNET_DIRECT_ARITY_LATENCY)
+                    + inter
+            }
         }
     }
 
@@ -358,7 +425,7 @@ impl Fabric {
     }
 
     /// The algorithm and protocol NCCL picks for `bytes` of `func` (nccl-tests' size): the
-    /// least [`Self::time_us`]; ties go to the earlier of tree, ring, NVLS, NVLS-Tree and LL,
+    /// least [`Self::time_us`]; ties go to the earlier of tree, ring, CollNet Direct, NVLS, NVLS-Tree and LL,
     /// LL128, Simple.
     pub fn pick(&self, func: Func, bytes: f64) -> Option<(Algo, Proto)> {
         let mut best: Option<(f64, Algo, Proto)> = None;
@@ -426,163 +493,4 @@ pub fn nvls_rounds(bytes: f64) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One DGX H100 board: 8 GPUs, NVLink 4 at 450 GB/s per direction to the NVSwitch.
-    fn dgx(ranks: usize) -> Fabric {
-        Fabric {
-            ranks,
-            nodes: 1,
-            intra: Hw::NvLink,
-            intra_gbps: 450.0,
-            inter_gbps: 50.0,
-            nvls: true,
-        }
-    }
-
-    #[test]
-    fn latencies_are_nccls_tables() {
-        // Ring LL all-reduce on 8 GPUs: base 6.6 + 14 steps x 0.6 us (tuning.cc).
-        let f = dgx(8);
-        assert!((f.latency_us(Func::AllReduce, Algo::Ring, Proto::Ll) - 15.0).abs() < 1e-9);
-        assert!((f.latency_us(Func::AllReduce, Algo::Nvls, Proto::Simple) - 25.0).abs() < 1e-9);
-        // Tree Simple: 8.4 + 2 x 7 x 4.0.
-        assert!((f.latency_us(Func::AllReduce, Algo::Tree, Proto::Simple) - 64.4).abs() < 1e-9);
-    }
-
-    #[test]
-    fn the_dgx_h100_picks_ring_ll_when_small_and_nvls_when_large() {
-        // What NCCL runs on a DGX H100 (the README of ../shared/measurements/nccl): LL for
-        // small all-reduces, NVLS for large ones; the switch lies near 1 MiB.
-        let f = dgx(8);
-        assert_eq!(f.pick(Func::AllReduce, 8.0), Some((Algo::Ring, Proto::Ll)));
-        assert_eq!(f.pick(Func::AllReduce, 262144.0), Some((Algo::Ring, Proto::Ll)));
-        assert_eq!(
-            f.pick(Func::AllReduce, 16.0 * 1048576.0),
-            Some((Algo::Nvls, Proto::Simple))
-        );
-        assert_eq!(f.pick(Func::AllReduce, 16e9), Some((Algo::Nvls, Proto::Simple)));
-        // Broadcast has only the ring; without NVLS large all-reduces go to ring Simple.
-        assert_eq!(f.pick(Func::Broadcast, 1e9).map(|p| p.0), Some(Algo::Ring));
-        let pcie = Fabric {
-            intra: Hw::Pci,
-            intra_gbps: 50.0,
-            nvls: false,
-            ..f
-        };
-        assert_eq!(pcie.pick(Func::AllReduce, 1e9), Some((Algo::Ring, Proto::Simple)));
-        assert_eq!(dgx(1).pick(Func::AllReduce, 1e6), None);
-    }
-
-    /// `nodes` DGX H100 boards, 8 ConnectX-7 400G each (50 GB/s per GPU).
-    fn cluster(nodes: usize) -> Fabric {
-        Fabric {
-            ranks: 8 * nodes,
-            nodes,
-            ..dgx(8)
-        }
-    }
-
-    #[test]
-    fn nvls_tree_is_nccls_across_boards() {
-        // tuning.cc (2.28): 8 heads x min(50 x 0.85 x 7/8 x 2, 50 x 2 on two nodes (else 50),
-        // 57.7 on two nodes (else 45.5)) bus bandwidth, x n / 2(n - 1) to algorithm bandwidth.
-        let two = cluster(2);
-        let bw = two
-            .bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Simple)
-            .unwrap();
-        assert!((bw - 8.0 * 57.7 * 16.0 / 30.0).abs() < 1e-9, "{bw}");
-        let eight = cluster(8);
-        let bw = eight
-            .bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Simple)
-            .unwrap();
-        assert!((bw - 8.0 * 45.5 * 64.0 / 126.0).abs() < 1e-9, "{bw}");
-        // Latency: 25 us (NVLink) + 2 log2(nodes) x 20.9 us (network).
-        let lat = eight.latency_us(Func::AllReduce, Algo::NvlsTree, Proto::Simple);
-        assert!((lat - (25.0 + 6.0 * 20.9)).abs() < 1e-9, "{lat}");
-        // Not on one node, not with LL, not for all-gather; NVLS itself only on one node.
-        assert_eq!(
-            dgx(8).bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Simple),
-            None
-        );
-        assert_eq!(two.bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Ll), None);
-        assert_eq!(
-            two.bandwidth(Func::AllGather, Algo::NvlsTree, Proto::Simple),
-            None
-        );
-        assert_eq!(two.bandwidth(Func::AllReduce, Algo::Nvls, Proto::Simple), None);
-        // What NCCL runs across H100 boards by default for large all-reduces (nccl-tests #309).
-        for nodes in [2, 4, 8] {
-            assert_eq!(
-                cluster(nodes).pick(Func::AllReduce, 1073741824.0),
-                Some((Algo::NvlsTree, Proto::Simple)),
-                "{nodes} nodes"
-            );
-        }
-    }
-
-    #[test]
-    fn nvls_bandwidth_follows_nccls_nvls_graph_and_loses_to_the_ring_on_few_gpus() {
-        // 370.8 GB/s of NVLink (450 x 20.6/25) over heads + 1 channel loads: 60 GB/s a
-        // channel up to 5 GPUs, 50 on 6, 40 on 7 and 8 (search.cc's sm90 speeds).
-        let bus = |n: usize| {
-            dgx(n)
-                .bandwidth(Func::AllReduce, Algo::Nvls, Proto::Simple)
-                .unwrap()
-                * 2.0
-                * (n as f64 - 1.0)
-                / n as f64
-        };
-        assert!(
-            (bus(8) - 8.0 * 40.0 * 0.85 * 7.0 / 8.0 * 2.0).abs() < 1e-9,
-            "{}",
-            bus(8)
-        );
-        assert!(
-            (bus(6) - 6.0 * 50.0 * 0.85 * 5.0 / 6.0 * 2.0).abs() < 1e-9,
-            "{}",
-            bus(6)
-        );
-        assert!(
-            (bus(2) - 2.0 * 60.0 * 0.85 * 0.5 * 2.0).abs() < 1e-9,
-            "{}",
-            bus(2)
-        );
-        // nccl #1455 (8 x H100 SXM): NVLS passes the ring from 5 GPUs on, not below.
-        for n in 2..=4 {
-            assert_eq!(
-                dgx(n).pick(Func::AllReduce, 4e9),
-                Some((Algo::Ring, Proto::Simple)),
-                "{n} GPUs"
-            );
-        }
-        for n in 5..=8 {
-            assert_eq!(
-                dgx(n).pick(Func::AllReduce, 4e9),
-                Some((Algo::Nvls, Proto::Simple)),
-                "{n} GPUs"
-            );
-        }
-    }
-
-    #[test]
-    fn nvls_chunks_shrink_for_small_calls() {
-        assert_eq!(nvls_chunk(16e9), 131072.0);
-        assert_eq!(nvls_chunk(16.0 * 1048576.0), 65536.0);
-        assert_eq!(nvls_chunk(4.0 * 1048576.0), 32768.0);
-        assert_eq!(nvls_chunk(512.0 * 1024.0), 16384.0);
-        // 16 GiB in rounds of 16 channels x 128 KiB.
-        assert_eq!(nvls_rounds(17179869184.0), 8192);
-        assert_eq!(nvls_rounds(8.0), 1);
-    }
-
-    #[test]
-    fn protocols_parse_and_weigh_their_flags() {
-        assert_eq!(Proto::parse("ll128"), Some(Proto::Ll128));
-        assert_eq!(Proto::parse("SIMPLE"), Some(Proto::Simple));
-        assert_eq!(Proto::parse("fast"), None);
-        assert_eq!(Proto::Ll.wire_factor(), 2.0);
-        assert!(Proto::Ll128.wire_factor() > 1.0 && Proto::Ll128.wire_factor() < 1.07);
-    }
-}
+mod tests;

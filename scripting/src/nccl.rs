@@ -6,10 +6,13 @@
 //! (`hetsim_models::nccl`) otherwise: `protocolLatencyLL`, `protocolLatencyLL128`,
 //! `protocolLatencySimple` [s per step], and `nvlsRoundLatency` [s] on the NVLink component.
 //! A link's kind is NVLink when its component's name says NVLink or NVSwitch, PCI when it says
-//! PCIe, the network otherwise.
+//! PCIe, the network otherwise. A network port reaches SHARP when its link's other end is a
+//! node whose component says `reduction = "SHARP"`; with the system's `collnet = true` the
+//! tuner then weighs CollNet Direct.
 
 use hetsim_models::catalog::ComponentKind;
 use hetsim_models::nccl::{self, Algo, Fabric, Func, Hw, Proto};
+use hetsim_models::params::Scalar;
 use hetsim_simulator::collectives::{Algorithm, Collective, Pipeline, Shape};
 use hetsim_system::{number_attribute, System};
 use rhai::Map;
@@ -49,6 +52,10 @@ pub struct Topology {
     port: Vec<f64>,
     /// Per node: the nodes joined to it by a PCIe link (a GPU's NIC, its host).
     attached: Vec<Vec<usize>>,
+    /// Per node: it has a network link to a switch that reduces (SHARP).
+    sharp: Vec<bool>,
+    /// NCCL's CollNet is enabled (the system's `collnet`).
+    collnet: bool,
     latency: Vec<[Option<f64>; 3]>,
     round_latency: Vec<Option<f64>>,
 }
@@ -82,6 +89,11 @@ impl Topology {
         let mut round_latency = Vec::new();
         let mut port = vec![0.0_f64; nodes];
         let mut attached = vec![Vec::new(); nodes];
+        let reduces = |node: usize| {
+            system.nodes[node].component.attributes.get("reduction")
+                == Some(&Scalar::Text("SHARP".to_owned()))
+        };
+        let mut sharp = vec![false; nodes];
         for (index, (link, [a, b])) in system.links.iter().enumerate() {
             let hw = kind_of(&link.component.name);
             let rate = number_attribute(&link.component, "bandwidth").unwrap_or(0.0);
@@ -101,6 +113,8 @@ impl Topology {
                 for end in [*a, *b] {
                     port[end] = port[end].max(rate);
                 }
+                sharp[*a] |= reduces(*b);
+                sharp[*b] |= reduces(*a);
             }
             if hw == Hw::Pci {
                 attached[*a].push(*b);
@@ -127,6 +141,8 @@ impl Topology {
             network,
             port,
             attached,
+            sharp,
+            collnet: system.collnet,
             latency,
             round_latency,
         }
@@ -141,8 +157,7 @@ impl Topology {
     }
 
     /// The network bandwidth of the least-connected island of `nodes` [B/s]: the ports of the
-    /// NICs of its members (a network port on a member, or on a node attached to one by
-    /// PCIe), each NIC counted once; 0 where an island has none.
+    /// NICs of its members, each NIC counted once; 0 where an island has none.
     fn node_network(&self, nodes: &[usize]) -> f64 {
         let groups = self.groups(nodes);
         let mut islands = groups.clone();
@@ -151,21 +166,32 @@ impl Topology {
         islands
             .iter()
             .map(|island| {
-                let mut nics: Vec<usize> = nodes
-                    .iter()
-                    .zip(&groups)
-                    .filter(|(_, g)| *g == island)
-                    .flat_map(|(&n, _)| {
-                        let attached = self.attached.get(n).map_or(&[][..], Vec::as_slice);
-                        std::iter::once(n).chain(attached.iter().copied())
-                    })
-                    .filter(|&x| self.port.get(x).is_some_and(|&p| p > 0.0))
-                    .collect();
-                nics.sort_unstable();
-                nics.dedup();
+                let members = nodes.iter().zip(&groups).filter(|(_, g)| *g == island);
+                let nics = self.nics(members.map(|(&n, _)| n));
                 nics.iter().map(|&x| self.port[x]).sum::<f64>()
             })
             .fold(f64::INFINITY, f64::min)
+    }
+
+    /// The NICs of `members`: a network port on a member, or on a node attached to one by
+    /// PCIe; each once.
+    fn nics(&self, members: impl Iterator<Item = usize>) -> Vec<usize> {
+        let mut nics: Vec<usize> = members
+            .flat_map(|n| {
+                let attached = self.attached.get(n).map_or(&[][..], Vec::as_slice);
+                std::iter::once(n).chain(attached.iter().copied())
+            })
+            .filter(|&x| self.port.get(x).is_some_and(|&p| p > 0.0))
+            .collect();
+        nics.sort_unstable();
+        nics.dedup();
+        nics
+    }
+
+    /// NCCL may run CollNet over `nodes`: enabled, and every NIC of them reaches SHARP.
+    fn collnet(&self, nodes: &[usize]) -> bool {
+        let nics = self.nics(nodes.iter().copied());
+        self.collnet && !nics.is_empty() && nics.iter().all(|&x| self.sharp[x])
     }
 
     /// The fabric of members on `nodes` (one per member), as NCCL's tuner sees it.
@@ -199,6 +225,7 @@ impl Topology {
             // Each island is one NVSwitch (or an NVLink fabric standing in for one): NVLS on
             // one island, NVLS-Tree across several.
             nvls: all_gpus && intra == Hw::NvLink,
+            collnet: self.collnet(nodes),
         };
         (fabric, link.map(|l| l.2))
     }
@@ -253,10 +280,15 @@ pub fn pipeline(
             .map(|(_, a, p)| (a, p))
             .ok_or_else(|| {
                 format!(
-                    "NCCL does not run {collective} as {} here ({} GPUs on {} NVLink island(s))",
+                    "NCCL does not run {collective} as {} here ({} GPUs on {} NVLink island(s)){}",
                     describe(asked),
                     fabric.ranks,
-                    fabric.nodes
+                    fabric.nodes,
+                    if asked.algo == Some(Algo::CollNetDirect) {
+                        COLLNET_NEEDS
+                    } else {
+                        ""
+                    }
                 )
             })?,
         // All-to-all and the collectives NCCL lacks: point to point, Simple.
@@ -301,6 +333,17 @@ pub fn pipeline(
                 NVLS_TREE_STAGES
             },
         },
+        // tuning.cc's whole latency up front; the stages pay none of their own.
+        Algo::CollNetDirect => Pipeline {
+            shape: Shape::CollNetDirect,
+            wire: proto.wire_factor() / efficiency,
+            wire_net: proto.wire_factor(),
+            base_delay: fabric.latency_us(Func::AllReduce, algo, proto) * 1e-6,
+            step_delay: 0.0,
+            step_delay_net: 0.0,
+            chunk: chunk_bytes(proto) * nccl::CHANNELS as f64,
+            max_chunks: MAX_CHUNKS,
+        },
         Algo::Ring | Algo::Tree => Pipeline {
             shape: if algo == Algo::Tree {
                 Shape::Tree
@@ -321,6 +364,9 @@ pub fn pipeline(
     Ok((pipeline, algo, proto))
 }
 
+/// What CollNet Direct needs, for the error that refuses it.
+const COLLNET_NEEDS: &str = "; CollNet Direct needs the system's `collnet = true`, every GPU's NIC on a switch whose component says `reduction = \"SHARP\"`, each node an NVSwitch island and 2 or more of them, and runs all-reduce with Simple only";
+
 fn describe(asked: Asked) -> String {
     format!(
         "{}/{}",
@@ -336,6 +382,7 @@ pub fn name(algo: Algo) -> &'static str {
         Algo::Ring => "ring",
         Algo::Nvls => "nvls",
         Algo::NvlsTree => "nvlstree",
+        Algo::CollNetDirect => "collnetdirect",
     }
 }
 
@@ -394,6 +441,7 @@ pub fn choice(
         "tree" => Some(Algo::Tree),
         "nvls" => Some(Algo::Nvls),
         "nvlstree" | "nvls_tree" | "nvls-tree" => Some(Algo::NvlsTree),
+        "collnetdirect" | "collnet_direct" | "collnet-direct" | "collnet" => Some(Algo::CollNetDirect),
         "ring" if protocol.is_some() => Some(Algo::Ring),
         _ => match Algorithm::parse(&name) {
             Some(Algorithm::Nccl) => None,
@@ -401,7 +449,7 @@ pub fn choice(
             Some(_) => return Err(format!("{call}: algorithm `{name}` takes no protocol")),
             None => {
                 return Err(format!(
-                    "{call}: algorithm `{name}` is not flat, binomial, ring, tree, nvls, nvlstree or nccl"
+                    "{call}: algorithm `{name}` is not flat, binomial, ring, tree, nvls, nvlstree, collnetdirect or nccl"
                 ))
             }
         },

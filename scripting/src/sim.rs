@@ -254,7 +254,7 @@ impl Sim {
 
     /// Runs this process's part of `collective`; options: `label` (default: own label;
     /// "all" for every process), `root` (rank, default 0), `algorithm` (flat, binomial, ring,
-    /// tree, nvls, nvlstree or nccl: the run's default, NCCL's pick) and `protocol` (LL,
+    /// tree, nvls, nvlstree, collnetdirect or nccl: the run's default, NCCL's pick) and `protocol` (LL,
     /// LL128, Simple). `ring` without a protocol is the plain ring of message steps (no
     /// protocol costs); with one, and `tree`, `nvls`, `nvlstree` and `nccl`, the call runs as
     /// NCCL would ([`crate::nccl`]). A call is planned once per process and reused while it

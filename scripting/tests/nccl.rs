@@ -131,6 +131,7 @@ fn the_default_is_nccls_pick_and_bad_choices_are_refused() {
         intra_gbps: 1.0,
         inter_gbps: 50.0,
         nvls: true,
+        collnet: false,
     };
     assert_eq!(
         fabric.pick(nccl::Func::AllReduce, 8.0),
@@ -154,6 +155,10 @@ fn the_default_is_nccls_pick_and_bad_choices_are_refused() {
 /// a PCIe link of 100 GB/s to its own NIC; every NIC's port (`BANDWIDTH` per direction) goes to
 /// one network switch. Nothing has a startup or a latency.
 fn two_boards(g: usize) -> hetsim_system::System {
+    system_from(&two_boards_toml(g), "two-boards.toml")
+}
+
+fn two_boards_toml(g: usize) -> String {
     let mut toml = format!(
         r#"
         [[component]]
@@ -189,7 +194,7 @@ fn two_boards(g: usize) -> hetsim_system::System {
             );
         }
     }
-    system_from(&toml, "two-boards.toml")
+    toml
 }
 
 #[test]
@@ -224,17 +229,71 @@ fn ring_all_reduce_across_two_boards_runs_at_all_their_nics() {
 
 /// The overall time of one `call` on [`two_boards`]`(g)`.
 fn on_two_boards(g: usize, call: &str) -> f64 {
-    let gpus = labels(&[("GPU", 2 * g as u64)]);
+    on(&two_boards(g), 2 * g, call).unwrap_or_else(|e| panic!("{call}: {e}"))
+}
+
+fn on(system: &hetsim_system::System, gpus: usize, call: &str) -> Result<f64, String> {
+    let gpus = labels(&[("GPU", gpus as u64)]);
     run(
         call,
         "app.rhai",
-        &two_boards(g),
+        system,
         &gpus,
         &Default::default(),
         &RunOptions::default(),
     )
     .map(|r| r.results.overall_time)
-    .unwrap_or_else(|e| panic!("{call}: {e}"))
+    .map_err(|e| e.to_string())
+}
+
+/// [`two_boards`] whose network switch reduces (SHARP), with NCCL's CollNet enabled or not.
+fn two_boards_sharp(g: usize, collnet: bool) -> hetsim_system::System {
+    let toml = two_boards_toml(g).replace(
+        "id = \"net\"\n        component = \"Switch test\"",
+        "id = \"net\"\n        component = \"SHARP test\"",
+    );
+    let sharp = "[[component]]\nname = \"SHARP test\"\nkind = \"SWITCH\"\nattributes = { latency = 0.0, reduction = \"SHARP\" }\n";
+    system_from(
+        &format!("collnet = {collnet}\n{sharp}{toml}"),
+        "two-boards-sharp.toml",
+    )
+}
+
+#[test]
+fn collnet_direct_all_reduce_moves_each_gpus_share_once_each_way_over_its_nic() {
+    // CollNet Direct: each GPU heads 1/g of the value; its NIC carries that share up to the
+    // switch once and the reduced share down once (SHARP reduces in the switch), B / (g · b)
+    // per NIC; the scatter and gather over NVLink (at 100 b) run beside it in a pipeline of
+    // 64 chunks. Plus NCCL's CollNet Direct latency: 2 (3.7 µs NVLink + (g − 1) × 0.4 µs)
+    // + 31 µs network (tuning.cc).
+    let (g, bytes) = (4, 1e9);
+    let system = two_boards_sharp(g, true);
+    let t = on(
+        &system,
+        2 * g,
+        "sim.allreduce(1e9, #{ algorithm: \"collnetdirect\" });",
+    )
+    .unwrap();
+    let latency = (2.0 * (3.7 + (g - 1) as f64 * 0.4) + 31.0) * 1e-6;
+    let expected = latency + bytes / (g as f64 * BANDWIDTH);
+    assert!(t > expected && t < expected * 1.02, "{t} vs {expected}");
+    // Without CollNet enabled, or without a switch that reduces, NCCL has no CollNet: refused,
+    // saying what it needs.
+    for system in [two_boards_sharp(g, false), two_boards(g)] {
+        let error = on(
+            &system,
+            2 * g,
+            "sim.allreduce(1e9, #{ algorithm: \"collnetdirect\" });",
+        )
+        .unwrap_err();
+        assert!(
+            error.contains("collnet = true") && error.contains("SHARP"),
+            "{error}"
+        );
+    }
+    // On one board neither.
+    let error = on(&system, g, "sim.allreduce(1e9, #{ algorithm: \"collnet\" });").unwrap_err();
+    assert!(error.contains("collnetdirect"), "{error}");
 }
 
 #[test]

@@ -130,6 +130,8 @@ pub struct System {
     /// them though its app reads none of them.
     pub variables: Vec<String>,
     pub routing: RoutingSpec,
+    /// NCCL's CollNet enabled ([`SystemFile::collnet`]).
+    pub collnet: bool,
     pub nodes: Vec<Resolved<NodeSpec>>,
     pub links: Vec<(Resolved<LinkSpec>, [usize; 2])>,
     /// The routes fixed by hand, each as its path of nodes from its first to its last.
@@ -352,6 +354,7 @@ impl SystemFile {
             name: self.name,
             variables: read_variables,
             routing: self.routing,
+            collnet: self.collnet,
             nodes,
             links,
             routes,

@@ -41,6 +41,11 @@ pub struct SystemFile {
     /// fat-tree).
     #[serde(default, skip_serializing_if = "RoutingSpec::is_default")]
     pub routing: RoutingSpec,
+    /// Whether NCCL runs with CollNet (the SHARP plugin and `NCCL_COLLNET_ENABLE=1`): its
+    /// tuner may then pick CollNet Direct where the GPUs' NICs reach switches whose component
+    /// says `reduction = "SHARP"`, and calls may force it (default false, NCCL's default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub collnet: bool,
     /// Routes fixed by hand: they take precedence over `routing` for their pairs of nodes.
     #[serde(default, rename = "route", skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<RouteSpec>,

@@ -30,6 +30,7 @@ use std::fmt;
 
 use crate::Pid;
 
+mod collnet;
 pub mod nccl;
 pub mod rails;
 pub mod trees;

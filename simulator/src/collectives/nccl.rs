@@ -16,6 +16,9 @@
 //!   Across nodes it is NCCL's tree graph instead: per channel a chain inside each node and
 //!   the double binary tree between the chains' heads, one channel per rail
 //!   ([`super::trees`]).
+//! - **CollNet Direct** (all-reduce across nodes whose NICs reach SHARP switches): every GPU
+//!   heads a share, gathered to it over NVLink and reduced across nodes by the switches
+//!   ([`super::collnet`]); on one node, the ring.
 //! - **NVLS-Tree** (all-reduce across nodes): NVLS inside each node and, per rail, the double
 //!   binary tree between the nodes for each GPU's shard ([`super::trees`]); on one node, NVLS.
 //! - **NVLS** (all-reduce, all-gather, reduce-scatter on an NVSwitch): the switch reduces and
@@ -30,7 +33,7 @@
 //! NCCL's copies reach); the plan starts with the protocol's base latency.
 
 use super::trees::{self, double_tree};
-use super::{rails, Step};
+use super::{collnet, rails, Step};
 use crate::Pid;
 
 /// Which of NCCL's algorithms a plan runs.
@@ -41,6 +44,8 @@ pub enum Shape {
     Nvls,
     /// NVLS inside each node, a double binary tree between nodes ([`super::trees`]).
     NvlsTree,
+    /// Heads per share inside each node, SHARP between nodes ([`super::collnet`]).
+    CollNetDirect,
 }
 
 /// What a protocol costs, and how a call is cut.
@@ -129,6 +134,9 @@ pub fn plan_nccl(
         (C::Allreduce, Shape::NvlsTree) => trees::nvls_tree(members, groups, me, &costs, bytes)
             .unwrap_or_else(|| shift(bytes * (1.0 + 1.0 / n as f64))),
         (C::Allreduce, Shape::Nvls) => shift(bytes * (1.0 + 1.0 / n as f64)),
+        (C::Allreduce, Shape::CollNetDirect) => {
+            collnet::collnet_direct(members, groups, me, &costs, bytes).unwrap_or_else(|| ring(2 * (n - 1)))
+        }
         (C::Allgather | C::ReduceScatter, Shape::Nvls) => shift(bytes * (n - 1) as f64 / n as f64),
         (C::Allreduce, Shape::Tree) => trees::chain_tree(members, groups, me, &costs, bytes)
             .unwrap_or_else(|| tree(members, me, pipeline, bytes)),
