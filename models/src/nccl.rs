@@ -10,8 +10,9 @@
 //! `hetsim_simulator::collectives`). CollNet Direct (SHARP: the InfiniBand switches reduce)
 //! is in where NCCL would run it: several nodes, each an NVSwitch island, and CollNet
 //! enabled (the SHARP plugin and `NCCL_COLLNET_ENABLE=1`, a system file's `collnet = true`).
-//! Left out: CollNet Chain (systems without NVSwitch), NVLS across nodes (it needs CollNet
-//! too) and PAT (one GPU per node). The tree "correction
+//! So is NVLS across nodes (NVLS inside each node, SHARP between them), which NCCL also runs
+//! only with CollNet. Left out: CollNet Chain (systems without NVSwitch) and PAT (one GPU per
+//! node). The tree "correction
 //! factors" of medium sizes and the ring "plateau" factor are in. NVLS-Tree (NVLS inside each
 //! node, a double binary tree between nodes) is in as NCCL 2.28's tuning.cc writes it
 //! (`perChMaxNVLSTreeBws`, the 2-node factor of its network bandwidth, 20.9 µs per network
@@ -252,11 +253,16 @@ impl Fabric {
     /// Whether NCCL would run `algo` with `proto` for `func` here.
     pub fn supports(&self, func: Func, algo: Algo, proto: Proto) -> bool {
         match (func, algo) {
+            // Across nodes NVLS reduces over the network's switches too (SHARP): tuning.cc
+            // enables it only with CollNet, and all-gather and reduce-scatter there only with
+            // the plugin's own, which are not modelled.
             (_, Algo::Nvls) => {
                 proto == Proto::Simple
                     && self.nvls
-                    && self.nodes == 1
-                    && matches!(func, Func::AllReduce | Func::AllGather | Func::ReduceScatter)
+                    && match self.nodes {
+                        1 => matches!(func, Func::AllReduce | Func::AllGather | Func::ReduceScatter),
+                        _ => self.collnet && func == Func::AllReduce,
+                    }
             }
             (_, Algo::NvlsTree) => {
                 proto == Proto::Simple && self.nvls && self.nodes > 1 && func == Func::AllReduce
@@ -291,6 +297,16 @@ impl Fabric {
             Func::Broadcast | Func::Reduce => n,
         };
         let mut bus = match algo {
+            Algo::Nvls if !single => {
+                // tuning.cc over the NVLS graph across nodes: a channel per head (a GPU with
+                // its NIC), searched at the inter-node speeds (48 GB/s on a 400G NIC, inside the
+                // node as between nodes), each the least of its NVLS share inside the node
+                // (two operations pipelined) and its NIC.
+                let heads = self.ppn();
+                let per = fastest_fitting(&SM90_SPEEDS_INTER, self.inter_gbps);
+                let intra = per * NVLS_EFFICIENCY * (heads - 1.0) / heads * 2.0;
+                heads * intra.min(per)
+            }
             Algo::Nvls => {
                 // tuning.cc over the NVLS graph: a channel per head (every GPU of the node).
                 let heads = self.ppn();
@@ -393,6 +409,7 @@ impl Fabric {
                 let levels = (self.nodes.max(1) as f64).log2().floor();
                 base + 2.0 * ((ppn - 1.0) * intra + levels * inter)
             }
+            Algo::Nvls if self.nodes > 1 => intra + inter,
             Algo::Nvls => intra,
             Algo::NvlsTree => {
                 let levels = (self.nodes.max(1) as f64).log2().floor();

@@ -26,8 +26,9 @@ pub const NVLS_ROUND_LATENCY: f64 = 2.55e-6;
 
 /// Most chunks a chain or tree call is cut into.
 const MAX_CHUNKS: usize = 64;
-/// Most stages an NVLS-Tree call is simulated in (each then stands for several NVLS rounds
-/// and pays their latency): a plan's size, not a fitted constant.
+/// Most stages an NVLS call across nodes (NVLS-Tree, NVLS with SHARP) is simulated in (each
+/// then stands for several NVLS rounds and pays their latency): a plan's size, not a fitted
+/// constant.
 const NVLS_TREE_STAGES: usize = 256;
 /// NCCL's step buffer per protocol divided into `NCCL_STEPS` = 8 slots (LL 256 KiB, LL128
 /// 4.5 MiB, Simple 4 MiB; a chunk is one slot, LL's half of it is data).
@@ -313,21 +314,17 @@ pub fn pipeline(
             },
             wire: 1.0,
             wire_net: 1.0,
-            // NVLS: the NVLink latency; NVLS-Tree: tuning.cc's whole latency, the NVLink's and
-            // the network's per level of the tree between nodes, up and down.
-            base_delay: if algo == Algo::Nvls {
-                fabric.intra.latency_us(algo, proto) * 1e-6
-            } else {
-                fabric.latency_us(Func::AllReduce, algo, proto) * 1e-6
-            },
+            // tuning.cc's whole latency: on one node the NVLink's; across nodes also the
+            // network's (NVLS-Tree: per level of the tree between nodes, up and down).
+            base_delay: fabric.latency_us(Func::AllReduce, algo, proto) * 1e-6,
             step_delay: link
                 .and_then(|l| topology.round_latency.get(l).copied().flatten())
                 .unwrap_or(NVLS_ROUND_LATENCY),
             step_delay_net: 0.0,
             chunk: nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes),
-            // NVLS-Tree's stages (see hetsim_simulator::collectives::trees); NVLS's rounds are
-            // all simulated.
-            max_chunks: if algo == Algo::Nvls {
+            // Across nodes, stages (see hetsim_simulator::collectives::trees and ::collnet);
+            // NVLS's rounds on one node are all simulated.
+            max_chunks: if fabric.nodes == 1 {
                 usize::MAX
             } else {
                 NVLS_TREE_STAGES

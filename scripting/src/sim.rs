@@ -5,11 +5,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use hetsim_models::params::closest;
 use hetsim_simulator::collectives::{Algorithm, Collective, Step};
-use hetsim_simulator::{
-    finite_non_negative, Direction, Handle, HostMemory, Message, Placement, Request, Resume, Source, SpanKind,
-};
+use hetsim_simulator::{Handle, Message, Placement, Request, Resume, Source, SpanKind};
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
 use crate::activities::Activities;
@@ -19,6 +16,9 @@ use crate::nccl::{self, Topology};
 use crate::process::{Channel, SharedLog};
 
 type Fallible<T> = Result<T, Box<EvalAltResult>>;
+
+mod arguments;
+use arguments::{argument, checked, direction, int, number, text, SendOptions};
 
 /// What every process's `sim` reaches: the placement, the models and the log.
 pub struct RunContext {
@@ -104,41 +104,6 @@ pub struct Sim {
     /// than behind a shared pointer (an allocation of about 80 bytes for each of a run's
     /// processes, issue 46); a copy of `sim` a script makes starts from a copy of them.
     pub plans: Plans,
-}
-
-fn number(value: &Dynamic, what: &str) -> Fallible<f64> {
-    argument(value, what, "")
-}
-
-/// `number` of argument `arg` of `call`: the error's text is built only when it is one (every
-/// message goes through here).
-fn argument(value: &Dynamic, call: &str, arg: &str) -> Fallible<f64> {
-    let number = if value.is_float() {
-        value.as_float().ok()
-    } else {
-        int(value).map(|i| i as f64)
-    };
-    number.ok_or_else(|| format!("{call}{arg}: expected a number, got {}", value.type_name()).into())
-}
-
-/// `value` where it is an integer. Asked first, because Rhai's `as_int` and `as_float` name
-/// the other type on failure, and naming a type was 3 % of a ping-pong's instructions.
-fn int(value: &Dynamic) -> Option<i64> {
-    value.is_int().then(|| value.as_int().ok()).flatten()
-}
-
-/// `value` where the engine will take it (finite, >= 0), checked here so that the error is
-/// the script's, at its line: an input such as `numElements = -4e8` shows where it went wrong.
-fn checked(value: f64, what: &str) -> Fallible<f64> {
-    finite_non_negative(value, what).map_err(Into::into)
-}
-
-fn text(value: &Dynamic, what: &str) -> Fallible<String> {
-    value
-        .clone()
-        .try_cast::<rhai::ImmutableString>()
-        .map(|s| s.to_string())
-        .ok_or_else(|| format!("{what}: expected a string, got {}", value.type_name()).into())
 }
 
 impl Sim {
@@ -358,48 +323,6 @@ impl Sim {
             self.wait_all(pending, "sim.collective")?;
         }
         Ok(())
-    }
-}
-
-/// How a message travels: `sim.send`'s direction and options.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct SendOptions {
-    /// `None`: from the endpoints' kinds.
-    direction: Option<Direction>,
-    host_memory: HostMemory,
-}
-
-fn direction(value: &Dynamic, what: &str) -> Fallible<Direction> {
-    let name = text(value, what)?;
-    Direction::parse(&name).ok_or_else(|| {
-        format!("{what}: `{name}` is not HostToDevice, DeviceToHost, DeviceToDevice or HostToHost").into()
-    })
-}
-
-impl SendOptions {
-    /// `sim.send`'s options map: `direction` (as the third argument) and `hostMemory`
-    /// (`"pageable"`, the default, or `"pinned"`).
-    fn read(mut self, options: &Map) -> Fallible<Self> {
-        for (key, value) in options {
-            match key.as_str() {
-                "direction" => self.direction = Some(direction(value, "sim.send: option `direction`")?),
-                "hostMemory" => {
-                    let name = text(value, "sim.send: option `hostMemory`")?;
-                    self.host_memory = HostMemory::parse(&name).ok_or_else(|| {
-                        format!("sim.send: option `hostMemory`: `{name}` is not pageable or pinned")
-                    })?;
-                }
-                other => {
-                    let hint = closest(other, ["direction", "hostMemory"])
-                        .map(|h| format!("; did you mean `{h}`?"))
-                        .unwrap_or_default();
-                    return Err(
-                        format!("sim.send: unknown option `{other}`{hint} (direction, hostMemory)").into(),
-                    );
-                }
-            }
-        }
-        Ok(self)
     }
 }
 

@@ -297,6 +297,25 @@ fn collnet_direct_all_reduce_moves_each_gpus_share_once_each_way_over_its_nic() 
 }
 
 #[test]
+fn nvls_across_boards_over_sharp_moves_each_gpus_share_once_each_way_over_its_nic() {
+    // NVLS inside each board (a port carries B (1 + 1/g) at 100 b, beside the network) and
+    // SHARP between boards (a NIC carries its GPU's 1/g share once each way): B / (g · b).
+    // Plus NCCL's NVLS latency across nodes (25 µs NVLink + 18 µs network) and the round
+    // latency of each of NCCL's NVLS rounds (16 × 128 KiB).
+    let (g, bytes) = (4, 2f64.powi(30));
+    let call = "sim.allreduce(1073741824.0, #{ algorithm: \"nvls\" });";
+    let t = on(&two_boards_sharp(g, true), 2 * g, call).unwrap();
+    let rounds = nccl::nvls_rounds(bytes) as f64;
+    let expected =
+        43e-6 + rounds * hetsim_scripting::nccl::NVLS_ROUND_LATENCY + bytes / (g as f64 * BANDWIDTH);
+    // Each stage's NVLink shift ends before its network shift: the sum is exact.
+    assert!(close(t, expected), "{t} vs {expected}");
+    // Without CollNet NCCL runs NVLS on one node only.
+    let error = on(&two_boards(g), 2 * g, call).unwrap_err();
+    assert!(error.contains("nvls"), "{error}");
+}
+
+#[test]
 fn tree_all_reduce_across_two_boards_runs_its_rails_at_all_their_nics() {
     // NCCL's tree across nodes: per channel (one per GPU, so per NIC) a chain inside each board
     // and a double binary tree between the chains' heads. Over two nodes each tree sends its

@@ -13,6 +13,11 @@
 //! heads to the network, gathers chunk s − 2 to its node and receives the node's gather of
 //! chunk s − 3. Every receive waits on a send of an earlier stage, so no stage waits on a
 //! later one, and the messages between two members arrive in the order they are received.
+//!
+//! NVLS across nodes (NCCL's NVLS with CollNet) is the same division of labour with the
+//! NVSwitch doing the node's part: in every NVLS round a GPU's port carries what NVLS moves on
+//! one node (the shift of [`super::nccl`]) and its NIC its 1/ppn share up and down (the shift
+//! above), at once.
 
 use super::rails;
 use super::trees::Costs;
@@ -81,6 +86,58 @@ pub fn collnet_direct(
     Some(steps)
 }
 
+/// Member `me`'s steps of an all-reduce of `bytes` as NVLS inside each node and SHARP between
+/// nodes: `costs.count` stages, each standing for `costs.rounds / count` NVLS rounds and paying
+/// their latency (`costs.delay` each); `None` as for [`collnet_direct`].
+pub fn nvls_sharp(
+    members: &[Pid],
+    groups: &[usize],
+    me: usize,
+    costs: &Costs,
+    bytes: f64,
+) -> Option<Vec<Step>> {
+    let nodes = rails::nodes(groups, members.len());
+    let ppn = nodes.first()?.len();
+    if nodes.len() < 2 || nodes.iter().any(|node| node.len() != ppn) {
+        return None;
+    }
+    let at = nodes.iter().position(|node| node.contains(&me))?;
+    let node = &nodes[at];
+    let local = node.iter().position(|&m| m == me)?;
+    let count = costs.count.max(1);
+    let stage = bytes / count as f64;
+    let delay = costs.delay * costs.rounds as f64 / count as f64;
+    let network = (
+        members[nodes[(at + 1) % nodes.len()][local]],
+        members[nodes[(at + nodes.len() - 1) % nodes.len()][local]],
+    );
+    let switch = (ppn > 1).then(|| {
+        (
+            members[node[(local + 1) % ppn]],
+            members[node[(local + ppn - 1) % ppn]],
+        )
+    });
+    let mut steps = Vec::new();
+    for _ in 0..count {
+        steps.push(Step::Delay { seconds: delay });
+        if let Some((right, _)) = switch {
+            steps.push(Step::Send {
+                to: right,
+                bytes: stage * (1.0 + 1.0 / ppn as f64) * costs.wire,
+            });
+        }
+        steps.push(Step::Send {
+            to: network.0,
+            bytes: stage / ppn as f64 * costs.wire_net,
+        });
+        if let Some((_, left)) = switch {
+            steps.push(Step::Receive { from: left });
+        }
+        steps.push(Step::Receive { from: network.1 });
+    }
+    Some(steps)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +189,30 @@ mod tests {
                 assert_eq!(sent, received, "{from} -> {me}");
             }
         }
+    }
+
+    #[test]
+    fn nvls_across_nodes_loads_a_port_as_nvls_does_and_a_nic_with_its_share() {
+        // Two nodes of 4, 8 stages of 64 bytes: a port carries 5/4 of the value each way, a
+        // NIC 1/4 of it, to the same GPU of the other node.
+        let members: Vec<Pid> = (0..8).collect();
+        let groups = [0, 0, 0, 0, 1, 1, 1, 1];
+        for me in 0..8 {
+            let plan = nvls_sharp(&members, &groups, me, &costs(8), 512.0).unwrap();
+            let out = sends(&plan);
+            let network: f64 = out
+                .iter()
+                .filter(|(to, _)| *to == (me + 4) % 8)
+                .map(|s| s.1)
+                .sum();
+            let inside: f64 = out.iter().filter(|(to, _)| to / 4 == me / 4).map(|s| s.1).sum();
+            assert_eq!((network, inside), (128.0, 640.0), "member {me}");
+            assert_eq!(
+                out.len(),
+                plan.iter().filter(|s| matches!(s, Step::Receive { .. })).count()
+            );
+        }
+        assert!(nvls_sharp(&members, &[0; 8], 0, &costs(8), 512.0).is_none());
     }
 
     #[test]

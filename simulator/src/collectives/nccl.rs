@@ -28,6 +28,8 @@
 //!   many bytes to the ring's right neighbour loads every port exactly so, one flow each way,
 //!   so NVLS is simulated as that shift, in rounds of NCCL's NVLS chunks on every channel,
 //!   each round paying the round latency (the multimem loads and stores' synchronisation).
+//!   Across nodes (NCCL runs it there only with CollNet) each node's NVLS runs beside its
+//!   GPUs' shares going over SHARP ([`super::collnet`]).
 //!
 //! Every send carries `wire` bytes per data byte (the protocol's flags, the share of a link
 //! NCCL's copies reach); the plan starts with the protocol's base latency.
@@ -133,7 +135,8 @@ pub fn plan_nccl(
     steps.extend(match (collective, pipeline.shape) {
         (C::Allreduce, Shape::NvlsTree) => trees::nvls_tree(members, groups, me, &costs, bytes)
             .unwrap_or_else(|| shift(bytes * (1.0 + 1.0 / n as f64))),
-        (C::Allreduce, Shape::Nvls) => shift(bytes * (1.0 + 1.0 / n as f64)),
+        (C::Allreduce, Shape::Nvls) => collnet::nvls_sharp(members, groups, me, &costs, bytes)
+            .unwrap_or_else(|| shift(bytes * (1.0 + 1.0 / n as f64))),
         (C::Allreduce, Shape::CollNetDirect) => {
             collnet::collnet_direct(members, groups, me, &costs, bytes).unwrap_or_else(|| ring(2 * (n - 1)))
         }
