@@ -8,7 +8,7 @@
 //! A link's kind is NVLink when its component's name says NVLink or NVSwitch, PCI when it says
 //! PCIe, the network otherwise. A network port reaches SHARP when its link's other end is a
 //! node whose component says `reduction = "SHARP"`; with the system's `collnet = true` the
-//! tuner then weighs CollNet Direct.
+//! tuner then weighs CollNet Direct and NVLS across NVLink islands.
 
 use hetsim_models::catalog::ComponentKind;
 use hetsim_models::nccl::{self, Algo, Fabric, Func, Hw, Proto};
@@ -192,7 +192,7 @@ impl Topology {
     /// NCCL may run CollNet over `nodes`: enabled, and every NIC of them reaches SHARP.
     fn collnet(&self, nodes: &[usize]) -> bool {
         let nics = self.nics(nodes.iter().copied());
-        self.collnet && !nics.is_empty() && nics.iter().all(|&x| self.sharp[x])
+        self.collnet && !nics.is_empty() && nics.iter().all(|&x| self.sharp.get(x) == Some(&true))
     }
 
     /// The fabric of members on `nodes` (one per member), as NCCL's tuner sees it.
@@ -285,10 +285,10 @@ pub fn pipeline(
                     describe(asked),
                     fabric.ranks,
                     fabric.nodes,
-                    if asked.algo == Some(Algo::CollNetDirect) {
-                        COLLNET_NEEDS
-                    } else {
-                        ""
+                    match asked.algo {
+                        Some(Algo::CollNetDirect) => COLLNET_NEEDS,
+                        Some(Algo::Nvls) if fabric.nodes > 1 => NVLS_ACROSS_NEEDS,
+                        _ => "",
                     }
                 )
             })?,
@@ -363,6 +363,9 @@ pub fn pipeline(
 
 /// What CollNet Direct needs, for the error that refuses it.
 const COLLNET_NEEDS: &str = "; CollNet Direct needs the system's `collnet = true`, every GPU's NIC on a switch whose component says `reduction = \"SHARP\"`, each node an NVSwitch island and 2 or more of them, and runs all-reduce with Simple only";
+
+/// What NVLS across NVLink islands needs, for the error that refuses it.
+const NVLS_ACROSS_NEEDS: &str = "; NVLS across NVLink islands needs CollNet: the system's `collnet = true` and every GPU's NIC on a switch whose component says `reduction = \"SHARP\"`, and runs all-reduce only";
 
 fn describe(asked: Asked) -> String {
     format!(

@@ -312,7 +312,10 @@ fn nvls_across_boards_over_sharp_moves_each_gpus_share_once_each_way_over_its_ni
     assert!(close(t, expected), "{t} vs {expected}");
     // Without CollNet NCCL runs NVLS on one node only.
     let error = on(&two_boards(g), 2 * g, call).unwrap_err();
-    assert!(error.contains("nvls"), "{error}");
+    assert!(
+        error.contains("nvls") && error.contains("collnet = true"),
+        "{error}"
+    );
 }
 
 #[test]
