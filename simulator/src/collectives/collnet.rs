@@ -27,8 +27,35 @@ use crate::Pid;
 /// Stages a chunk spends from its scatter to the receipt of its gather.
 const DEPTH: usize = 3;
 
-/// Member `me`'s steps of a CollNet Direct all-reduce of `bytes`; `None` where the members
-/// are on one node or the nodes differ in size (a share then has no head on some node).
+/// Where a member sits: its node's members, its index among them (its share), and the heads
+/// of its share on the next and the previous node.
+struct Seat {
+    node: Vec<usize>,
+    local: usize,
+    next: Pid,
+    previous: Pid,
+}
+
+/// Member `me`'s seat; `None` where the members are on one node or the nodes differ in size
+/// (a share then has no head on some node).
+fn seat(members: &[Pid], groups: &[usize], me: usize) -> Option<Seat> {
+    let mut nodes = rails::nodes(groups, members.len());
+    let ppn = nodes.first()?.len();
+    if nodes.len() < 2 || nodes.iter().any(|node| node.len() != ppn) {
+        return None;
+    }
+    let at = nodes.iter().position(|node| node.contains(&me))?;
+    let local = nodes[at].iter().position(|&m| m == me)?;
+    let n = nodes.len();
+    Some(Seat {
+        local,
+        next: members[nodes[(at + 1) % n][local]],
+        previous: members[nodes[(at + n - 1) % n][local]],
+        node: nodes.swap_remove(at),
+    })
+}
+
+/// Member `me`'s steps of a CollNet Direct all-reduce of `bytes`; `None` as for [`seat`].
 pub fn collnet_direct(
     members: &[Pid],
     groups: &[usize],
@@ -36,20 +63,13 @@ pub fn collnet_direct(
     costs: &Costs,
     bytes: f64,
 ) -> Option<Vec<Step>> {
-    let nodes = rails::nodes(groups, members.len());
-    let ppn = nodes.first()?.len();
-    if nodes.len() < 2 || nodes.iter().any(|node| node.len() != ppn) {
-        return None;
-    }
-    let at = nodes.iter().position(|node| node.contains(&me))?;
-    let node = &nodes[at];
-    let local = node.iter().position(|&m| m == me)?;
+    let Seat {
+        node, next, previous, ..
+    } = seat(members, groups, me)?;
     let peers: Vec<Pid> = node.iter().filter(|&&m| m != me).map(|&m| members[m]).collect();
     let count = costs.count.max(1);
     // One head's share of one chunk.
-    let share = bytes / count as f64 / ppn as f64;
-    let next = members[nodes[(at + 1) % nodes.len()][local]];
-    let previous = members[nodes[(at + nodes.len() - 1) % nodes.len()][local]];
+    let share = bytes / count as f64 / node.len() as f64;
     let to_peers = |steps: &mut Vec<Step>| {
         if !peers.is_empty() {
             steps.push(Step::Delay { seconds: costs.delay });
@@ -88,7 +108,7 @@ pub fn collnet_direct(
 
 /// Member `me`'s steps of an all-reduce of `bytes` as NVLS inside each node and SHARP between
 /// nodes: `costs.count` stages, each standing for `costs.rounds / count` NVLS rounds and paying
-/// their latency (`costs.delay` each); `None` as for [`collnet_direct`].
+/// their latency (`costs.delay` each); `None` as for [`seat`].
 pub fn nvls_sharp(
     members: &[Pid],
     groups: &[usize],
@@ -96,21 +116,16 @@ pub fn nvls_sharp(
     costs: &Costs,
     bytes: f64,
 ) -> Option<Vec<Step>> {
-    let nodes = rails::nodes(groups, members.len());
-    let ppn = nodes.first()?.len();
-    if nodes.len() < 2 || nodes.iter().any(|node| node.len() != ppn) {
-        return None;
-    }
-    let at = nodes.iter().position(|node| node.contains(&me))?;
-    let node = &nodes[at];
-    let local = node.iter().position(|&m| m == me)?;
+    let Seat {
+        node,
+        local,
+        next,
+        previous,
+    } = seat(members, groups, me)?;
+    let ppn = node.len();
     let count = costs.count.max(1);
     let stage = bytes / count as f64;
     let delay = costs.delay * costs.rounds as f64 / count as f64;
-    let network = (
-        members[nodes[(at + 1) % nodes.len()][local]],
-        members[nodes[(at + nodes.len() - 1) % nodes.len()][local]],
-    );
     let switch = (ppn > 1).then(|| {
         (
             members[node[(local + 1) % ppn]],
@@ -127,13 +142,13 @@ pub fn nvls_sharp(
             });
         }
         steps.push(Step::Send {
-            to: network.0,
+            to: next,
             bytes: stage / ppn as f64 * costs.wire_net,
         });
         if let Some((_, left)) = switch {
             steps.push(Step::Receive { from: left });
         }
-        steps.push(Step::Receive { from: network.1 });
+        steps.push(Step::Receive { from: previous });
     }
     Some(steps)
 }
