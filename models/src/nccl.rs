@@ -205,6 +205,12 @@ const COLLNET_DIRECT_EFFICIENCY: f64 = 0.85;
 /// CollNet Direct's serialisation latency per local peer (tuning.cc's "arity" term) [µs].
 const COLLNET_DIRECT_ARITY_LATENCY: f64 = 0.4;
 
+/// tuning.cc's NVLS share of a channel of `per` GB/s inside a node of `heads` GPUs (its
+/// efficiency, one channel of the node's spared), before the operation's factor.
+fn nvls_share(per: f64, heads: f64) -> f64 {
+    per * NVLS_EFFICIENCY * (heads - 1.0) / heads
+}
+
 /// NCCL's default NVLS chunk (`nvlsChunkSize`, 128 KiB).
 pub const NVLS_CHUNK: f64 = 131072.0;
 /// NVLS efficiency NCCL assumes on Hopper (`nvlsEfficiency`).
@@ -244,6 +250,12 @@ impl Fabric {
         } else {
             intra.min(self.inter_gbps * self.ppn())
         }
+    }
+
+    /// The speed of a channel of NCCL's graphs across nodes (CollNet Direct, NVLS): the
+    /// fastest of the Hopper inter-node search speeds one GPU's share of its NICs carries.
+    fn inter_channel_gbps(&self) -> f64 {
+        fastest_fitting(&SM90_SPEEDS_INTER, self.inter_gbps)
     }
 
     fn ppn(&self) -> f64 {
@@ -303,15 +315,13 @@ impl Fabric {
                 // node as between nodes), each the least of its NVLS share inside the node
                 // (two operations pipelined) and its NIC.
                 let heads = self.ppn();
-                let per = fastest_fitting(&SM90_SPEEDS_INTER, self.inter_gbps);
-                let intra = per * NVLS_EFFICIENCY * (heads - 1.0) / heads * 2.0;
-                heads * intra.min(per)
+                let per = self.inter_channel_gbps();
+                heads * (nvls_share(per, heads) * 2.0).min(per)
             }
             Algo::Nvls => {
                 // tuning.cc over the NVLS graph: a channel per head (every GPU of the node).
                 let heads = self.ppn();
-                let mut per =
-                    nvls_channel_gbps(heads, self.graph_gbps()) * NVLS_EFFICIENCY * (heads - 1.0) / heads;
+                let mut per = nvls_share(nvls_channel_gbps(heads, self.graph_gbps()), heads);
                 per *= if func == Func::AllReduce {
                     2.0
                 } else {
@@ -326,7 +336,7 @@ impl Fabric {
                 // `perChMaxNVLSTreeBws`. One head per GPU: `ppn` channels of `inter_gbps`.
                 let heads = self.ppn();
                 let per = self.inter_gbps;
-                let intra = per * NVLS_EFFICIENCY * (heads - 1.0) / heads * 2.0;
+                let intra = nvls_share(per, heads) * 2.0;
                 let inter = per * if self.nodes <= 2 { 2.0 } else { 1.0 };
                 let cap = NVLS_TREE_MAX_PER_CHANNEL[usize::from(self.nodes > 2)];
                 heads * intra.min(inter).min(cap)
@@ -337,7 +347,7 @@ impl Fabric {
                 // GPU/NIC ratio's discount, and Hopper's efficiency.
                 let ppn = self.ppn();
                 let channels = ppn.min(COLLNET_DIRECT_MAX_HEADS);
-                let per = fastest_fitting(&SM90_SPEEDS_INTER, self.inter_gbps);
+                let per = self.inter_channel_gbps();
                 let mut factor = ppn / channels;
                 factor -= (factor - 1.0) / 2.0;
                 channels * per / factor * COLLNET_DIRECT_EFFICIENCY

@@ -90,10 +90,7 @@ impl Topology {
         let mut round_latency = Vec::new();
         let mut port = vec![0.0_f64; nodes];
         let mut attached = vec![Vec::new(); nodes];
-        let reduces = |node: usize| {
-            system.nodes[node].component.attributes.get("reduction")
-                == Some(&Scalar::Text("SHARP".to_owned()))
-        };
+        let reduces = |node: usize| matches!(system.nodes[node].component.attributes.get("reduction"), Some(Scalar::Text(r)) if r == "SHARP");
         let mut sharp = vec![false; nodes];
         for (index, (link, [a, b])) in system.links.iter().enumerate() {
             let hw = kind_of(&link.component.name);

@@ -125,7 +125,7 @@ pub fn nvls_sharp(
     let ppn = node.len();
     let count = costs.count.max(1);
     let stage = bytes / count as f64;
-    let delay = costs.delay * costs.rounds as f64 / count as f64;
+    let delay = costs.stage_delay(count);
     let switch = (ppn > 1).then(|| {
         (
             members[node[(local + 1) % ppn]],

@@ -44,6 +44,14 @@ pub struct Costs {
     pub rounds: usize,
 }
 
+impl Costs {
+    /// What one of `count` stages pays where each stands for `rounds / count` NVLS rounds
+    /// (`delay` each): NVLS across nodes is simulated in fewer stages than it has rounds.
+    pub fn stage_delay(&self, count: usize) -> f64 {
+        self.delay * self.rounds as f64 / count as f64
+    }
+}
+
 /// One tree over the members: per member, `None` outside the tree, else (parent, children).
 pub type Tree = Vec<Option<(Option<usize>, Vec<usize>)>>;
 
@@ -377,7 +385,7 @@ pub fn nvls_tree(
     let ppn = node.len();
     let count = costs.count.max(1);
     let chunk = bytes / count as f64;
-    let round = costs.delay * costs.rounds as f64 / count as f64;
+    let round = costs.stage_delay(count);
     let shift = (ppn > 1).then(|| Shift {
         right: node[(local + 1) % ppn],
         left: node[(local + ppn - 1) % ppn],
