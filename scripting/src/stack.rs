@@ -58,12 +58,21 @@ const REFRESH_AFTER: usize = 128;
 /// W = 100,000, docs/PERFORMANCE.md): loop counters, operation counts and clocks move with the
 /// run. So the reference moves with them: once a save differs from it in half as many words
 /// again as the first save against it did (and [`REFRESH_AFTER`] saves have used it), that
-/// save's frames become the reference. Frames saved against an earlier reference keep it.
+/// save and the next two vote on the new one, word by word ([`majority`]). Frames
+/// saved against an earlier reference keep it.
+///
+/// The vote is there because the save that finds the reference stale is often an outlier: its
+/// process ran a deeper path since it last suspended (a model evaluated where the others hit
+/// the memo), which left other values in the dead slots of its frames. Made the reference, it
+/// differed from every later save in those slots: ≈ 215 changed words a save where typical
+/// saves differ from each other in ≈ 55 (master-worker at W = 100,000, docs/PERFORMANCE.md).
 struct Current {
     words: Rc<[u64]>,
     uses: usize,
     /// The changes of the first save against it.
     baseline: Option<usize>,
+    /// The saves since it was found stale.
+    voters: Vec<Box<[u64]>>,
 }
 
 impl Current {
@@ -72,15 +81,34 @@ impl Current {
             words,
             uses: 0,
             baseline: None,
+            voters: Vec::new(),
         }
     }
 
-    /// Counts a save of `changes` words against the reference; whether to replace it.
-    fn is_stale_after(&mut self, changes: usize) -> bool {
+    /// Counts a save of `frames`, `changes` words off the reference; the reference to replace
+    /// it with, once the vote is complete.
+    fn successor(&mut self, frames: &[u64], changes: usize) -> Option<Rc<[u64]>> {
         self.uses += 1;
         let baseline = *self.baseline.get_or_insert(changes);
-        self.uses >= REFRESH_AFTER && changes > baseline + baseline / 2 + 8
+        let is_stale = self.uses >= REFRESH_AFTER && changes > baseline + baseline / 2 + 8;
+        if self.voters.is_empty() && !is_stale {
+            return None;
+        }
+        if self.voters.len() < 2 {
+            self.voters.push(frames.into());
+            return None;
+        }
+        Some(majority(&self.voters[0], &self.voters[1], frames))
     }
+}
+
+/// Word by word, the value that two of three frames agree on, else the last one's.
+fn majority(a: &[u64], b: &[u64], c: &[u64]) -> Rc<[u64]> {
+    a.iter()
+        .zip(b)
+        .zip(c)
+        .map(|((&a, &b), &c)| if a == b { a } else { c })
+        .collect()
 }
 
 /// The stack the processes of one run take turns on.
@@ -210,14 +238,11 @@ impl SharedStack {
     }
 
     /// Counts a save of `frames` that differed from their length's reference in `changes`
-    /// words; the new reference, made of `frames`, when that one is stale (see [`Current`]).
+    /// words; the new reference when that one is replaced (see [`Current`]).
     fn refreshed(&self, frames: &[u64], changes: usize) -> Option<Rc<[u64]>> {
         let mut references = self.references.borrow_mut();
         let current = references.get_mut(&frames.len())?;
-        if !current.is_stale_after(changes) {
-            return None;
-        }
-        *current = Current::new(frames.into());
+        *current = Current::new(current.successor(frames, changes)?);
         Some(current.words.clone())
     }
 
@@ -275,5 +300,50 @@ unsafe impl Stack for OnSharedStack {
 
     fn limit(&self) -> StackPointer {
         self.0.stack.limit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn majority_takes_the_word_two_frames_agree_on_else_the_last() {
+        let voted = majority(&[1, 2, 3, 4], &[1, 5, 6, 7], &[9, 5, 3, 8]);
+        assert_eq!(&*voted, &[1, 5, 3, 8]);
+    }
+
+    /// Frames of a process: `slots` the same for all, word 0 its own pointer.
+    fn frames(pointer: u64, slots: &[u64]) -> Vec<u64> {
+        std::iter::once(pointer).chain(slots.iter().copied()).collect()
+    }
+
+    #[test]
+    fn a_stale_reference_is_replaced_by_the_vote_not_by_the_outlier_that_found_it_stale() {
+        let old_slots = [0u64; 40];
+        let typical = [7u64; 40];
+        let mut outlier = typical;
+        outlier[..20].fill(0xdead);
+        let mut current = Current::new(frames(1, &old_slots).into());
+        for pointer in 0..REFRESH_AFTER as u64 {
+            assert!(current.successor(&frames(pointer, &old_slots), 1).is_none());
+        }
+        assert!(current.successor(&frames(2, &outlier), 41).is_none());
+        assert!(current.successor(&frames(3, &typical), 41).is_none());
+        let mut last = typical;
+        last[30] = 0xbeef;
+        let successor = current
+            .successor(&frames(4, &last), 41)
+            .expect("the third voter completes the vote");
+        assert_eq!(&*successor, &frames(4, &typical)[..]);
+    }
+
+    #[test]
+    fn a_reference_that_keeps_up_is_kept() {
+        let slots = [7u64; 40];
+        let mut current = Current::new(frames(1, &slots).into());
+        for pointer in 0..10 * REFRESH_AFTER as u64 {
+            assert!(current.successor(&frames(pointer, &slots), 1).is_none());
+        }
     }
 }
