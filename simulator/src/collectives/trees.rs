@@ -8,7 +8,8 @@
 //!   the node's end of NCCL's double binary tree over the nodes (`ncclGetDtree` over node
 //!   indices, [`double_tree`]). Each channel runs both trees (NCCL's channels c and
 //!   c + nChannels), half of its share on each. A chunk is reduced up the chains and the tree,
-//!   then broadcast down (`runTreeUpDown` of `src/device/all_reduce.h`).
+//!   then broadcast down (`runTreeUpDown` of `src/device/all_reduce.h`; NCCL built with CUDA
+//!   11.4 or later runs `runTreeSplit`, both halves at once: docs/VALIDATION-NETWORK.md).
 //! - **NVLS-Tree**: inside each node the switch reduces and multicasts (NVLS, simulated as the
 //!   node's NVLS shift of [`super::nccl`]: a GPU's port carries `bytes · (1 + 1/ppn)` per
 //!   direction, half going up, half coming down); between nodes, per rail l (the members of
