@@ -3,7 +3,7 @@
 //! kernel listings read and parsed; and the reading of a system file, from its text to a
 //! resolved [`System`] ([`load`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use hetsim_models::catalog::{self, Component, ComponentKind};
@@ -165,27 +165,41 @@ impl SystemFile {
 
     /// Checks every link's ends, and the parameters of those whose component is inline.
     fn check_links(&self, origin: &str) -> Result<(), SystemError> {
+        // Sets and a component per name, not scans per link: a generated file of 10⁴ nodes
+        // and links took 10⁸ comparisons here (docs/PERFORMANCE.md).
         let ids = || self.nodes.iter().map(|n| n.id.as_str());
+        let known: HashSet<&str> = ids().collect();
+        let mut components: HashMap<&str, Option<Component>> = HashMap::new();
         for (number, l) in self.links.iter().enumerate() {
-            let path = format!("link[{number}]");
-            let owner = link_owner(&path, l);
-            if let Some(id) = l.between.iter().find(|id| !ids().any(|n| n == id.as_str())) {
+            let path = || format!("link[{number}]");
+            if let Some(id) = l.between.iter().find(|id| !known.contains(id.as_str())) {
                 return Err(unknown_node(
                     origin,
-                    &format!("{path}.between"),
-                    &owner,
+                    &format!("{}.between", path()),
+                    &link_owner(&path(), l),
                     id,
                     ids(),
                 ));
             }
-            if let Some((index, spec)) = self
-                .components
-                .iter()
-                .enumerate()
-                .find(|(_, c)| c.name == l.component)
-            {
-                let component = declared::component(spec, index, &self.variables, &BTreeMap::new(), origin)?;
-                check_link(l, &component).map_err(|e| link_error(origin, &path, &owner, &component, e))?;
+            let component = match components.get(l.component.as_str()) {
+                Some(component) => component,
+                None => {
+                    let found = self
+                        .components
+                        .iter()
+                        .enumerate()
+                        .find(|(_, c)| c.name == l.component);
+                    let component = found
+                        .map(|(index, spec)| {
+                            declared::component(spec, index, &self.variables, &BTreeMap::new(), origin)
+                        })
+                        .transpose()?;
+                    components.entry(l.component.as_str()).or_insert(component)
+                }
+            };
+            if let Some(component) = component {
+                check_link(l, component)
+                    .map_err(|e| link_error(origin, &path(), &link_owner(&path(), l), component, e))?;
             }
         }
         Ok(())
