@@ -3,6 +3,7 @@
 //! kernel listings read and parsed; and the reading of a system file, from its text to a
 //! resolved [`System`] ([`load`]).
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -181,20 +182,21 @@ impl SystemFile {
                     ids(),
                 ));
             }
-            let component = match components.get(l.component.as_str()) {
-                Some(component) => component,
-                None => {
+            let component = match components.entry(l.component.as_str()) {
+                Entry::Occupied(known) => known.into_mut(),
+                Entry::Vacant(slot) => {
                     let found = self
                         .components
                         .iter()
                         .enumerate()
                         .find(|(_, c)| c.name == l.component);
-                    let component = found
-                        .map(|(index, spec)| {
-                            declared::component(spec, index, &self.variables, &BTreeMap::new(), origin)
-                        })
-                        .transpose()?;
-                    components.entry(l.component.as_str()).or_insert(component)
+                    slot.insert(
+                        found
+                            .map(|(index, spec)| {
+                                declared::component(spec, index, &self.variables, &BTreeMap::new(), origin)
+                            })
+                            .transpose()?,
+                    )
                 }
             };
             if let Some(component) = component {
