@@ -113,6 +113,20 @@ impl<K> Events<K> {
         }
     }
 
+    /// The time of the next event to fire, if any is left (cancelled ones are dropped on
+    /// the way).
+    pub fn next_time(&mut self) -> Option<f64> {
+        while let Some(key) = self.queue.peek() {
+            if self.slots[key.slot].is_some() {
+                return Some(key.time);
+            }
+            if let Some(cancelled) = self.queue.pop() {
+                self.free.push(cancelled.slot);
+            }
+        }
+        None
+    }
+
     /// Fires the next event: advances now to its time and hands it out.
     pub fn fire_next(&mut self) -> Option<K> {
         while let Some(key) = self.queue.pop() {

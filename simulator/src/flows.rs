@@ -24,7 +24,10 @@
 //! finish and the next finish cost O(log n) within a bundle whatever its size (a million
 //! messages over one link are one bundle). The max-min problem is solved over bundles, and
 //! only over the bundles that share a link, directly or through others, with one whose flows
-//! changed (SimGrid's partial invalidation).
+//! changed (SimGrid's partial invalidation), once an instant however many flows joined or
+//! ended in it ([`Flows::settle`]), with the lowest level found from a heap
+//! (`levels::Levels`): a step of a collective over a thousand GPUs is one solve of
+//! O(n log n), not a thousand of O(n²).
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -32,6 +35,7 @@ use std::rc::Rc;
 use crate::platform::{Hop, LinkId};
 use crate::sharing::Shared;
 use crate::word_hash::WordMap;
+use levels::Levels;
 
 /// A bundle's index, stable while it has flows.
 pub type BundleId = usize;
@@ -53,7 +57,10 @@ pub struct Flows<T> {
     index: WordMap<Key, BundleId>,
     /// Emptied bundles, each once, oldest first (one may have got flows again since).
     idle: VecDeque<BundleId>,
-    /// Marks of the current solve (bundles, directions), compared with `epoch`.
+    /// Bundles whose flows changed where others share their links: the seeds of the
+    /// components the next [`Self::settle`] solves.
+    unsettled: Vec<BundleId>,
+    /// Marks of the current settle (bundles, directions), compared with `epoch`.
     bundle_mark: Vec<u64>,
     direction_mark: Vec<[u64; 2]>,
     epoch: u64,
@@ -76,6 +83,8 @@ struct Direction {
     left: f64,
     weight: f64,
     unfixed: usize,
+    /// Its place among the directions of the solve.
+    order: usize,
 }
 
 /// Flows with one route, one weight per hop and one rate alone (as bits, to hash).
@@ -117,6 +126,7 @@ impl<T> Flows<T> {
             free: Vec::new(),
             index: WordMap::default(),
             idle: VecDeque::new(),
+            unsettled: Vec::new(),
             bundle_mark: Vec::new(),
             direction_mark: vec![[0; 2]; links],
             epoch: 0,
@@ -167,8 +177,9 @@ impl<T> Flows<T> {
             bundle.count += 1;
         }
         self.count_flows(id, 1);
-        changed.push(id);
-        self.solve(now, id, changed);
+        if self.reshare(now, id, changed) {
+            changed.push(id);
+        }
     }
 
     /// When the next flow of `bundle` is done at the current shares.
@@ -190,12 +201,12 @@ impl<T> Flows<T> {
         let newly_idle = b.count == 0 && !b.idle;
         b.idle |= newly_idle;
         self.count_flows(bundle, -(done.len() as isize));
-        self.solve(now, bundle, changed);
+        self.reshare(now, bundle, changed);
         if newly_idle {
             self.idle.push_back(bundle);
-            if self.idle.len() > IDLE_KEPT {
-                self.close_oldest_idle();
-            }
+        }
+        if !self.is_unsettled() {
+            self.trim_idle();
         }
         done
     }
@@ -230,15 +241,19 @@ impl<T> Flows<T> {
         id
     }
 
-    /// Closes the bundle idle the longest if it still has no flows (else it stays open).
-    fn close_oldest_idle(&mut self) {
-        let Some(oldest) = self.idle.pop_front() else {
-            return;
-        };
-        if let Some(b) = self.bundles[oldest].as_mut() {
-            b.idle = false;
-            if b.count == 0 {
-                self.close(oldest);
+    /// Closes the bundles idle the longest beyond [`IDLE_KEPT`] if they still have no flows
+    /// (else they stay open). Only when settled: an unsettled bundle that lost its flows
+    /// still ties its neighbours into the component that the settle solves.
+    fn trim_idle(&mut self) {
+        while self.idle.len() > IDLE_KEPT {
+            let Some(oldest) = self.idle.pop_front() else {
+                return;
+            };
+            if let Some(b) = self.bundles[oldest].as_mut() {
+                b.idle = false;
+                if b.count == 0 {
+                    self.close(oldest);
+                }
             }
         }
     }
@@ -263,7 +278,7 @@ impl<T> Flows<T> {
     }
 
     fn direction_mut(&mut self, hop: Hop) -> &mut Direction {
-        &mut self.directions[hop.link][usize::from(!hop.forward)]
+        direction_in(&mut self.directions, hop)
     }
 
     /// Adds `delta` flows to the count of every direction `bundle` crosses.
@@ -298,7 +313,48 @@ impl<T> Flows<T> {
         }
         d.speed = speed;
         if let Some(&(seed, _)) = d.bundles.first() {
-            self.solve(now, seed, changed);
+            self.reshare(now, seed, changed);
+        }
+    }
+
+    /// Whether a change of flows waits for [`Self::settle`].
+    pub fn is_unsettled(&self) -> bool {
+        !self.unsettled.is_empty()
+    }
+
+    /// Solves the max-min shares of every component whose flows changed since the last
+    /// settle, each once however many of its flows joined or ended: the engine settles
+    /// before its clock moves on, so that the flows of one instant (a collective's step over
+    /// a thousand links) cost one solve instead of one each. The bundles whose flows joined
+    /// or ended, and those whose shares changed, are appended to `changed`.
+    pub fn settle(&mut self, now: f64, changed: &mut Vec<BundleId>) {
+        let seeds = std::mem::take(&mut self.unsettled);
+        self.epoch += 1;
+        for &seed in &seeds {
+            if self.bundle_mark[seed] != self.epoch {
+                self.solve(now, seed, changed);
+            }
+        }
+        changed.extend_from_slice(&seeds);
+        self.unsettled = seeds;
+        self.unsettled.clear();
+        self.trim_idle();
+    }
+
+    /// Sets `seed`'s share at once where its flows are alone on their route (most messages:
+    /// nothing else to solve) and says so; else leaves its component to [`Self::settle`].
+    fn reshare(&mut self, now: f64, seed: BundleId, changed: &mut Vec<BundleId>) -> bool {
+        match self.alone(seed) {
+            Some(share) => {
+                if share > 0.0 {
+                    self.set_share(now, seed, share, changed);
+                }
+                true
+            }
+            None => {
+                self.unsettled.push(seed);
+                false
+            }
         }
     }
 
@@ -306,13 +362,6 @@ impl<T> Flows<T> {
     /// progressive filling: the direction (or flow bound) with the lowest fair level fixes its
     /// bundles at that level, its capacity is taken out, and so on.
     fn solve(&mut self, now: f64, seed: BundleId, changed: &mut Vec<BundleId>) {
-        if let Some(share) = self.alone(seed) {
-            if share > 0.0 {
-                self.set_share(now, seed, share, changed);
-            }
-            return;
-        }
-        self.epoch += 1;
         let (bundles, directions) = self.component(seed);
         for &(link, dir) in &directions {
             let d = &mut self.directions[link][dir];
@@ -331,30 +380,51 @@ impl<T> Flows<T> {
             };
             b.fixed = false;
             b.relative = b.rate / fastest;
-            let (n, relative, route, weights) = (b.count, b.relative, b.key.route.clone(), b.weights.clone());
-            for (hop, a) in route.iter().zip(weights.iter()) {
-                let d = self.direction_mut(*hop);
-                d.weight += n as f64 * a / relative;
-                d.unfixed += n;
+            for (hop, a) in b.key.route.iter().zip(b.weights.iter()) {
+                let d = direction_in(&mut self.directions, *hop);
+                d.weight += b.count as f64 * a / b.relative;
+                d.unfixed += b.count;
+            }
+        }
+        let mut levels = Levels::default();
+        for (order, &(link, dir)) in directions.iter().enumerate() {
+            let d = &mut self.directions[link][dir];
+            d.order = order;
+            levels.offer_direction(d);
+        }
+        for (order, &id) in bundles.iter().enumerate() {
+            if let Some(b) = self.bundles[id].as_ref().filter(|b| b.count > 0) {
+                levels.push(self.flow_bound(b), directions.len() + order);
             }
         }
         let mut unfixed = bundles.iter().filter(|&&id| self.count(id) > 0).count();
         while unfixed > 0 {
-            let Some((level, at)) = self.lowest_level(&bundles, &directions) else {
+            let Some((level, order)) = levels.pop() else {
                 break;
             };
-            let fixing: Vec<BundleId> = match at {
-                Bound::Direction(link, dir) => self.directions[link][dir]
-                    .bundles
-                    .iter()
-                    .map(|&(b, _)| b)
-                    .filter(|&b| self.is_unfixed(b))
-                    .collect(),
-                Bound::Flow(b) => vec![b],
+            let fixing: Vec<BundleId> = match directions.get(order) {
+                Some(&(link, dir)) => {
+                    let d = &self.directions[link][dir];
+                    if d.unfixed == 0 || d.level().to_bits() != level.to_bits() {
+                        continue; // fixed already, or offered again at its new level
+                    }
+                    d.bundles
+                        .iter()
+                        .map(|&(b, _)| b)
+                        .filter(|&b| self.is_unfixed(b))
+                        .collect()
+                }
+                None => {
+                    let id = bundles[order - directions.len()];
+                    if !self.is_unfixed(id) {
+                        continue;
+                    }
+                    vec![id]
+                }
             };
             for id in fixing {
                 unfixed -= 1;
-                self.fix(now, id, level, changed);
+                self.fix(now, id, level, &mut levels, changed);
             }
         }
     }
@@ -399,33 +469,6 @@ impl<T> Flows<T> {
         self.bundles[id].as_ref().is_some_and(|b| !b.fixed && b.count > 0)
     }
 
-    /// The lowest fair level (a rate, in units of the fastest flow's rate alone) among the
-    /// component's directions that still have unfixed flows (capacity left over their weight,
-    /// times their speed) and the unfixed bundles' own bounds; the first found wins a tie.
-    fn lowest_level(&self, bundles: &[BundleId], directions: &[(LinkId, usize)]) -> Option<(f64, Bound)> {
-        let mut best: Option<(f64, Bound)> = None;
-        let mut consider = |level: f64, at: Bound| {
-            if best.as_ref().is_none_or(|(b, _)| level < *b) {
-                best = Some((level, at));
-            }
-        };
-        for &(link, dir) in directions {
-            let d = &self.directions[link][dir];
-            if d.unfixed > 0 {
-                consider(
-                    (d.left.max(0.0) / d.weight) * d.speed,
-                    Bound::Direction(link, dir),
-                );
-            }
-        }
-        for &id in bundles {
-            if let Some(b) = self.bundles[id].as_ref().filter(|b| !b.fixed && b.count > 0) {
-                consider(self.flow_bound(b), Bound::Flow(id));
-            }
-        }
-        best
-    }
-
     /// A flow uses at most one unit of each direction it crosses: its rate is at most the
     /// least σ_l / a_l of its rate alone.
     fn flow_bound(&self, bundle: &Bundle<T>) -> f64 {
@@ -440,23 +483,25 @@ impl<T> Flows<T> {
     }
 
     /// Fixes `id`'s rate at `level` and takes its flows' consumption out of its directions.
-    fn fix(&mut self, now: f64, id: BundleId, level: f64, changed: &mut Vec<BundleId>) {
+    fn fix(&mut self, now: f64, id: BundleId, level: f64, levels: &mut Levels, changed: &mut Vec<BundleId>) {
         let Some(b) = self.bundles[id].as_mut() else {
             return;
         };
         b.fixed = true;
         let share = level / b.relative;
-        let (n, relative, route, weights) = (b.count, b.relative, b.key.route.clone(), b.weights.clone());
-        for (hop, a) in route.iter().zip(weights.iter()) {
-            let d = self.direction_mut(*hop);
-            d.weight -= n as f64 * a / relative;
-            d.unfixed -= n;
-            d.left -= n as f64 * a * share / d.speed;
+        let n = b.count as f64;
+        for (hop, a) in b.key.route.iter().zip(b.weights.iter()) {
+            let d = direction_in(&mut self.directions, *hop);
+            d.weight -= n * a / b.relative;
+            d.unfixed -= b.count;
+            d.left -= n * a * share / d.speed;
+            levels.offer_direction(d);
         }
         self.set_share(now, id, share, changed);
     }
 
-    /// The bundles linked to `seed` through the directions they share, and those directions.
+    /// The bundles linked to `seed` through the directions they share, and those directions,
+    /// each by index.
     fn component(&mut self, seed: BundleId) -> (Vec<BundleId>, Vec<(LinkId, usize)>) {
         let epoch = self.epoch;
         let mut bundles = vec![seed];
@@ -484,13 +529,18 @@ impl<T> Flows<T> {
                 }
             }
         }
+        // In one order whatever the seed, so that the shares, to the bit, do not depend on
+        // which flow's change the solve started from.
+        bundles.sort_unstable();
+        directions.sort_unstable();
         (bundles, directions)
     }
 }
 
-enum Bound {
-    Direction(LinkId, usize),
-    Flow(BundleId),
+/// The direction of `directions` that `hop` crosses (a function of the field, so that a
+/// bundle can be read while its directions change).
+fn direction_in(directions: &mut [[Direction; 2]], hop: Hop) -> &mut Direction {
+    &mut directions[hop.link][usize::from(!hop.forward)]
 }
 
 impl Direction {
@@ -504,9 +554,17 @@ impl Direction {
             left: 0.0,
             weight: 0.0,
             unfixed: 0,
+            order: 0,
         }
+    }
+
+    /// The fair level of its unfixed flows: its capacity left over their weight, at its
+    /// speed (a rate in units of the fastest flow's rate alone).
+    fn level(&self) -> f64 {
+        (self.left.max(0.0) / self.weight) * self.speed
     }
 }
 
+mod levels;
 #[cfg(test)]
 mod tests;

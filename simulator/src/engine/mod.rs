@@ -318,7 +318,13 @@ impl<P: Process> Engine<'_, P> {
     }
 
     fn run(&mut self) -> Result<(), SimError> {
-        while let Some(event) = self.events.fire_next() {
+        loop {
+            if self.flows.is_unsettled() && self.events.next_time().is_none_or(|t| t > self.now()) {
+                self.settle_flows();
+            }
+            let Some(event) = self.events.fire_next() else {
+                break;
+            };
             if self.events.fired() % PROGRESS_EVERY == 0 {
                 if let Some(report) = &self.progress {
                     report(Progress {

@@ -166,6 +166,14 @@ impl<P: Process> Engine<'_, P> {
         Ok(())
     }
 
+    /// Solves the shares of the flows that changed at this instant (see [`crate::flows::Flows::settle`]).
+    pub(super) fn settle_flows(&mut self) {
+        let mut changed = std::mem::take(&mut self.changed);
+        self.flows.settle(self.now(), &mut changed);
+        self.reschedule(&mut changed);
+        self.changed = changed;
+    }
+
     /// Slows each direction of the route's links to its `duplex` fraction while the other
     /// carries bytes too (and back to full speed when it stops).
     fn slow_duplex(&mut self, route: &[Hop], changed: &mut Vec<BundleId>) {
