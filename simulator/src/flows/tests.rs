@@ -116,6 +116,23 @@ fn a_flow_held_by_its_own_slow_link_leaves_the_rest_of_the_bottleneck_to_the_oth
     assert!((shares[0] - 0.75).abs() < 1e-15 && shares[1] == 1.0, "{shares:?}");
 }
 
+/// Up to 9 flows, each over 1 to 3 of 4 links in one direction, with its bytes and link
+/// times.
+fn specs() -> impl Strategy<Value = Vec<Spec>> {
+    let flow = (
+        proptest::sample::subsequence(vec![0usize, 1, 2, 3], 1..4),
+        any::<bool>(),
+        1.0f64..100.0,
+        proptest::collection::vec(0.01f64..10.0, 4),
+    )
+        .prop_map(|(links, forward, bytes, works)| {
+            let hops: Vec<(usize, bool)> = links.iter().map(|&l| (l, forward)).collect();
+            let works = works[..hops.len()].to_vec();
+            (hops, bytes, works)
+        });
+    proptest::collection::vec(flow, 1..10)
+}
+
 proptest! {
     /// The shares are feasible (no direction over its capacity, no flow over one unit of
     /// a direction) and max-min fair: every flow is at its own bound, or crosses a full
@@ -123,24 +140,8 @@ proptest! {
     #[test]
     fn shares_are_feasible_and_max_min_fair(
         channels in proptest::collection::vec(1u32..3, 4),
-        specs in proptest::collection::vec(
-            (
-                proptest::sample::subsequence(vec![0usize, 1, 2, 3], 1..4),
-                any::<bool>(),
-                1.0f64..100.0,
-                proptest::collection::vec(0.01f64..10.0, 4),
-            ),
-            1..10,
-        ),
+        specs in specs(),
     ) {
-        let specs: Vec<Spec> = specs
-            .into_iter()
-            .map(|(links, forward, bytes, works)| {
-                let hops: Vec<(usize, bool)> = links.iter().map(|&l| (l, forward)).collect();
-                let works = works[..hops.len()].to_vec();
-                (hops, bytes, works)
-            })
-            .collect();
         let flows = joined(&channels, &specs);
         let used = used(&flows);
         for (&(link, _), &units) in &used {
@@ -165,24 +166,8 @@ proptest! {
     #[test]
     fn one_settle_an_instant_gives_the_shares_of_a_settle_a_join(
         channels in proptest::collection::vec(1u32..3, 4),
-        specs in proptest::collection::vec(
-            (
-                proptest::sample::subsequence(vec![0usize, 1, 2, 3], 1..4),
-                any::<bool>(),
-                1.0f64..100.0,
-                proptest::collection::vec(0.01f64..10.0, 4),
-            ),
-            1..10,
-        ),
+        specs in specs(),
     ) {
-        let specs: Vec<Spec> = specs
-            .into_iter()
-            .map(|(links, forward, bytes, works)| {
-                let hops: Vec<(usize, bool)> = links.iter().map(|&l| (l, forward)).collect();
-                let works = works[..hops.len()].to_vec();
-                (hops, bytes, works)
-            })
-            .collect();
         let once = joined_settling(&channels, &specs, false);
         let each = joined_settling(&channels, &specs, true);
         prop_assert_eq!(shares(&once), shares(&each));
