@@ -59,9 +59,10 @@ fn used(flows: &Flows<usize>) -> HashMap<(LinkId, bool), f64> {
 #[test]
 fn a_flow_that_ends_frees_its_links_for_the_flows_it_tied_together_even_when_its_bundle_closes() {
     // Flow 0 crosses links 0 and 1, flow 1 link 0, flow 2 link 1, all at 1 B/s alone (flow
-    // 0 for 1 s, the others 3 s): each link is shared by two, shares 1/2. At 2 s flow 0 ends, then more flows alone on
-    // links of their own than idle bundles are kept: flow 0's bundle, idle the longest,
-    // closes at that instant, and flows 1 and 2, no longer sharing, run at full speed.
+    // 0 for 1 s, the others 3 s): each link is shared by two, shares 1/2. At 2 s flow 0
+    // ends, then more flows alone on links of their own than idle bundles are kept: flow 0's
+    // bundle, idle the longest, closes at that instant, and flows 1 and 2, no longer
+    // sharing, run at full speed.
     let mut flows = Flows::new([1; 2 + IDLE_KEPT + 1]);
     let mut changed = Vec::new();
     for (i, hops) in [vec![(0, true), (1, true)], vec![(0, true)], vec![(1, true)]]
