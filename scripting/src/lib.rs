@@ -5,6 +5,8 @@
 //!
 //! - [`computational`]: `compute_time` / `transfer_time` models with attributes as constants;
 //! - [`process`] and [`sim`]: an application script as an engine process, and its `sim` API;
+//! - [`resumable`]: a script that keeps to loops around `sim` calls as a state machine, with no
+//!   stack of its own;
 //! - [`kernels`]: the `kernel_params` function over a system's analysed GPU kernels;
 //! - [`stack`]: the one coroutine stack the processes of a run take turns on;
 //! - [`sandbox`]: the limits every script runs under, and [`memory`] its run's memory budget;
@@ -28,6 +30,7 @@ pub mod nccl;
 mod plan_reuse;
 pub mod process;
 pub mod report;
+pub mod resumable;
 pub mod run;
 pub mod sandbox;
 pub mod sim;
@@ -41,6 +44,6 @@ pub use inputs::{
 pub use report::Detail;
 pub use run::{
     check_app, check_labels, check_process_count, default_labels, labels_over_defaults, platform, run,
-    run_with_kernels, RunOptions, RunReport,
+    run_with_kernels, runs_on_machine, Interpreter, RunOptions, RunReport,
 };
 pub use sandbox::{CancelFlag, Limits, CANCELLED};

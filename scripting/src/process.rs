@@ -49,6 +49,16 @@ pub struct Channel {
 }
 
 impl Channel {
+    /// A channel with no coroutine yet. A process on the machine ([`crate::resumable`]) keeps
+    /// it so: its `sim` reads the time here, and its calls never suspend on a coroutine.
+    pub fn new() -> Rc<Channel> {
+        Rc::new(Channel {
+            yielder: Cell::new(std::ptr::null()),
+            frames: Rc::new(Frames::default()),
+            now: Cell::new(0.0),
+        })
+    }
+
     /// Suspends the script with `request` until the engine resumes it.
     pub fn request(&self, request: Request) -> Resume {
         let yielder = self.yielder.get();
@@ -96,11 +106,7 @@ impl ScriptProcess {
         failure: Rc<RefCell<Option<ScriptError>>>,
         scope_for: impl FnOnce(Rc<Channel>) -> Scope<'static> + 'static,
     ) -> Self {
-        let channel = Rc::new(Channel {
-            yielder: Cell::new(std::ptr::null()),
-            frames: Rc::new(Frames::default()),
-            now: Cell::new(0.0),
-        });
+        let channel = Channel::new();
         let inner = channel.clone();
         let body: Body = Box::new(move |yielder| {
             inner.yielder.set(yielder);

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use hetsim_models::catalog::{Component, ComponentKind};
 use hetsim_simulator::collectives::Algorithm;
-use hetsim_simulator::{place, simulate, Activity, Node, Options, Platform, Results, Routing, SimError};
+use hetsim_simulator::{
+    place, simulate, Activity, Node, Options, Platform, Process, Request, Results, Resume, Routing, SimError,
+};
 use hetsim_system::{number_attribute, RoutingSpec, System, Variable, RESERVED_NAMES};
 use rhai::{Dynamic, Map, Scope};
 use serde::Serialize;
@@ -18,7 +20,8 @@ use crate::errors::{parse_error, ScriptError};
 use crate::functions::register_models;
 use crate::kernels::{self, KernelLibrary};
 use crate::memory;
-use crate::process::{RunLog, ScriptProcess};
+use crate::process::{Channel, RunLog, ScriptProcess};
+use crate::resumable::{self, Names, ResumableProcess};
 use crate::sandbox::{self, CancelFlag, Limits, SliceClock};
 use crate::sim::{self, RunContext, Sim};
 use crate::stack::SharedStack;
@@ -42,6 +45,17 @@ pub struct RunOptions {
     pub limits: Limits,
     /// Set from another thread to stop the run (it then fails with [`sandbox::CANCELLED`]).
     pub cancel: CancelFlag,
+    pub interpreter: Interpreter,
+}
+
+/// How a run's scripts are run; the results are the same either way ([`crate::resumable`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Interpreter {
+    /// On the machine where the script keeps to what it runs, else on Rhai.
+    #[default]
+    Auto,
+    /// On Rhai, each process on a coroutine (the tests compare the two).
+    Rhai,
 }
 
 /// What a run produces: the engine's results and the run log.
@@ -235,7 +249,7 @@ pub fn run_with_kernels(
         .map(|(l, pids)| (l.as_ref().into(), Dynamic::from_int(pids.len() as i64)))
         .collect();
     let mut engine = app_engine(&options.limits, &clock, kernels);
-    engine.register_global_module(run_constants(counts).into());
+    engine.register_global_module(run_constants(counts.clone()).into());
     let printed = log.clone();
     engine.on_print(move |text| printed.borrow_mut().push(text.to_owned()));
     let ast = Rc::new(engine.compile(app).map_err(|e| parse_error(app_origin, app, e))?);
@@ -251,48 +265,52 @@ pub fn run_with_kernels(
         algorithm: options.algorithm,
         topology: crate::nccl::Topology::of(system),
     });
-    let template = Rc::new(scope_template(variables));
     let origin: Rc<str> = Rc::from(app_origin);
-    let stack_count = if placements.len() <= OWN_STACKS_UP_TO {
-        placements.len()
-    } else {
-        1
-    };
-    let stacks = (0..stack_count)
-        .map(|_| SharedStack::new(options.limits.stack_size))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("cannot allocate the scripts' stacks: {e}"))?;
     // The first script error of the run, with its place (the engine gets its text).
     let failure: Rc<RefCell<Option<ScriptError>>> = Rc::default();
-    let mut processes = Vec::with_capacity(placements.len());
-    let mut tags = Tags::default();
-    for (pid, p) in placements.iter().enumerate() {
-        if pid % PLACED_BETWEEN_CHECKS == 0 {
-            if let Some(reason) = clock.stop_reason() {
-                return Err(ScriptError::Other(reason));
-            }
+    let program = match options.interpreter {
+        Interpreter::Auto => resumable::compile(&ast, &names(variables, &counts)).ok(),
+        Interpreter::Rhai => None,
+    };
+    let processes = match program {
+        Some(program) => {
+            let shared = Rc::new(resumable::Shared::new(
+                program,
+                &options.limits,
+                clock.clone(),
+                origin,
+                failure.clone(),
+            ));
+            place_processes(&placements, &clock, |pid, tag, rank| {
+                let sim = Sim::new(Channel::new(), context.clone(), pid);
+                AppProcess::Resumable(ResumableProcess::new(shared.clone(), sim, tag, rank, pid))
+            })?
         }
-        let (context, template) = (context.clone(), template.clone());
-        let (tag, rank) = (tags.of(&p.label), p.rank as i64);
-        let process = ScriptProcess::new(
-            engine.clone(),
-            ast.clone(),
-            origin.clone(),
-            stacks[pid % stacks.len()].clone(),
-            clock.clone(),
-            failure.clone(),
-            move |channel| {
-                let sim = Sim {
-                    channel,
-                    context,
-                    pid,
-                    plans: Default::default(),
-                };
-                process_scope(&template, tag, rank, pid, sim)
-            },
-        );
-        processes.push(process);
-    }
+        None => {
+            let template = Rc::new(scope_template(variables));
+            let stack_count = if placements.len() <= OWN_STACKS_UP_TO {
+                placements.len()
+            } else {
+                1
+            };
+            let stacks = (0..stack_count)
+                .map(|_| SharedStack::new(options.limits.stack_size))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("cannot allocate the scripts' stacks: {e}"))?;
+            place_processes(&placements, &clock, |pid, tag, rank| {
+                let (context, template) = (context.clone(), template.clone());
+                AppProcess::Coroutine(ScriptProcess::new(
+                    engine.clone(),
+                    ast.clone(),
+                    origin.clone(),
+                    stacks[pid % stacks.len()].clone(),
+                    clock.clone(),
+                    failure.clone(),
+                    move |channel| process_scope(&template, tag, rank, pid, Sim::new(channel, context, pid)),
+                ))
+            })?
+        }
+    };
     let mut timing = Timing(models);
     let results = simulate(&platform, &placements, processes, &mut timing, &options.engine)
         .map_err(|error| with_script_error(error, failure.take()))?;
@@ -305,6 +323,65 @@ pub fn run_with_kernels(
             .activities
             .rows(&context.node_ids, context.models.node_models()),
     })
+}
+
+/// A process of a run: on a coroutine, or on the machine where its script allows
+/// ([`crate::resumable`]).
+pub enum AppProcess {
+    Coroutine(ScriptProcess),
+    Resumable(ResumableProcess),
+}
+
+impl Process for AppProcess {
+    fn resume(&mut self, now: f64, input: Resume) -> Request {
+        match self {
+            AppProcess::Coroutine(p) => p.resume(now, input),
+            AppProcess::Resumable(p) => p.resume(now, input),
+        }
+    }
+}
+
+/// Whether `app` runs on the machine ([`crate::resumable`]) in a run of these variables and
+/// labels (each label's process count), or why not.
+pub fn runs_on_machine(
+    app: &str,
+    variables: &BTreeMap<String, Variable>,
+    labels: &BTreeMap<String, u64>,
+) -> Result<(), String> {
+    let ast = parsing_engine().compile(app).map_err(|e| e.to_string())?;
+    let counts: Map = labels
+        .iter()
+        .map(|(label, &n)| (label.as_str().into(), Dynamic::from_int(n as i64)))
+        .collect();
+    resumable::compile(&ast, &names(variables, &counts)).map(|_| ())
+}
+
+/// What the machine's compiler knows of a run before it starts.
+fn names<'a>(variables: &BTreeMap<String, Variable>, labels: &'a Map) -> Names<'a> {
+    Names {
+        variables: variables.iter().map(|(k, v)| (k.clone(), dynamic(v))).collect(),
+        labels,
+    }
+}
+
+/// Makes the run's processes, `make(pid, tag, rank)`, checking the run's cancel flag and
+/// memory budget every [`PLACED_BETWEEN_CHECKS`].
+fn place_processes(
+    placements: &[hetsim_simulator::Placement],
+    clock: &SliceClock,
+    mut make: impl FnMut(usize, Dynamic, i64) -> AppProcess,
+) -> Result<Vec<AppProcess>, ScriptError> {
+    let mut processes = Vec::with_capacity(placements.len());
+    let mut tags = Tags::default();
+    for (pid, p) in placements.iter().enumerate() {
+        if pid % PLACED_BETWEEN_CHECKS == 0 {
+            if let Some(reason) = clock.stop_reason() {
+                return Err(ScriptError::Other(reason));
+            }
+        }
+        processes.push(make(pid, tags.of(&p.label), p.rank as i64));
+    }
+    Ok(processes)
 }
 
 /// The constants every process of a run reads and none has a copy of: `labels` (each label's

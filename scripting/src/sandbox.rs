@@ -130,6 +130,20 @@ impl SliceClock {
         self.ended.set(true);
     }
 
+    /// Why the running script must stop now, if it must: [`SliceClock::stop_reason`], or it
+    /// has run `slice_seconds` without a `sim.*` call.
+    pub fn interruption(&self, slice_seconds: f64) -> Option<String> {
+        if let Some(reason) = self.stop_reason() {
+            Some(reason)
+        } else if self.over(Duration::from_secs_f64(slice_seconds)) {
+            Some(format!(
+                "sandbox: the script ran {slice_seconds} s of wall time without a sim.* call (limit max_slice_seconds)"
+            ))
+        } else {
+            None
+        }
+    }
+
     /// Why the run must stop now, if it must: cancelled, ended, or over its memory budget.
     pub fn stop_reason(&self) -> Option<String> {
         if self.cancel.is_cancelled() {
@@ -158,20 +172,13 @@ pub fn engine(limits: &Limits, clock: &SliceClock) -> Engine {
         .set_max_map_size(limits.max_map_size)
         .set_module_resolver(DummyModuleResolver::new())
         .disable_symbol("eval");
-    let slice = Duration::from_secs_f64(limits.max_slice_seconds);
     let clock = clock.clone();
     let seconds = limits.max_slice_seconds;
     engine.on_progress(move |ops| {
         if ops % CLOCK_EVERY != 0 {
             None
-        } else if let Some(reason) = clock.stop_reason() {
-            Some(Dynamic::from(reason))
-        } else if clock.over(slice) {
-            Some(Dynamic::from(format!(
-                "sandbox: the script ran {seconds} s of wall time without a sim.* call (limit max_slice_seconds)"
-            )))
         } else {
-            None
+            clock.interruption(seconds).map(Dynamic::from)
         }
     });
     engine

@@ -18,7 +18,10 @@ use crate::process::{Channel, SharedLog};
 type Fallible<T> = Result<T, Box<EvalAltResult>>;
 
 mod arguments;
-use arguments::{argument, checked, direction, int, number, text, SendOptions};
+mod calls;
+use arguments::{argument, checked, int, text, SendOptions};
+use calls::sleep_request;
+pub use calls::{Answer, Method, Started};
 
 /// What every process's `sim` reaches: the placement, the models and the log.
 pub struct RunContext {
@@ -107,6 +110,15 @@ pub struct Sim {
 }
 
 impl Sim {
+    pub fn new(channel: Rc<Channel>, context: Rc<RunContext>, pid: usize) -> Self {
+        Sim {
+            channel,
+            context,
+            pid,
+            plans: Plans::default(),
+        }
+    }
+
     fn now(&self) -> f64 {
         self.channel.now.get()
     }
@@ -118,41 +130,35 @@ impl Sim {
         }
     }
 
-    fn compute(&mut self, params: Map) -> Fallible<f64> {
-        let node = self.context.placements[self.pid].node;
-        let timed = self
-            .context
-            .models
-            .compute_time(node, params)
-            .map_err(|e| e.to_string())?;
-        self.compute_for(timed, "sim.compute: the model's time [s]")
+    /// Appends `value` to the run log, with the time and the process.
+    fn log(&self, value: &Dynamic) {
+        let line = format!(
+            "[{:.9} s] {}: {value}",
+            self.now(),
+            self.context.describe(self.pid)
+        );
+        self.context.log.borrow_mut().push(line);
     }
 
-    fn compute_seconds(&mut self, seconds: f64) -> Fallible<f64> {
-        self.compute_for(Timed::bare(seconds), "sim.compute: a duration [s]")
-    }
-
-    /// Checks `timed` (its seconds named `what` in an error), counts it among the run's activities and
-    /// has the engine compute for that long.
-    fn compute_for(&mut self, timed: Timed, what: &str) -> Fallible<f64> {
+    /// `sim.compute`'s request for `timed` (checked, counted among the run's activities) and
+    /// the seconds the call returns.
+    pub(crate) fn compute_call(&mut self, timed: Timed, what: &str) -> Fallible<(Request, f64)> {
         checked(timed.seconds, what)?;
         let node = self.context.placements[self.pid].node;
         self.context
             .activities
             .compute(node, timed.limiter.clone(), timed.seconds);
-        let resume = self.channel.request(Request::Compute {
+        let request = Request::Compute {
             seconds: timed.seconds,
             power: timed.power,
             uncertainty: timed.uncertainty_seconds(),
             detail: timed.detail,
-        });
-        self.done(resume, "sim.compute")?;
-        Ok(timed.seconds)
+        };
+        Ok((request, timed.seconds))
     }
 
     fn sleep(&mut self, seconds: f64) -> Fallible<()> {
-        checked(seconds, "sim.sleep: a duration [s]")?;
-        let resume = self.channel.request(Request::Sleep { seconds });
+        let resume = self.channel.request(sleep_request(seconds)?);
         self.done(resume, "sim.sleep")
     }
 
@@ -195,7 +201,13 @@ impl Sim {
     }
 
     fn receive(&mut self, from: Source) -> Fallible<Received> {
-        match self.channel.request(Request::Receive { from }) {
+        let resume = self.channel.request(Request::Receive { from });
+        self.message(resume)
+    }
+
+    /// `sim.receive`'s value from the engine's answer.
+    fn message(&self, resume: Resume) -> Fallible<Received> {
+        match resume {
             Resume::Message(m) => Ok(self.received(m)),
             other => Err(format!("sim.receive: the engine answered {other:?}").into()),
         }
@@ -445,60 +457,38 @@ pub fn register(engine: &mut Engine) {
     register_nonblocking(engine);
     engine.register_type_with_name::<Sim>("Sim");
     engine.register_fn("now", |s: &mut Sim| s.now());
-    engine.register_fn("compute", |s: &mut Sim, params: Map| s.compute(params));
-    engine.register_fn("compute", |s: &mut Sim, seconds: f64| s.compute_seconds(seconds));
+    engine.register_fn("compute", |s: &mut Sim, params: Map| {
+        s.blocking(Method::ComputeModel, &mut [Dynamic::from_map(params)])
+    });
+    engine.register_fn("compute", |s: &mut Sim, seconds: f64| {
+        s.blocking(Method::ComputeSeconds, &mut [Dynamic::from_float(seconds)])
+    });
     engine.register_fn("compute", |s: &mut Sim, seconds: i64| {
-        s.compute_seconds(seconds as f64)
+        s.blocking(Method::ComputeSeconds, &mut [Dynamic::from_int(seconds)])
     });
     engine.register_fn("sleep", |s: &mut Sim, seconds: Dynamic| {
-        let seconds = number(&seconds, "sim.sleep")?;
-        s.sleep(seconds)
+        s.blocking(Method::Sleep, &mut [seconds])
     });
     engine.register_fn("send", |s: &mut Sim, bytes: Dynamic, target: Dynamic| {
-        let (bytes, to) = message_to(s, &bytes, &target, "sim.send")?;
-        s.send(bytes, to, SendOptions::default())
+        s.blocking(Method::Send, &mut [bytes, target])
     });
     // The third argument is a direction or an options map.
     engine.register_fn(
         "send",
         |s: &mut Sim, bytes: Dynamic, target: Dynamic, third: Dynamic| {
-            let (bytes, to) = message_to(s, &bytes, &target, "sim.send")?;
-            let options = match third.read_lock::<Map>() {
-                Some(map) => SendOptions::default().read(&map)?,
-                None => SendOptions {
-                    direction: Some(direction(&third, "sim.send: direction")?),
-                    ..SendOptions::default()
-                },
-            };
-            s.send(bytes, to, options)
+            s.blocking(Method::SendWith, &mut [bytes, target, third])
         },
     );
     engine.register_fn(
         "send",
         |s: &mut Sim, bytes: Dynamic, target: Dynamic, way: Dynamic, options: Dynamic| {
-            let (bytes, to) = message_to(s, &bytes, &target, "sim.send")?;
-            let map = options.read_lock::<Map>().ok_or_else(|| {
-                format!(
-                    "sim.send: options: expected a map such as #{{ hostMemory: \"pinned\" }}, got {}",
-                    options.type_name()
-                )
-            })?;
-            let options = SendOptions {
-                direction: Some(direction(&way, "sim.send: direction")?),
-                ..SendOptions::default()
-            }
-            .read(&map)?;
-            s.send(bytes, to, options)
+            s.blocking(Method::SendWayWith, &mut [bytes, target, way, options])
         },
     );
     engine.register_fn("receive", |s: &mut Sim, from: Dynamic| {
-        let from = source(s, &from, "sim.receive")?;
-        s.receive(from)
+        s.blocking(Method::Receive, &mut [from])
     });
-    engine.register_fn("log", |s: &mut Sim, value: Dynamic| {
-        let line = format!("[{:.9} s] {}: {value}", s.now(), s.context.describe(s.pid));
-        s.context.log.borrow_mut().push(line);
-    });
+    engine.register_fn("log", |s: &mut Sim, value: Dynamic| s.log(&value));
     for (name, collective) in [
         ("broadcast", Collective::Broadcast),
         ("scatter", Collective::Scatter),

@@ -1,0 +1,168 @@
+//! The `sim` methods that a script calls most, each in two halves: what the engine is asked
+//! ([`Sim::start`]) and how its answer becomes the script's value ([`Sim::answer`]). A script
+//! on a coroutine ([`crate::process`]) runs both halves in one call, suspended in between; a
+//! resumable program ([`crate::resumable`]) returns the request to the engine and takes the
+//! answer when it is resumed. One definition of each method serves both, so that they cannot
+//! drift apart (issue 46).
+
+use hetsim_simulator::{Request, Resume, Source};
+use rhai::{Dynamic, Map};
+
+use super::arguments::{checked, direction, number, SendOptions};
+use super::{message_to, source, Fallible, Sim};
+
+/// A `sim` method by its overload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// `sim.now()`.
+    Now,
+    /// `sim.log(value)`.
+    Log,
+    /// `sim.send(bytes, target)`.
+    Send,
+    /// `sim.send(bytes, target, direction or options)`.
+    SendWith,
+    /// `sim.send(bytes, target, direction, options)`.
+    SendWayWith,
+    /// `sim.receive(source)`.
+    Receive,
+    /// `sim.compute(#{ … })`: a computational model's parameters.
+    ComputeModel,
+    /// `sim.compute(seconds)`, a float or an integer.
+    ComputeSeconds,
+    /// `sim.sleep(seconds)`.
+    Sleep,
+}
+
+/// What a method does at once: its value, or a request the script waits on.
+pub enum Started {
+    Value(Dynamic),
+    Wait(Request, Answer),
+}
+
+/// How the engine's answer to a request becomes the value of the call that made it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Answer {
+    /// `()`, once the engine says done; the call's name for any other answer.
+    Done(&'static str),
+    /// The seconds computed, once done.
+    Seconds(f64),
+    /// The message received.
+    Message,
+}
+
+/// `sim.sleep`'s request for `seconds` (checked).
+pub(super) fn sleep_request(seconds: f64) -> Fallible<Request> {
+    checked(seconds, "sim.sleep: a duration [s]")?;
+    Ok(Request::Sleep { seconds })
+}
+
+impl Sim {
+    /// Starts `method` on `args` (as many as the overload takes, of the types it takes).
+    pub fn start(&mut self, method: Method, args: &mut [Dynamic]) -> Fallible<Started> {
+        let taken = |i: usize, args: &mut [Dynamic]| std::mem::take(&mut args[i]);
+        Ok(match method {
+            Method::Now => Started::Value(Dynamic::from_float(self.now())),
+            Method::Log => {
+                self.log(&args[0]);
+                Started::Value(Dynamic::UNIT)
+            }
+            Method::Send => self.send_call(&args[0], &args[1], |_| Ok(SendOptions::default()))?,
+            Method::SendWith => {
+                let third = taken(2, args);
+                self.send_call(&args[0], &args[1], |_| match third.read_lock::<Map>() {
+                    Some(map) => SendOptions::default().read(&map),
+                    None => Ok(SendOptions {
+                        direction: Some(direction(&third, "sim.send: direction")?),
+                        ..SendOptions::default()
+                    }),
+                })?
+            }
+            Method::SendWayWith => {
+                let (way, options) = (taken(2, args), taken(3, args));
+                self.send_call(&args[0], &args[1], |_| {
+                    let map = options.read_lock::<Map>().ok_or_else(|| {
+                        format!(
+                            "sim.send: options: expected a map such as #{{ hostMemory: \"pinned\" }}, got {}",
+                            options.type_name()
+                        )
+                    })?;
+                    SendOptions {
+                        direction: Some(direction(&way, "sim.send: direction")?),
+                        ..SendOptions::default()
+                    }
+                    .read(&map)
+                })?
+            }
+            Method::Receive => {
+                let from: Source = source(self, &args[0], "sim.receive")?;
+                Started::Wait(Request::Receive { from }, Answer::Message)
+            }
+            Method::ComputeModel => {
+                let params = taken(0, args).cast::<Map>();
+                let node = self.context.placements[self.pid].node;
+                let timed = self
+                    .context
+                    .models
+                    .compute_time(node, params)
+                    .map_err(|e| e.to_string())?;
+                self.compute_started(timed, "sim.compute: the model's time [s]")?
+            }
+            Method::ComputeSeconds => {
+                let seconds = number(&args[0], "sim.compute")?;
+                let timed = crate::computational::Timed::bare(seconds);
+                self.compute_started(timed, "sim.compute: a duration [s]")?
+            }
+            Method::Sleep => {
+                let seconds = number(&args[0], "sim.sleep")?;
+                Started::Wait(sleep_request(seconds)?, Answer::Done("sim.sleep"))
+            }
+        })
+    }
+
+    /// The value of the call that asked what `answer` describes, from the engine's `resume`.
+    pub fn answer(&self, answer: Answer, resume: Resume) -> Fallible<Dynamic> {
+        match answer {
+            Answer::Done(call) => self.done(resume, call).map(|()| Dynamic::UNIT),
+            Answer::Seconds(seconds) => self
+                .done(resume, "sim.compute")
+                .map(|()| Dynamic::from_float(seconds)),
+            Answer::Message => self.message(resume).map(Dynamic::from),
+        }
+    }
+
+    /// Both halves of `method` on the process's coroutine, suspended in between.
+    pub(super) fn blocking(&mut self, method: Method, args: &mut [Dynamic]) -> Fallible<Dynamic> {
+        match self.start(method, args)? {
+            Started::Value(value) => Ok(value),
+            Started::Wait(request, answer) => {
+                let resume = self.channel.request(request);
+                self.answer(answer, resume)
+            }
+        }
+    }
+
+    fn send_call(
+        &mut self,
+        bytes: &Dynamic,
+        target: &Dynamic,
+        options: impl FnOnce(&Sim) -> Fallible<SendOptions>,
+    ) -> Fallible<Started> {
+        let (bytes, to) = message_to(self, bytes, target, "sim.send")?;
+        let options = options(self)?;
+        checked(bytes, "sim.send: a message size [bytes]")?;
+        let request = Request::Send {
+            to,
+            bytes,
+            direction: options.direction,
+            host_memory: options.host_memory,
+            tracked: false,
+        };
+        Ok(Started::Wait(request, Answer::Done("sim.send")))
+    }
+
+    fn compute_started(&mut self, timed: crate::computational::Timed, what: &str) -> Fallible<Started> {
+        let (request, seconds) = self.compute_call(timed, what)?;
+        Ok(Started::Wait(request, Answer::Seconds(seconds)))
+    }
+}
