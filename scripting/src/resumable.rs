@@ -32,12 +32,12 @@ use hetsim_simulator::{Process, Request, Resume};
 use rhai::{Dynamic, EvalAltResult, Position};
 
 pub use compile::{compile, Names};
-use program::{placed, Machine, Stop};
+use program::{placed, Machine, Stop, Waiting};
 pub use program::{Program, SizeLimits};
 
 use crate::errors::{located, ScriptError};
 use crate::sandbox::{Limits, SliceClock};
-use crate::sim::{Answer, Sim};
+use crate::sim::Sim;
 
 /// What the processes of a run share: the program and the sandbox.
 pub struct Shared {
@@ -80,8 +80,8 @@ pub struct ResumableProcess {
     shared: Rc<Shared>,
     sim: Sim,
     machine: Machine,
-    /// The `sim` call waiting on the engine: how its answer is read, and where it is.
-    waiting: Option<(Answer, Position)>,
+    /// The `sim` call waiting on the engine: what reads its answer, and where it is.
+    waiting: Option<(Waiting, Position)>,
     operations: u64,
 }
 
@@ -105,9 +105,11 @@ impl ResumableProcess {
     }
 
     fn advance(&mut self, input: Resume) -> Result<Stop, Box<EvalAltResult>> {
-        if let Some((answer, at)) = self.waiting.take() {
-            let value = self.sim.answer(answer, input).map_err(|e| placed(e, at))?;
-            self.machine.stack.push(value);
+        if let Some((waiting, at)) = self.waiting.take() {
+            match waiting.take(&mut self.sim, input).map_err(|e| placed(e, at))? {
+                Ok(value) => self.machine.stack.push(value),
+                Err((request, waiting)) => return Ok(Stop::Wait(request, waiting, at)),
+            }
         }
         let shared = &*self.shared;
         let operations = &mut self.operations;
@@ -145,8 +147,8 @@ impl Process for ResumableProcess {
         self.sim.channel.now.set(now);
         self.shared.clock.restart();
         match self.advance(input) {
-            Ok(Stop::Wait(request, answer, at)) => {
-                self.waiting = Some((answer, at));
+            Ok(Stop::Wait(request, waiting, at)) => {
+                self.waiting = Some((waiting, at));
                 request
             }
             Ok(Stop::End) => Request::Finish,

@@ -5,23 +5,24 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use hetsim_simulator::collectives::{Algorithm, Collective, Step};
-use hetsim_simulator::{Handle, Message, Placement, Request, Resume, Source, SpanKind};
+use hetsim_simulator::collectives::{Algorithm, Collective};
+use hetsim_simulator::{Handle, Message, Placement, Request, Resume, Source};
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
 use crate::activities::Activities;
 use crate::computational::{Models, Timed};
-use crate::nccl::plans::{self, Call, Group, Plans};
-use crate::nccl::{self, Topology};
+use crate::nccl::plans::Plans;
+use crate::nccl::Topology;
 use crate::process::{Channel, SharedLog};
 
 type Fallible<T> = Result<T, Box<EvalAltResult>>;
 
 mod arguments;
 mod calls;
-use arguments::{argument, checked, int, text, SendOptions};
-use calls::sleep_request;
+mod collective;
+use arguments::{argument, checked, int, SendOptions};
 pub use calls::{Answer, Method, Started};
+pub use collective::{Progress, Steps};
 
 /// What every process's `sim` reaches: the placement, the models and the log.
 pub struct RunContext {
@@ -157,30 +158,15 @@ impl Sim {
         Ok((request, timed.seconds))
     }
 
-    fn sleep(&mut self, seconds: f64) -> Fallible<()> {
-        let resume = self.channel.request(sleep_request(seconds)?);
-        self.done(resume, "sim.sleep")
-    }
-
-    fn send_request(&mut self, bytes: f64, to: usize, options: SendOptions, tracked: bool) -> Resume {
-        self.channel.request(Request::Send {
+    fn isend(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<Handle> {
+        checked(bytes, "sim.isend: a message size [bytes]")?;
+        let resume = self.channel.request(Request::Send {
             to,
             bytes,
             direction: options.direction,
             host_memory: options.host_memory,
-            tracked,
-        })
-    }
-
-    fn send(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<()> {
-        checked(bytes, "sim.send: a message size [bytes]")?;
-        let resume = self.send_request(bytes, to, options, false);
-        self.done(resume, "sim.send")
-    }
-
-    fn isend(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<Handle> {
-        checked(bytes, "sim.isend: a message size [bytes]")?;
-        let resume = self.send_request(bytes, to, options, true);
+            tracked: true,
+        });
         handle_of(resume, "sim.isend")
     }
 
@@ -200,11 +186,6 @@ impl Sim {
         }
     }
 
-    fn receive(&mut self, from: Source) -> Fallible<Received> {
-        let resume = self.channel.request(Request::Receive { from });
-        self.message(resume)
-    }
-
     /// `sim.receive`'s value from the engine's answer.
     fn message(&self, resume: Resume) -> Fallible<Received> {
         match resume {
@@ -220,7 +201,13 @@ impl Sim {
 
     /// Waits for `handles`: per handle, a receive's message, or () for a send.
     fn wait_all(&mut self, handles: Vec<Handle>, call: &str) -> Fallible<Vec<Dynamic>> {
-        match self.channel.request(Request::Wait { handles }) {
+        let resume = self.channel.request(Request::Wait { handles });
+        self.completed(resume, call)
+    }
+
+    /// The values of a wait's handles from the engine's answer to it.
+    fn completed(&self, resume: Resume, call: &str) -> Fallible<Vec<Dynamic>> {
+        match resume {
             Resume::Completed(messages) => Ok(messages
                 .into_iter()
                 .map(|m| m.map_or(Dynamic::UNIT, |m| Dynamic::from(self.received(m))))
@@ -234,107 +221,6 @@ impl Sim {
             Resume::Tested(done) => Ok(done),
             other => Err(format!("sim.test: the engine answered {other:?}").into()),
         }
-    }
-
-    /// Runs this process's part of `collective`; options: `label` (default: own label;
-    /// "all" for every process), `root` (rank, default 0), `algorithm` (flat, binomial, ring,
-    /// tree, nvls, nvlstree, collnetdirect or nccl: the run's default, NCCL's pick) and `protocol` (LL,
-    /// LL128, Simple). `ring` without a protocol is the plain ring of message steps (no
-    /// protocol costs); with one, and `tree`, `nvls`, `nvlstree` and `nccl`, the call runs as
-    /// NCCL would ([`crate::nccl`]). A call is planned once per process and reused while it
-    /// repeats ([`plans`]).
-    fn collective(&mut self, collective: Collective, bytes: f64, options: &Map) -> Fallible<f64> {
-        let call = format!("sim.{collective}");
-        checked(bytes, &format!("{call}: a message size [bytes]"))?;
-        for (key, _) in options.iter() {
-            if !["label", "root", "algorithm", "protocol"].contains(&key.as_str()) {
-                return Err(
-                    format!("{call}: unknown option `{key}` (label, root, algorithm, protocol)").into(),
-                );
-            }
-        }
-        let start = self.now();
-        let own = self.context.placements[self.pid].label.clone();
-        let label = match options.get("label") {
-            Some(l) => text(l, &format!("{call}: option `label`"))?,
-            None => own.to_string(),
-        };
-        let all: Vec<usize>;
-        let members: &[usize] = if label == "all" {
-            all = (0..self.context.placements.len()).collect();
-            &all
-        } else {
-            self.context.label(&label, &call)?
-        };
-        let me = members.iter().position(|&p| p == self.pid).ok_or_else(|| {
-            format!(
-                "{call}: this process ({}) is not among label `{label}`",
-                self.context.describe(self.pid)
-            )
-        })?;
-        let root = match options.get("root") {
-            Some(r) => r
-                .as_int()
-                .map_err(|t| format!("{call}: option `root`: expected a rank, got {t}"))?,
-            None => 0,
-        };
-        let root = usize::try_from(root)
-            .ok()
-            .filter(|&r| r < members.len())
-            .ok_or_else(|| {
-                format!(
-                    "{call}: root {root} is not a rank of `{label}` (0..{})",
-                    members.len()
-                )
-            })?;
-        let choice = nccl::choice(options, self.context.algorithm, collective, &call)?;
-        let group = if label == "all" {
-            Group::All
-        } else {
-            Group::listed(members)
-        };
-        let key = Call::new(collective, group, root, me, bytes, choice);
-        let context = &self.context;
-        let planned = self.plans.get_or_plan(key, || {
-            plans::plan(&key, members, |p| context.placements[p].node, &context.topology)
-                .map_err(|e| format!("{call}: {e}"))
-        })?;
-        let how = &planned.how;
-        self.run_steps(&planned.steps)?;
-        let resume = self.channel.request(Request::Mark {
-            kind: SpanKind::Collective,
-            start,
-            detail: format!("{collective} {how} {bytes} bytes"),
-        });
-        self.done(resume, &call)?;
-        Ok(self.now() - start)
-    }
-
-    /// Executes a plan: sends (tracked where the plan waits for them), receives, delays.
-    fn run_steps(&mut self, steps: &[Step]) -> Fallible<()> {
-        let tracked = steps.contains(&Step::Flush);
-        let mut pending = Vec::new();
-        for &step in steps {
-            match step {
-                Step::Send { to, bytes } if tracked => {
-                    pending.push(self.isend(bytes, to, SendOptions::default())?);
-                }
-                Step::Send { to, bytes } => self.send(bytes, to, SendOptions::default())?,
-                Step::Receive { from } => {
-                    self.receive(Source::Pid(from))?;
-                }
-                Step::Delay { seconds } if seconds > 0.0 => self.sleep(seconds)?,
-                Step::Delay { .. } => {}
-                Step::Flush if pending.is_empty() => {}
-                Step::Flush => {
-                    self.wait_all(std::mem::take(&mut pending), "sim.collective")?;
-                }
-            }
-        }
-        if !pending.is_empty() {
-            self.wait_all(pending, "sim.collective")?;
-        }
-        Ok(())
     }
 }
 
@@ -451,6 +337,18 @@ fn register_received(engine: &mut Engine) {
     engine.register_fn("to_debug", |m: &mut Received| m.to_string());
 }
 
+/// The collectives a script calls as `sim.<name>(bytes[, options])` (and `sim.barrier`).
+pub const COLLECTIVES: [(&str, Collective); 8] = [
+    ("broadcast", Collective::Broadcast),
+    ("scatter", Collective::Scatter),
+    ("gather", Collective::Gather),
+    ("reduce", Collective::Reduce),
+    ("allreduce", Collective::Allreduce),
+    ("allgather", Collective::Allgather),
+    ("alltoall", Collective::Alltoall),
+    ("reducescatter", Collective::ReduceScatter),
+];
+
 /// Registers the type `Sim` and its methods on the application engine.
 pub fn register(engine: &mut Engine) {
     register_received(engine);
@@ -489,31 +387,18 @@ pub fn register(engine: &mut Engine) {
         s.blocking(Method::Receive, &mut [from])
     });
     engine.register_fn("log", |s: &mut Sim, value: Dynamic| s.log(&value));
-    for (name, collective) in [
-        ("broadcast", Collective::Broadcast),
-        ("scatter", Collective::Scatter),
-        ("gather", Collective::Gather),
-        ("reduce", Collective::Reduce),
-        ("allreduce", Collective::Allreduce),
-        ("allgather", Collective::Allgather),
-        ("alltoall", Collective::Alltoall),
-        ("reducescatter", Collective::ReduceScatter),
-    ] {
-        let call = format!("sim.{name}");
-        let with_options = call.clone();
+    for (name, collective) in COLLECTIVES {
+        let method = Method::Collective(collective);
         engine.register_fn(name, move |s: &mut Sim, bytes: Dynamic| {
-            let bytes = argument(&bytes, &call, ": bytes")?;
-            s.collective(collective, bytes, &Map::new())
+            s.blocking(method, &mut [bytes])
         });
         engine.register_fn(name, move |s: &mut Sim, bytes: Dynamic, options: Map| {
-            let bytes = argument(&bytes, &with_options, ": bytes")?;
-            s.collective(collective, bytes, &options)
+            s.blocking(method, &mut [bytes, Dynamic::from_map(options)])
         });
     }
-    engine.register_fn("barrier", |s: &mut Sim| {
-        s.collective(Collective::Barrier, 0.0, &Map::new())
-    });
-    engine.register_fn("barrier", |s: &mut Sim, options: Map| {
-        s.collective(Collective::Barrier, 0.0, &options)
+    let barrier = Method::Collective(Collective::Barrier);
+    engine.register_fn("barrier", move |s: &mut Sim| s.blocking(barrier, &mut []));
+    engine.register_fn("barrier", move |s: &mut Sim, options: Map| {
+        s.blocking(barrier, &mut [Dynamic::from_map(options)])
     });
 }

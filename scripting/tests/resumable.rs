@@ -78,6 +78,40 @@ fn ping_pong_is_the_same_on_the_machine() {
 }
 
 #[test]
+fn collectives_are_the_same_on_the_machine() {
+    let app = r#"
+        for i in 0..2 {
+            let t = sim.allreduce(1048576.0 * (i + 1));
+            sim.log(`all-reduce ${t}`);
+            sim.barrier();
+            sim.allgather(65536, #{ algorithm: "ring" });
+            sim.broadcast(1e6, #{ root: 1, algorithm: "binomial" });
+            sim.reducescatter(4e6);
+            sim.barrier(#{ label: "GPU" });
+        }
+    "#;
+    let board = load_system(&examples().join("clusters/hgx-h100.toml")).unwrap();
+    let report = same_both_ways(
+        app,
+        &board,
+        &labels(&[("GPU", 8)]),
+        &BTreeMap::new(),
+        &Limits::default(),
+    );
+    assert!(report.unwrap().contains("all-reduce"));
+    let cluster = load_system(&examples().join("clusters/h100-ib.toml")).unwrap();
+    let big = "let t = sim.allreduce(1073741824.0); sim.alltoall(1e8);";
+    same_both_ways(
+        big,
+        &cluster,
+        &labels(&[("GPU", 16)]),
+        &vars(&[("boards", "2")]),
+        &Limits::default(),
+    )
+    .unwrap();
+}
+
+#[test]
 fn scripts_beyond_the_machine_run_on_rhai() {
     let none = BTreeMap::new();
     let two = labels(&[("P", 1), ("Q", 1)]);
@@ -86,7 +120,7 @@ fn scripts_beyond_the_machine_run_on_rhai() {
         ("let x = rank; x = 2.5;", "an assignment"),
         ("tag = \"P\";", "an assignment"),
         ("fn f() { 1 } f();", "defines functions"),
-        ("sim.allreduce(8.0);", "`sim.allreduce`"),
+        ("let h = sim.isend(8.0, \"Q\");", "`sim.isend`"),
         (
             "let n = labels[\"GPU\"]; for i in 0..n {}",
             "a range whose ends are not integers",
@@ -154,6 +188,11 @@ fn errors_are_rhais_at_rhais_places() {
         ("let y = 10 / (rank - rank);", Limits::default()),
         ("let z = -(-9223372036854775807 - 1 + rank);", Limits::default()),
         ("let f = 2 ** (rank - 1);", Limits::default()),
+        ("sim.allreduce(-1.0);", Limits::default()),
+        ("sim.allreduce(\"big\");", Limits::default()),
+        ("sim.allreduce(8.0, #{ lable: \"P\" });", Limits::default()),
+        ("sim.barrier(#{ root: 99 });", Limits::default()),
+        ("sim.gather(8.0, #{ label: \"Q\" });", Limits::default()),
         (
             "let n = 0; while true { if n == -1 { break; } }",
             Limits {
@@ -215,6 +254,8 @@ fn statement(depth: u32) -> BoxedStrategy<String> {
         Just("let w = 2 ** rank + (pid + 1) / 2 - -rank; let f = 1.5 * w; f /= 4; sim.sleep(f);".to_owned()),
         Just("if sim.now() >= 0.001 * (rank + 1) { sim.log(`late ${sim.now() - 0.001}`); }".to_owned()),
         Just("if sim.now() == 0.0 || 1e-18 != 0 { sim.log(\"start\" + tag); }".to_owned()),
+        Just("sim.barrier(#{ label: \"all\" });".to_owned()),
+        (1u32..5).prop_map(|k| format!("sim.allreduce({k}e3, #{{ label: tag }});")),
         Just("if rank == 1 { break; }".to_owned()),
         Just("if rank == 0 { continue; }".to_owned()),
     ];

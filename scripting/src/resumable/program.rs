@@ -6,7 +6,9 @@ use std::fmt::Write;
 use rhai::{Dynamic, EvalAltResult, Identifier, ImmutableString, Map, Position};
 
 use super::operators::{negate, Operator};
-use crate::sim::{Method, Sim, Started};
+use hetsim_simulator::{Request, Resume};
+
+use crate::sim::{Answer, Method, Progress, Sim, Started, Steps};
 
 /// A process's variable by its place in [`Machine::slots`].
 pub type Slot = u16;
@@ -123,9 +125,42 @@ pub struct Machine {
 
 /// Why [`Machine::run`] returned.
 pub enum Stop {
-    /// A `sim` call waits on the engine: its request, and how its answer is read, at `at`.
-    Wait(hetsim_simulator::Request, crate::sim::Answer, Position),
+    /// A `sim` call waits on the engine: its request, what waits for the answer, and where.
+    Wait(Request, Waiting, Position),
     End,
+}
+
+/// What reads the engine's answer to a waiting `sim` call.
+pub enum Waiting {
+    /// A call of one request.
+    Answer(Answer),
+    /// A collective, which runs on until its last step.
+    Steps(Box<Steps>),
+}
+
+impl Waiting {
+    /// Reads `resume`: the call's value, or its next request.
+    pub fn take(
+        self,
+        sim: &mut Sim,
+        resume: Resume,
+    ) -> Result<Result<Dynamic, (Request, Waiting)>, Box<EvalAltResult>> {
+        match self {
+            Waiting::Answer(answer) => sim.answer(answer, resume).map(Ok),
+            Waiting::Steps(steps) => Waiting::steps(sim, steps, Some(resume)),
+        }
+    }
+
+    fn steps(
+        sim: &mut Sim,
+        mut steps: Box<Steps>,
+        resume: Option<Resume>,
+    ) -> Result<Result<Dynamic, (Request, Waiting)>, Box<EvalAltResult>> {
+        Ok(match sim.advance(&mut steps, resume)? {
+            Progress::Wait(request) => Err((request, Waiting::Steps(steps))),
+            Progress::Done(seconds) => Ok(Dynamic::from_float(seconds)),
+        })
+    }
 }
 
 /// How often the machine counts its operations and asks `tick` whether to go on: as the
@@ -209,11 +244,18 @@ impl Machine {
                     let first = self.stack.len() - usize::from(*args);
                     let started = sim.start(*method, &mut self.stack[first..]);
                     self.stack.truncate(first);
-                    match started.map_err(|e| placed(e, *at))? {
-                        Started::Value(value) => self.stack.push(value),
-                        Started::Wait(request, answer) => {
+                    let waiting = match started.map_err(|e| placed(e, *at))? {
+                        Started::Value(value) => Ok(value),
+                        Started::Wait(request, answer) => Err((request, Waiting::Answer(answer))),
+                        Started::Steps(steps) => {
+                            Waiting::steps(sim, steps, None).map_err(|e| placed(e, *at))?
+                        }
+                    };
+                    match waiting {
+                        Ok(value) => self.stack.push(value),
+                        Err((request, waiting)) => {
                             tick(ops, false, *at)?;
-                            return Ok(Stop::Wait(request, answer, *at));
+                            return Ok(Stop::Wait(request, waiting, *at));
                         }
                     }
                 }

@@ -8,7 +8,10 @@
 use hetsim_simulator::{Request, Resume, Source};
 use rhai::{Dynamic, Map};
 
-use super::arguments::{checked, direction, number, SendOptions};
+use hetsim_simulator::collectives::Collective;
+
+use super::arguments::{argument, checked, direction, number, SendOptions};
+use super::collective::{Progress, Steps};
 use super::{message_to, source, Fallible, Sim};
 
 /// A `sim` method by its overload.
@@ -32,12 +35,17 @@ pub enum Method {
     ComputeSeconds,
     /// `sim.sleep(seconds)`.
     Sleep,
+    /// `sim.allreduce(bytes)`, `sim.allreduce(bytes, options)` and the other collectives;
+    /// `sim.barrier()`, `sim.barrier(options)`.
+    Collective(Collective),
 }
 
-/// What a method does at once: its value, or a request the script waits on.
+/// What a method does at once: its value, a request the script waits on, or a collective's
+/// steps, which wait on several.
 pub enum Started {
     Value(Dynamic),
     Wait(Request, Answer),
+    Steps(Box<Steps>),
 }
 
 /// How the engine's answer to a request becomes the value of the call that made it.
@@ -117,6 +125,23 @@ impl Sim {
                 let seconds = number(&args[0], "sim.sleep")?;
                 Started::Wait(sleep_request(seconds)?, Answer::Done("sim.sleep"))
             }
+            Method::Collective(Collective::Barrier) => {
+                let options = args.first_mut().map(|o| std::mem::take(o).cast::<Map>());
+                Started::Steps(Box::new(self.collective(
+                    Collective::Barrier,
+                    0.0,
+                    &options.unwrap_or_default(),
+                )?))
+            }
+            Method::Collective(collective) => {
+                let bytes = argument(&args[0], &format!("sim.{collective}"), ": bytes")?;
+                let options = args.get_mut(1).map(|o| std::mem::take(o).cast::<Map>());
+                Started::Steps(Box::new(self.collective(
+                    collective,
+                    bytes,
+                    &options.unwrap_or_default(),
+                )?))
+            }
         })
     }
 
@@ -138,6 +163,15 @@ impl Sim {
             Started::Wait(request, answer) => {
                 let resume = self.channel.request(request);
                 self.answer(answer, resume)
+            }
+            Started::Steps(mut steps) => {
+                let mut resume = None;
+                loop {
+                    match self.advance(&mut steps, resume.take())? {
+                        Progress::Wait(request) => resume = Some(self.channel.request(request)),
+                        Progress::Done(seconds) => return Ok(Dynamic::from_float(seconds)),
+                    }
+                }
             }
         }
     }

@@ -1,11 +1,12 @@
 //! Expressions: constants, variables, the run's labels, operators, literals and `sim` calls.
 
+use hetsim_simulator::collectives::Collective;
 use rhai::{ASTFlags, Dynamic, Expr, FnCallExpr, Map, Position, Stmt, Token};
 
 use super::{at, Binding, Compiler, Refused, Type};
 use crate::resumable::operators::Operator;
 use crate::resumable::program::Op;
-use crate::sim::Method;
+use crate::sim::{Method, COLLECTIVES};
 
 impl Compiler<'_> {
     pub(super) fn resolve(&self, name: &str) -> Option<Binding> {
@@ -211,6 +212,7 @@ impl Compiler<'_> {
 
     /// A method of `sim` the machine calls: its overload by its arguments' types.
     fn method(&mut self, call: &FnCallExpr, position: Position) -> Result<Type, Refused> {
+        let refused = || format!("`sim.{}` with these arguments{}", call.name, at(position));
         let mut kinds = Vec::with_capacity(call.args.len());
         for arg in call.args.iter() {
             kinds.push(self.expr(arg)?);
@@ -225,7 +227,12 @@ impl Compiler<'_> {
             ("compute", [Type::Map]) => (Method::ComputeModel, Type::Float),
             ("compute", [Type::Int | Type::Float]) => (Method::ComputeSeconds, Type::Float),
             ("sleep", [_]) => (Method::Sleep, Type::Unit),
-            (name, _) => return Err(format!("`sim.{name}` with {kinds:?}{}", at(position))),
+            ("barrier", [] | [Type::Map]) => (Method::Collective(Collective::Barrier), Type::Float),
+            (name, [_] | [_, Type::Map]) => match COLLECTIVES.iter().find(|(n, _)| *n == name) {
+                Some(&(_, collective)) => (Method::Collective(collective), Type::Float),
+                None => return Err(refused()),
+            },
+            _ => return Err(refused()),
         };
         let args = u8::try_from(kinds.len()).map_err(|_| "too many arguments".to_owned())?;
         self.code.push(Op::Call {
