@@ -11,9 +11,8 @@ uses SimPy 4.1.2 (pip), then times, as whole processes, the median of --runs run
              (hetsim scripted in Rhai, W = 10,000, against SimGrid; W = 1,000,000 scripted, from
              examples/master-worker/million.toml, as SimGrid is not run at that size).
 With --baseline, another hetsim binary (an earlier build) runs the same scripted workloads in
-the same run, alternating with this one, so that a change is measured before and after on one
-machine (the million-worker system is given to it as it stood before `internal` links, which
-an earlier build does not read).
+the same run, before this one, so that a change is measured before and after on one machine (a
+build from before `internal` links, 2026-11-27, cannot read the million-worker system).
 Prints a Markdown table with wall times, peak memory and the ratios, for docs/PERFORMANCE.md.
 """
 import argparse
@@ -81,7 +80,7 @@ def main():
         pp_h = median([HETSIM] + pingpong, args.runs)
         pp_s = median([simgrid, "pingpong", str(trips), sg_log], args.runs)
         pp_p = median([sys.executable, "bench/peers/simpy_pingpong.py", str(trips)], args.runs)
-        rows.append((f"ping-pong, {trips:,} round trips", "hetsim (Rhai)", pp_h, None))
+        rows.append((f"ping-pong, {trips:,} round trips", "hetsim (scripted)", pp_h, None))
         rows.append(("", "SimGrid 3.32 (S4U C++)", pp_s, pp_h[0] / pp_s[0]))
         rows.append(("", "SimPy 4.1.2", pp_p, pp_h[0] / pp_p[0]))
         if args.baseline:
@@ -90,7 +89,7 @@ def main():
                                 args.runs), None))
         mw_h = median([HETSIM, "run", "--app", "examples/master-worker/app.rhai", "--system", system], args.runs)
         mw_s = median([simgrid, "masterworker", str(workers), "10", sg_log], args.runs)
-        rows.append((f"master-worker W={workers:,}, 10 rounds", "hetsim (Rhai)", mw_h, None))
+        rows.append((f"master-worker W={workers:,}, 10 rounds", "hetsim (scripted)", mw_h, None))
         rows.append(("", "SimGrid 3.32 (S4U C++)", mw_s, mw_h[0] / mw_s[0]))
         big_system = "examples/master-worker/million.toml"
         if args.quick:
@@ -98,14 +97,11 @@ def main():
             with open("examples/master-worker/million.toml") as src, open(big_system, "w") as dst:
                 dst.write(src.read().replace("count = 1000000", f"count = {big}"))
         if args.baseline:
-            before = os.path.join(tmp, "big-before.toml")
-            with open(big_system) as src, open(before, "w") as dst:
-                dst.write("".join(line for line in src if not line.startswith("internal")))
             rows.append((f"master-worker W={big:,}, 10 rounds", "hetsim baseline",
-                         median([args.baseline, "run", "--app", "examples/master-worker/app.rhai", "--system", before],
-                                1), None))
+                         median([args.baseline, "run", "--app", "examples/master-worker/app.rhai", "--system",
+                                 big_system], 1), None))
         mw_big = median([HETSIM, "run", "--app", "examples/master-worker/app.rhai", "--system", big_system], 1)
-        rows.append((f"master-worker W={big:,}, 10 rounds", "hetsim (Rhai)", mw_big, None))
+        rows.append((f"master-worker W={big:,}, 10 rounds", "hetsim (scripted)", mw_big, None))
     print("| workload | simulator | wall [s] (median) | peak RSS [MiB] | hetsim / peer |")
     print("|---|---|---|---|---|")
     for workload, sim, (wall, rss), ratio in rows:
