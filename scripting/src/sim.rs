@@ -237,6 +237,24 @@ pub struct Received {
     arrived: f64,
 }
 
+impl Received {
+    /// The names of [`Received::field`].
+    pub const FIELDS: [&'static str; 6] = ["from", "from_label", "from_rank", "bytes", "sent", "arrived"];
+
+    /// The field `name` as a script reads it (`m.bytes`).
+    pub fn field(&self, name: &str) -> Option<Dynamic> {
+        Some(match name {
+            "from" => Dynamic::from_int(self.from),
+            "from_label" => Dynamic::from(self.from_label.to_string()),
+            "from_rank" => Dynamic::from_int(self.from_rank),
+            "bytes" => Dynamic::from_float(self.bytes),
+            "sent" => Dynamic::from_float(self.sent),
+            "arrived" => Dynamic::from_float(self.arrived),
+            _ => return None,
+        })
+    }
+}
+
 impl std::fmt::Display for Received {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -327,12 +345,11 @@ fn register_nonblocking(engine: &mut Engine) {
 
 fn register_received(engine: &mut Engine) {
     engine.register_type_with_name::<Received>("Message");
-    engine.register_get("from", |m: &mut Received| m.from);
-    engine.register_get("from_label", |m: &mut Received| m.from_label.to_string());
-    engine.register_get("from_rank", |m: &mut Received| m.from_rank);
-    engine.register_get("bytes", |m: &mut Received| m.bytes);
-    engine.register_get("sent", |m: &mut Received| m.sent);
-    engine.register_get("arrived", |m: &mut Received| m.arrived);
+    for name in Received::FIELDS {
+        engine.register_get(name, move |m: &mut Received| {
+            m.field(name).unwrap_or(Dynamic::UNIT)
+        });
+    }
     engine.register_fn("to_string", |m: &mut Received| m.to_string());
     engine.register_fn("to_debug", |m: &mut Received| m.to_string());
 }

@@ -126,7 +126,11 @@ fn scripts_beyond_the_machine_run_on_rhai() {
             "a range whose ends are not integers",
         ),
         ("for i in 0..2.5 {}", "a range whose ends are not integers"),
-        ("let m = sim.receive(\"P\"); sim.log(m.bytes);", "property"),
+        ("let m = sim.receive(\"P\"); sim.log(m.size);", "property `size`"),
+        (
+            "if is_def_var(\"x\") || x > 1 { sim.log(1); }",
+            "an unknown variable `x`",
+        ),
     ] {
         let refused = check(app, &none, &two).unwrap_err();
         assert!(refused.contains(why), "{app}: {refused}");
@@ -254,6 +258,7 @@ fn statement(depth: u32) -> BoxedStrategy<String> {
         Just("let w = 2 ** rank + (pid + 1) / 2 - -rank; let f = 1.5 * w; f /= 4; sim.sleep(f);".to_owned()),
         Just("if sim.now() >= 0.001 * (rank + 1) { sim.log(`late ${sim.now() - 0.001}`); }".to_owned()),
         Just("if sim.now() == 0.0 || 1e-18 != 0 { sim.log(\"start\" + tag); }".to_owned()),
+        Just("let m = sim.receive(\"any\"); sim.log(`${m.from_label}[${m.from_rank}] ${m.bytes} B in ${m.arrived - m.sent}`); if m.from == pid - 1 && m.bytes >= 100 { sim.send(m.bytes, m.from); }".to_owned()),
         Just("sim.barrier(#{ label: \"all\" });".to_owned()),
         (1u32..5).prop_map(|k| format!("sim.allreduce({k}e3, #{{ label: tag }});")),
         Just("if rank == 1 { break; }".to_owned()),

@@ -285,6 +285,18 @@ impl Compiler<'_> {
         match expr {
             Expr::BoolConstant(value, _) => Some(*value),
             Expr::FnCall(call, _) => self.is_def_var(call),
+            // Known where the operands are, up to the first that decides (Rhai evaluates no
+            // further): `is_def_var("x") && x == 1` without `x` is false.
+            Expr::And(operands, _) | Expr::Or(operands, _) => {
+                let decides = matches!(expr, Expr::Or(..));
+                for operand in operands.iter() {
+                    match self.known_condition(operand)? {
+                        value if value == decides => return Some(decides),
+                        _ => {}
+                    }
+                }
+                Some(!decides)
+            }
             _ => None,
         }
     }

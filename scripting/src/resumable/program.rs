@@ -8,7 +8,7 @@ use rhai::{Dynamic, EvalAltResult, Identifier, ImmutableString, Map, Position};
 use super::operators::{negate, Operator};
 use hetsim_simulator::{Request, Resume};
 
-use crate::sim::{Answer, Method, Progress, Sim, Started, Steps};
+use crate::sim::{Answer, Method, Progress, Received, Sim, Started, Steps};
 
 /// A process's variable by its place in [`Machine::slots`].
 pub type Slot = u16;
@@ -44,6 +44,8 @@ pub enum Op {
     },
     /// Pops a boolean, pushes its negation.
     Not,
+    /// Pops a message (`sim.receive`'s value), pushes its field of this name.
+    Field(&'static str),
     /// Pops a range's end and start (integers) into `counter` and the slot after it.
     RangeStart {
         counter: Slot,
@@ -216,6 +218,11 @@ impl Machine {
                 Op::Negate { at } => {
                     let value = negate(&self.pop()).map_err(|e| placed(e, *at))?;
                     self.stack.push(value);
+                }
+                Op::Field(name) => {
+                    let message = self.pop();
+                    let field = message.read_lock::<Received>().and_then(|m| m.field(name));
+                    self.stack.push(field.unwrap_or(Dynamic::UNIT));
                 }
                 Op::Not => {
                     let value = self.pop().as_bool().unwrap_or(false);

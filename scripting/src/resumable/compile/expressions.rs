@@ -6,7 +6,7 @@ use rhai::{ASTFlags, Dynamic, Expr, FnCallExpr, Map, Position, Stmt, Token};
 use super::{at, Binding, Compiler, Refused, Type};
 use crate::resumable::operators::Operator;
 use crate::resumable::program::Op;
-use crate::sim::{Method, COLLECTIVES};
+use crate::sim::{Method, Received, COLLECTIVES};
 
 impl Compiler<'_> {
     pub(super) fn resolve(&self, name: &str) -> Option<Binding> {
@@ -87,6 +87,13 @@ impl Compiler<'_> {
                 {
                     self.method(call, *at_call)
                 }
+                (Expr::Variable(variable, ..), Expr::Property(property, _))
+                    if variable.2.is_empty()
+                        && !flags.contains(ASTFlags::NEGATED)
+                        && matches!(self.resolve(&variable.1), Some(Binding::Slot(_, Type::Message))) =>
+                {
+                    self.message_field(&dot.lhs, &property.2, *position)
+                }
                 _ => Err(format!(
                     "a property or a method of something else than `sim`{}",
                     at(*position)
@@ -124,6 +131,21 @@ impl Compiler<'_> {
             }
             _ => Err(refused()),
         }
+    }
+
+    /// `m.bytes` and the other fields of a message a variable holds.
+    fn message_field(&mut self, message: &Expr, field: &str, position: Position) -> Result<Type, Refused> {
+        let Some(&name) = Received::FIELDS.iter().find(|&&name| name == field) else {
+            return Err(format!("a message's property `{field}`{}", at(position)));
+        };
+        let kind = match name {
+            "from_label" => Type::Text,
+            "from" | "from_rank" => Type::Int,
+            _ => Type::Float,
+        };
+        self.expr(message)?;
+        self.code.push(Op::Field(name));
+        Ok(kind)
     }
 
     /// Compiles `items`, each a number, a text or a boolean; their places.
