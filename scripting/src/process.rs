@@ -43,18 +43,22 @@ impl RunLog {
 /// What the `sim` handle of one process shares with its coroutine.
 pub struct Channel {
     yielder: Cell<*const Yielder<Resume, Request>>,
-    /// The process's frames on the shared stack.
-    frames: Rc<Frames>,
+    /// The process's frames on the shared stack; none for a process on the machine.
+    frames: Option<Rc<Frames>>,
     pub now: Cell<f64>,
 }
 
 impl Channel {
-    /// A channel with no coroutine yet. A process on the machine ([`crate::resumable`]) keeps
-    /// it so: its `sim` reads the time here, and its calls never suspend on a coroutine.
+    /// The channel of a process on the machine ([`crate::resumable`]): its `sim` reads the time
+    /// here, and its calls never suspend on a coroutine.
     pub fn new() -> Rc<Channel> {
+        Channel::with_frames(None)
+    }
+
+    fn with_frames(frames: Option<Rc<Frames>>) -> Rc<Channel> {
         Rc::new(Channel {
             yielder: Cell::new(std::ptr::null()),
-            frames: Rc::new(Frames::default()),
+            frames,
             now: Cell::new(0.0),
         })
     }
@@ -64,8 +68,9 @@ impl Channel {
         let yielder = self.yielder.get();
         assert!(!yielder.is_null(), "sim.* called outside the process's coroutine");
         let marker = 0u8;
-        self.frames
-            .mark(std::hint::black_box(&marker) as *const u8 as usize);
+        if let Some(frames) = &self.frames {
+            frames.mark(std::hint::black_box(&marker) as *const u8 as usize);
+        }
         // SAFETY: the pointer is set at the start of the coroutine's body, which owns the
         // yielder for its whole run, and the script (hence this call) only runs inside it.
         unsafe { (*yielder).suspend(request) }
@@ -89,6 +94,8 @@ enum Life {
 pub struct ScriptProcess {
     life: Life,
     stack: Rc<SharedStack>,
+    /// The process's frames on the shared stack (its channel marks where they end).
+    frames: Rc<Frames>,
     channel: Rc<Channel>,
     clock: SliceClock,
 }
@@ -106,7 +113,8 @@ impl ScriptProcess {
         failure: Rc<RefCell<Option<ScriptError>>>,
         scope_for: impl FnOnce(Rc<Channel>) -> Scope<'static> + 'static,
     ) -> Self {
-        let channel = Channel::new();
+        let frames = Rc::new(Frames::default());
+        let channel = Channel::with_frames(Some(frames.clone()));
         let inner = channel.clone();
         let body: Body = Box::new(move |yielder| {
             inner.yielder.set(yielder);
@@ -126,13 +134,14 @@ impl ScriptProcess {
         ScriptProcess {
             life: Life::Ready(body),
             stack,
+            frames,
             channel,
             clock,
         }
     }
 
     fn run_until_it_suspends(&mut self, input: Resume) -> Request {
-        let frames = &self.channel.frames;
+        let frames = &self.frames;
         self.stack.enter(frames);
         let mut coroutine = match std::mem::replace(&mut self.life, Life::Ended) {
             Life::Ready(body) => {
@@ -195,7 +204,7 @@ impl Drop for ScriptProcess {
     fn drop(&mut self) {
         self.stop();
         if let Life::Suspended(coroutine) = std::mem::replace(&mut self.life, Life::Ended) {
-            self.stack.enter(&self.channel.frames);
+            self.stack.enter(&self.frames);
             drop(coroutine);
         }
     }

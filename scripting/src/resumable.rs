@@ -8,18 +8,18 @@
 //! its operands, its variables). A `sim` call that waits hands its request to the engine and
 //! returns; the answer is read when the engine resumes it.
 //!
-//! A run uses the machine when its script keeps to what the compiler takes (`let`, `if`,
-//! `for` over an integer range, `while`, `loop`, `break`, `continue`; constants, variables,
-//! comparisons, `!`, `&&`, `||`, interpolated strings, array and map literals, the run's
-//! `labels` by name, `is_def_var`; `sim.now`, `log`, `send`, `receive`, `compute`, `sleep`)
-//! and every other script on Rhai, as before. Either way the results are the same to the
-//! bit: the machine calls the same `sim` methods ([`crate::sim::Method`]), Rhai's size
-//! limits are checked where Rhai checks them, and a type Rhai would refuse at run time is
-//! refused by the compiler, so that the script runs on Rhai and fails with Rhai's message
-//! (tests: `scripting/tests/resumable.rs`). Two things differ, and only for a script that
-//! runs past a limit: the machine counts its own operations against `max_operations`
-//! (about one per operation of a [`Program`], fewer than Rhai counts), and a script stopped
-//! for holding control too long is stopped without a line number.
+//! A run uses the machine when its script keeps to what the compiler takes (docs/SIMULATION.md,
+//! "Scripts as state machines", lists it: loops, branches, variables, Rhai's operators on
+//! numbers, texts and booleans, literals, a message's fields, and the `sim` calls, collectives
+//! included) and runs every other script on Rhai, as before. Either way the results are the
+//! same to the bit: the machine calls the same `sim` code ([`crate::sim::Method`]), applies
+//! Rhai's operators as Rhai does ([`operators`]), checks Rhai's size limits where Rhai checks
+//! them, and a type Rhai would refuse at run time is refused by the compiler, so that the
+//! script runs on Rhai and fails with Rhai's message (tests: `scripting/tests/resumable.rs`).
+//! Two things differ, and only for a script that runs past a sandbox limit: the machine counts
+//! its own operations against `max_operations` (about one per operation of a [`Program`],
+//! fewer than Rhai counts), and a script stopped for its operations or its wall time is placed
+//! at its loop rather than at the expression Rhai was evaluating.
 
 mod compile;
 mod operators;

@@ -3,11 +3,10 @@
 
 use std::fmt::Write;
 
+use hetsim_simulator::{Request, Resume};
 use rhai::{Dynamic, EvalAltResult, Identifier, ImmutableString, Map, Position};
 
 use super::operators::{negate, Operator};
-use hetsim_simulator::{Request, Resume};
-
 use crate::sim::{Answer, Method, Progress, Received, Sim, Started, Steps};
 
 /// A process's variable by its place in [`Machine::slots`].
