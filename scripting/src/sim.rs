@@ -281,6 +281,12 @@ fn unexpected(resume: Resume, call: &str) -> Box<EvalAltResult> {
     }
 }
 
+/// `sim.sleep`'s request for `seconds` (checked).
+fn sleep_request(seconds: f64) -> Fallible<Request> {
+    checked(seconds, "sim.sleep: a duration [s]")?;
+    Ok(Request::Sleep { seconds })
+}
+
 /// A message's size and its receiver's pid, from the arguments of `call`.
 fn message_to(s: &Sim, bytes: &Dynamic, target: &Dynamic, call: &str) -> Fallible<(f64, usize)> {
     Ok((argument(bytes, call, ": bytes")?, s.context.target(target, call)?))

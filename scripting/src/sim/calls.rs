@@ -12,7 +12,7 @@ use hetsim_simulator::collectives::Collective;
 
 use super::arguments::{argument, checked, direction, number, SendOptions};
 use super::collective::{Progress, Steps};
-use super::{message_to, source, Fallible, Sim};
+use super::{message_to, sleep_request, source, Fallible, Sim};
 
 /// A `sim` method by its overload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,12 +57,6 @@ pub enum Answer {
     Seconds(f64),
     /// The message received.
     Message,
-}
-
-/// `sim.sleep`'s request for `seconds` (checked).
-pub(super) fn sleep_request(seconds: f64) -> Fallible<Request> {
-    checked(seconds, "sim.sleep: a duration [s]")?;
-    Ok(Request::Sleep { seconds })
 }
 
 impl Sim {

@@ -10,8 +10,7 @@ use hetsim_simulator::{Handle, Request, Resume, Source, SpanKind};
 use rhai::Map;
 
 use super::arguments::{checked, text};
-use super::calls::sleep_request;
-use super::{handle_of, unexpected, Fallible, Sim};
+use super::{handle_of, sleep_request, unexpected, Fallible, Sim};
 use crate::nccl;
 use crate::nccl::plans::{self, Call, Group, Planned};
 
