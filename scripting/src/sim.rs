@@ -10,7 +10,7 @@ use hetsim_simulator::{Handle, Message, Placement, Request, Resume, Source};
 use rhai::{Dynamic, Engine, EvalAltResult, Map};
 
 use crate::activities::Activities;
-use crate::computational::{Models, Timed};
+use crate::computational::Models;
 use crate::nccl::plans::Plans;
 use crate::nccl::Topology;
 use crate::process::{Channel, SharedLog};
@@ -141,32 +141,8 @@ impl Sim {
         self.context.log.borrow_mut().push(line);
     }
 
-    /// `sim.compute`'s request for `timed` (checked, counted among the run's activities) and
-    /// the seconds the call returns.
-    pub(crate) fn compute_call(&mut self, timed: Timed, what: &str) -> Fallible<(Request, f64)> {
-        checked(timed.seconds, what)?;
-        let node = self.context.placements[self.pid].node;
-        self.context
-            .activities
-            .compute(node, timed.limiter.clone(), timed.seconds);
-        let request = Request::Compute {
-            seconds: timed.seconds,
-            power: timed.power,
-            uncertainty: timed.uncertainty_seconds(),
-            detail: timed.detail,
-        };
-        Ok((request, timed.seconds))
-    }
-
     fn isend(&mut self, bytes: f64, to: usize, options: SendOptions) -> Fallible<Handle> {
-        checked(bytes, "sim.isend: a message size [bytes]")?;
-        let resume = self.channel.request(Request::Send {
-            to,
-            bytes,
-            direction: options.direction,
-            host_memory: options.host_memory,
-            tracked: true,
-        });
+        let resume = self.channel.request(send_request(to, bytes, options, true)?);
         handle_of(resume, "sim.isend")
     }
 
@@ -279,6 +255,24 @@ fn unexpected(resume: Resume, call: &str) -> Box<EvalAltResult> {
         Resume::Refused(why) => format!("{call}: {why}").into(),
         other => format!("{call}: the engine answered {other:?}").into(),
     }
+}
+
+/// A message's request, its size checked as `sim.send`'s, or as `sim.isend`'s where the sender
+/// waits for it (`tracked`); a collective's sends are checked so too.
+fn send_request(to: usize, bytes: f64, options: SendOptions, tracked: bool) -> Fallible<Request> {
+    let what = if tracked {
+        "sim.isend: a message size [bytes]"
+    } else {
+        "sim.send: a message size [bytes]"
+    };
+    checked(bytes, what)?;
+    Ok(Request::Send {
+        to,
+        bytes,
+        direction: options.direction,
+        host_memory: options.host_memory,
+        tracked,
+    })
 }
 
 /// `sim.sleep`'s request for `seconds` (checked).

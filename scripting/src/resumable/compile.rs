@@ -183,41 +183,37 @@ impl Compiler<'_> {
         }
     }
 
-    /// Compiles `statements` in a scope of their own.
-    fn block(&mut self, statements: &[Stmt]) -> Result<(), Refused> {
+    /// Runs `compile` in a scope of its own: the variables it declares, and their slots, end
+    /// with it.
+    fn scoped<T>(&mut self, compile: impl FnOnce(&mut Self) -> Result<T, Refused>) -> Result<T, Refused> {
         let (bindings, used) = (self.bindings.len(), self.used);
-        for statement in statements {
-            self.statement(statement)?;
-        }
+        let compiled = compile(self);
         self.bindings.truncate(bindings);
         self.used = used;
-        Ok(())
+        compiled
+    }
+
+    /// Compiles `statements` in a scope of their own.
+    fn block(&mut self, statements: &[Stmt]) -> Result<(), Refused> {
+        self.scoped(|c| statements.iter().try_for_each(|statement| c.statement(statement)))
     }
 
     /// Compiles `statements` in a scope of their own, leaving the last one's value.
     fn block_value(&mut self, statements: &[Stmt]) -> Result<Type, Refused> {
-        let (bindings, used) = (self.bindings.len(), self.used);
-        let kind = match statements.split_last() {
+        self.scoped(|c| match statements.split_last() {
             None => {
-                self.code.push(Op::Const(Dynamic::UNIT));
-                Type::Unit
+                c.code.push(Op::Const(Dynamic::UNIT));
+                Ok(Type::Unit)
             }
             Some((Stmt::Expr(last), rest)) => {
-                for statement in rest {
-                    self.statement(statement)?;
-                }
-                self.expr(last)?
+                rest.iter().try_for_each(|statement| c.statement(statement))?;
+                c.expr(last)
             }
-            Some((last, _)) => {
-                return Err(format!(
-                    "a block whose value is a statement{}",
-                    at(last.position())
-                ))
-            }
-        };
-        self.bindings.truncate(bindings);
-        self.used = used;
-        Ok(kind)
+            Some((last, _)) => Err(format!(
+                "a block whose value is a statement{}",
+                at(last.position())
+            )),
+        })
     }
 
     fn statement(&mut self, statement: &Stmt) -> Result<(), Refused> {
@@ -290,9 +286,8 @@ impl Compiler<'_> {
             Expr::And(operands, _) | Expr::Or(operands, _) => {
                 let decides = matches!(expr, Expr::Or(..));
                 for operand in operands.iter() {
-                    match self.known_condition(operand)? {
-                        value if value == decides => return Some(decides),
-                        _ => {}
+                    if self.known_condition(operand)? == decides {
+                        return Some(decides);
                     }
                 }
                 Some(!decides)
@@ -322,38 +317,34 @@ impl Compiler<'_> {
     }
 
     fn if_statement(&mut self, flow: &FlowControl) -> Result<(), Refused> {
-        if let Some(taken) = self.known_condition(&flow.expr) {
-            let block = if taken { &flow.body } else { &flow.branch };
-            return self.block(block.statements());
-        }
-        self.condition(&flow.expr)?;
-        let to_else = self.here();
-        self.code.push(Op::JumpUnless(usize::MAX));
-        self.block(flow.body.statements())?;
-        let to_end = self.here();
-        self.code.push(Op::Jump(usize::MAX));
-        let else_start = self.here();
-        self.patch(to_else, else_start);
-        self.block(flow.branch.statements())?;
-        let end = self.here();
-        self.patch(to_end, end);
-        Ok(())
+        self.branches(flow, |c, block| c.block(block).map(|()| Type::Unit))
+            .map(|_| ())
     }
 
     fn if_value(&mut self, flow: &FlowControl) -> Result<Type, Refused> {
+        self.branches(flow, Compiler::block_value)
+    }
+
+    /// An `if`: only the branch taken where the condition is known when compiled, else both
+    /// behind a jump; each branch compiled by `arm` (as statements, or leaving a value).
+    fn branches(
+        &mut self,
+        flow: &FlowControl,
+        arm: impl Fn(&mut Self, &[Stmt]) -> Result<Type, Refused>,
+    ) -> Result<Type, Refused> {
         if let Some(taken) = self.known_condition(&flow.expr) {
             let block = if taken { &flow.body } else { &flow.branch };
-            return self.block_value(block.statements());
+            return arm(self, block.statements());
         }
         self.condition(&flow.expr)?;
         let to_else = self.here();
         self.code.push(Op::JumpUnless(usize::MAX));
-        let body = self.block_value(flow.body.statements())?;
+        let body = arm(self, flow.body.statements())?;
         let to_end = self.here();
         self.code.push(Op::Jump(usize::MAX));
         let else_start = self.here();
         self.patch(to_else, else_start);
-        let branch = self.block_value(flow.branch.statements())?;
+        let branch = arm(self, flow.branch.statements())?;
         let end = self.here();
         self.patch(to_end, end);
         Ok(body.or(branch))
@@ -459,25 +450,24 @@ impl Compiler<'_> {
         position: Position,
     ) -> Result<(), Refused> {
         let inclusive = self.range(&flow.expr, position)?;
-        let (bindings, used) = (self.bindings.len(), self.used);
-        let counter = self.new_slot()?;
-        self.new_slot()?;
-        let slot = self.new_slot()?;
-        self.code.push(Op::RangeStart { counter, inclusive });
-        let head = self.here();
-        self.code.push(Op::RangeNext {
-            counter,
-            var: slot,
-            exit: usize::MAX,
-        });
-        self.bindings.push((var.clone(), Binding::Slot(slot, Type::Int)));
-        self.loop_body(flow, head, position)?;
-        let exit = self.here();
-        self.patch(head, exit);
-        self.close_loop(exit);
-        self.bindings.truncate(bindings);
-        self.used = used;
-        Ok(())
+        self.scoped(|c| {
+            let counter = c.new_slot()?;
+            c.new_slot()?;
+            let slot = c.new_slot()?;
+            c.code.push(Op::RangeStart { counter, inclusive });
+            let head = c.here();
+            c.code.push(Op::RangeNext {
+                counter,
+                var: slot,
+                exit: usize::MAX,
+            });
+            c.bindings.push((var.clone(), Binding::Slot(slot, Type::Int)));
+            c.loop_body(flow, head, position)?;
+            let exit = c.here();
+            c.patch(head, exit);
+            c.close_loop(exit);
+            Ok(())
+        })
     }
 
     /// `name = value` or `name op= value`, to a variable the script made, keeping its type

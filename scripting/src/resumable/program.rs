@@ -164,8 +164,8 @@ impl Waiting {
     }
 }
 
-/// How often the machine counts its operations and asks `tick` whether to go on: as the
-/// sandbox's `CLOCK_EVERY` for Rhai.
+/// How often the machine counts its operations and asks `tick` whether to go on (and reads the
+/// clock): reading it costs more than an operation, as the sandbox's `CLOCK_EVERY` is for Rhai.
 const TICK_EVERY: u32 = 1 << 10;
 
 impl Machine {

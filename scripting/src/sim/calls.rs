@@ -5,14 +5,14 @@
 //! answer when it is resumed. One definition of each method serves both, so that they cannot
 //! drift apart (issue 46).
 
+use hetsim_simulator::collectives::Collective;
 use hetsim_simulator::{Request, Resume, Source};
 use rhai::{Dynamic, Map};
 
-use hetsim_simulator::collectives::Collective;
-
 use super::arguments::{argument, checked, direction, number, SendOptions};
 use super::collective::{Progress, Steps};
-use super::{message_to, sleep_request, source, Fallible, Sim};
+use super::{message_to, send_request, sleep_request, source, Fallible, Sim};
+use crate::computational::Timed;
 
 /// A `sim` method by its overload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,10 +69,10 @@ impl Sim {
                 self.log(&args[0]);
                 Started::Value(Dynamic::UNIT)
             }
-            Method::Send => self.send_call(&args[0], &args[1], |_| Ok(SendOptions::default()))?,
+            Method::Send => self.send_call(&args[0], &args[1], || Ok(SendOptions::default()))?,
             Method::SendWith => {
                 let third = taken(2, args);
-                self.send_call(&args[0], &args[1], |_| match third.read_lock::<Map>() {
+                self.send_call(&args[0], &args[1], || match third.read_lock::<Map>() {
                     Some(map) => SendOptions::default().read(&map),
                     None => Ok(SendOptions {
                         direction: Some(direction(&third, "sim.send: direction")?),
@@ -82,7 +82,7 @@ impl Sim {
             }
             Method::SendWayWith => {
                 let (way, options) = (taken(2, args), taken(3, args));
-                self.send_call(&args[0], &args[1], |_| {
+                self.send_call(&args[0], &args[1], || {
                     let map = options.read_lock::<Map>().ok_or_else(|| {
                         format!(
                             "sim.send: options: expected a map such as #{{ hostMemory: \"pinned\" }}, got {}",
@@ -112,8 +112,7 @@ impl Sim {
             }
             Method::ComputeSeconds => {
                 let seconds = number(&args[0], "sim.compute")?;
-                let timed = crate::computational::Timed::bare(seconds);
-                self.compute_started(timed, "sim.compute: a duration [s]")?
+                self.compute_started(Timed::bare(seconds), "sim.compute: a duration [s]")?
             }
             Method::Sleep => {
                 let seconds = number(&args[0], "sim.sleep")?;
@@ -170,27 +169,33 @@ impl Sim {
         }
     }
 
+    /// `sim.send` to the target in its arguments, its options read after the target (so an
+    /// error names the target first, as it always has).
     fn send_call(
         &mut self,
         bytes: &Dynamic,
         target: &Dynamic,
-        options: impl FnOnce(&Sim) -> Fallible<SendOptions>,
+        options: impl FnOnce() -> Fallible<SendOptions>,
     ) -> Fallible<Started> {
         let (bytes, to) = message_to(self, bytes, target, "sim.send")?;
-        let options = options(self)?;
-        checked(bytes, "sim.send: a message size [bytes]")?;
-        let request = Request::Send {
-            to,
-            bytes,
-            direction: options.direction,
-            host_memory: options.host_memory,
-            tracked: false,
-        };
+        let request = send_request(to, bytes, options()?, false)?;
         Ok(Started::Wait(request, Answer::Done("sim.send")))
     }
 
-    fn compute_started(&mut self, timed: crate::computational::Timed, what: &str) -> Fallible<Started> {
-        let (request, seconds) = self.compute_call(timed, what)?;
-        Ok(Started::Wait(request, Answer::Seconds(seconds)))
+    /// `sim.compute` for `timed` (checked, its seconds named `what` in an error; counted among
+    /// the run's activities): the request, and the seconds the call returns.
+    fn compute_started(&mut self, timed: Timed, what: &str) -> Fallible<Started> {
+        checked(timed.seconds, what)?;
+        let node = self.context.placements[self.pid].node;
+        self.context
+            .activities
+            .compute(node, timed.limiter.clone(), timed.seconds);
+        let request = Request::Compute {
+            seconds: timed.seconds,
+            power: timed.power,
+            uncertainty: timed.uncertainty_seconds(),
+            detail: timed.detail,
+        };
+        Ok(Started::Wait(request, Answer::Seconds(timed.seconds)))
     }
 }

@@ -9,8 +9,8 @@ use hetsim_simulator::collectives::{Collective, Step};
 use hetsim_simulator::{Handle, Request, Resume, Source, SpanKind};
 use rhai::Map;
 
-use super::arguments::{checked, text};
-use super::{handle_of, sleep_request, unexpected, Fallible, Sim};
+use super::arguments::{checked, text, SendOptions};
+use super::{handle_of, send_request, sleep_request, unexpected, Fallible, Sim};
 use crate::nccl;
 use crate::nccl::plans::{self, Call, Group, Planned};
 
@@ -153,14 +153,14 @@ impl Sim {
         while let Some(&step) = steps.planned.steps.get(steps.next) {
             steps.next += 1;
             let (request, awaiting) = match step {
-                Step::Send { to, bytes } if steps.tracked => {
-                    checked(bytes, "sim.isend: a message size [bytes]")?;
-                    (send(to, bytes, true), Awaiting::Handle)
-                }
-                Step::Send { to, bytes } => {
-                    checked(bytes, "sim.send: a message size [bytes]")?;
-                    (send(to, bytes, false), Awaiting::Done("sim.send"))
-                }
+                Step::Send { to, bytes } if steps.tracked => (
+                    send_request(to, bytes, SendOptions::default(), true)?,
+                    Awaiting::Handle,
+                ),
+                Step::Send { to, bytes } => (
+                    send_request(to, bytes, SendOptions::default(), false)?,
+                    Awaiting::Done("sim.send"),
+                ),
                 Step::Receive { from } => (
                     Request::Receive {
                         from: Source::Pid(from),
@@ -188,16 +188,6 @@ impl Sim {
             start: steps.start,
             detail: format!("{collective} {how} {bytes} bytes"),
         }))
-    }
-}
-
-fn send(to: usize, bytes: f64, tracked: bool) -> Request {
-    Request::Send {
-        to,
-        bytes,
-        direction: None,
-        host_memory: Default::default(),
-        tracked,
     }
 }
 
