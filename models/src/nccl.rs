@@ -383,6 +383,15 @@ impl Fabric {
         Some(bus * ratio)
     }
 
+    /// The most algorithm bandwidth NVLS-Tree's channels reach [GB/s of nccl-tests' size]:
+    /// a channel per head at `perChMaxNVLSTreeBws`, NCCL's measured ceiling of one channel
+    /// (the warps that serve it), whatever the links would carry.
+    pub fn nvls_tree_ceiling_gbps(&self) -> f64 {
+        let n = self.ranks as f64;
+        let cap = NVLS_TREE_MAX_PER_CHANNEL[usize::from(self.nodes > 2)];
+        self.ppn() * cap * n / (2.0 * (n - 1.0))
+    }
+
     /// NCCL's latency of `algo`/`proto` for `func` [µs].
     pub fn latency_us(&self, func: Func, algo: Algo, proto: Proto) -> f64 {
         let n = self.ranks as f64;
@@ -510,6 +519,21 @@ pub fn nvls_chunk(bytes: f64) -> f64 {
     }
     if bytes < 2.0 * ops * chunk && chunk > 16384.0 {
         chunk = 16384.0;
+    }
+    chunk
+}
+
+/// NCCL's NVLS-Tree chunk for `bytes` on `nodes` nodes of `heads` NVLS heads (enqueue.cc,
+/// 2.2x): NVLS's 128 KiB, at most 64 KiB from 4 nodes on, halved to 64 and 32 KiB below 4 and
+/// 1 loops of `CHANNELS × heads` chunks (a loop: every channel moves a chunk to each head).
+pub fn nvls_tree_chunk(bytes: f64, nodes: usize, heads: f64) -> f64 {
+    let ops = CHANNELS as f64 * heads;
+    let mut chunk = if nodes >= 4 { 65536.0 } else { NVLS_CHUNK };
+    if bytes < 4.0 * ops * chunk && chunk > 65536.0 {
+        chunk = 65536.0;
+    }
+    if bytes < ops * chunk && chunk > 32768.0 {
+        chunk = 32768.0;
     }
     chunk
 }

@@ -311,20 +311,37 @@ pub fn pipeline(
             },
             wire: 1.0,
             wire_net: 1.0,
-            // tuning.cc's whole latency: on one node the NVLink's; across nodes also the
-            // network's (NVLS-Tree: per level of the tree between nodes, up and down).
-            base_delay: fabric.latency_us(Func::AllReduce, algo, proto) * 1e-6,
+            // tuning.cc's latency: on one node the NVLink's; across nodes NVLS with SHARP also
+            // the network's. NVLS-Tree pays the NVLink's: its plan's stages carry its hops
+            // between nodes (hetsim_simulator::collectives::nvls_tree).
+            base_delay: if algo == Algo::NvlsTree {
+                fabric.intra.latency_us(algo, proto)
+            } else {
+                fabric.latency_us(Func::AllReduce, algo, proto)
+            } * 1e-6,
             step_delay: link
                 .and_then(|l| topology.round_latency.get(l).copied().flatten())
                 .unwrap_or(NVLS_ROUND_LATENCY),
             step_delay_net: 0.0,
-            chunk: nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes),
+            // NVLS-Tree moves a loop at a time: every channel a chunk to each head.
+            chunk: if algo == Algo::NvlsTree {
+                let heads = fabric.ranks as f64 / fabric.nodes as f64;
+                nccl::CHANNELS as f64 * heads * nccl::nvls_tree_chunk(bytes, fabric.nodes, heads)
+            } else {
+                nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes)
+            },
             // Across nodes, stages (see hetsim_simulator::collectives::trees and ::collnet);
             // NVLS's rounds on one node are all simulated.
             max_chunks: if fabric.nodes == 1 {
                 usize::MAX
             } else {
                 NVLS_TREE_STAGES
+            },
+            round: nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes),
+            pace: if algo == Algo::NvlsTree {
+                1e-9 / fabric.nvls_tree_ceiling_gbps()
+            } else {
+                0.0
             },
         },
         // tuning.cc's whole latency up front; the stages pay none of their own.
@@ -337,6 +354,8 @@ pub fn pipeline(
             step_delay_net: 0.0,
             chunk: chunk_bytes(proto) * nccl::CHANNELS as f64,
             max_chunks: MAX_CHUNKS,
+            round: 0.0,
+            pace: 0.0,
         },
         Algo::Ring | Algo::Tree => Pipeline {
             shape: if algo == Algo::Tree {
@@ -353,6 +372,8 @@ pub fn pipeline(
             step_delay_net: Hw::Net.latency_us(algo, proto) * 1e-6,
             chunk: chunk_bytes(proto) * nccl::CHANNELS as f64,
             max_chunks: MAX_CHUNKS,
+            round: 0.0,
+            pace: 0.0,
         },
     };
     Ok((pipeline, algo, proto))

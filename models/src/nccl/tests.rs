@@ -244,6 +244,39 @@ fn nvls_chunks_shrink_for_small_calls() {
 }
 
 #[test]
+fn nvls_tree_chunks_are_enqueues() {
+    // enqueue.cc: 128 KiB from 4 loops of 16 channels × 8 heads (64 MiB) on 2 or 3 nodes, at
+    // most 64 KiB from 4 nodes on; 32 KiB below one loop of 64 KiB chunks (8 MiB).
+    let mib = 1048576.0;
+    assert_eq!(nvls_tree_chunk(64.0 * mib, 2, 8.0), 131072.0);
+    assert_eq!(nvls_tree_chunk(63.0 * mib, 2, 8.0), 65536.0);
+    assert_eq!(nvls_tree_chunk(8.0 * mib, 3, 8.0), 65536.0);
+    assert_eq!(nvls_tree_chunk(7.0 * mib, 2, 8.0), 32768.0);
+    assert_eq!(nvls_tree_chunk(16e9, 4, 8.0), 65536.0);
+    assert_eq!(nvls_tree_chunk(7.0 * mib, 8, 8.0), 32768.0);
+    // Fewer heads, smaller loops: 4 heads' loop of 128 KiB chunks is 8 MiB.
+    assert_eq!(nvls_tree_chunk(32.0 * mib, 2, 4.0), 131072.0);
+}
+
+#[test]
+fn nvls_tree_ceiling_is_its_channels_most() {
+    // 8 channels of perChMaxNVLSTreeBws (57.7 GB/s on two nodes, 45.5 on more) of bus
+    // bandwidth, × n / 2(n − 1) to algorithm bandwidth.
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    assert!(close(
+        cluster(2).nvls_tree_ceiling_gbps(),
+        8.0 * 57.7 * 16.0 / 30.0
+    ));
+    assert!(close(
+        cluster(4).nvls_tree_ceiling_gbps(),
+        8.0 * 45.5 * 32.0 / 62.0
+    ));
+    // It is the tuner's NVLS-Tree bandwidth on these boards, whose links carry more.
+    let tuned = cluster(4).bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Simple);
+    assert!(tuned.is_some_and(|bw| close(bw, cluster(4).nvls_tree_ceiling_gbps())));
+}
+
+#[test]
 fn protocols_parse_and_weigh_their_flags() {
     assert_eq!(Proto::parse("ll128"), Some(Proto::Ll128));
     assert_eq!(Proto::parse("SIMPLE"), Some(Proto::Simple));

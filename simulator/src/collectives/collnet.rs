@@ -165,6 +165,7 @@ mod tests {
             delay_net: 0.0,
             count,
             rounds: count,
+            pace: 0.0,
         }
     }
 

@@ -32,6 +32,7 @@ use crate::Pid;
 
 mod collnet;
 pub mod nccl;
+mod nvls_tree;
 pub mod rails;
 pub mod trees;
 pub use nccl::{plan_nccl, Pipeline, Shape};

@@ -35,7 +35,7 @@
 //! NCCL's copies reach); the plan starts with the protocol's base latency.
 
 use super::trees::{self, double_tree};
-use super::{collnet, rails, Step};
+use super::{collnet, nvls_tree, rails, Step};
 use crate::Pid;
 
 /// Which of NCCL's algorithms a plan runs.
@@ -69,6 +69,12 @@ pub struct Pipeline {
     pub chunk: f64,
     /// Most chunks a call is cut into (the pipeline's fill is then at most depth/max of it).
     pub max_chunks: usize,
+    /// Data bytes per NVLS round where a chunk holds several (NVLS-Tree's loops); 0: a
+    /// chunk is a round.
+    pub round: f64,
+    /// The least time per data byte of a stage (NVLS-Tree: NCCL's per-channel ceiling)
+    /// [s/B]; 0: none.
+    pub pace: f64,
 }
 
 impl Pipeline {
@@ -77,10 +83,11 @@ impl Pipeline {
         self.chunks(bytes).0
     }
 
-    /// Chunks of `bytes` without the `max_chunks` bound: NVLS's rounds.
+    /// NVLS's rounds of `bytes`: its chunks without the `max_chunks` bound, or of `round`.
     fn rounds(&self, bytes: f64) -> usize {
-        if self.chunk > 0.0 {
-            (bytes / self.chunk).ceil().max(1.0) as usize
+        let round = if self.round > 0.0 { self.round } else { self.chunk };
+        if round > 0.0 {
+            (bytes / round).ceil().max(1.0) as usize
         } else {
             1
         }
@@ -129,11 +136,12 @@ pub fn plan_nccl(
         delay_net: pipeline.step_delay_net,
         count: pipeline.chunk_count(bytes),
         rounds: pipeline.rounds(bytes),
+        pace: pipeline.pace,
     };
     let wires = (pipeline.wire, pipeline.wire_net);
     let ring = |rounds| rails::ring_steps(members, groups, me, rounds, share, pipeline.step_delay, wires);
     steps.extend(match (collective, pipeline.shape) {
-        (C::Allreduce, Shape::NvlsTree) => trees::nvls_tree(members, groups, me, &costs, bytes)
+        (C::Allreduce, Shape::NvlsTree) => nvls_tree::plan(members, groups, me, &costs, bytes)
             .unwrap_or_else(|| shift(bytes * (1.0 + 1.0 / n as f64))),
         (C::Allreduce, Shape::Nvls) => collnet::nvls_sharp(members, groups, me, &costs, bytes)
             .unwrap_or_else(|| shift(bytes * (1.0 + 1.0 / n as f64))),
@@ -287,6 +295,8 @@ mod tests {
             step_delay_net: 0.5,
             chunk: 0.0,
             max_chunks: 64,
+            round: 0.0,
+            pace: 0.0,
         }
     }
 

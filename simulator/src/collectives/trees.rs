@@ -10,15 +10,13 @@
 //!   c + nChannels), half of its share on each. A chunk is reduced up the chains and the tree,
 //!   then broadcast down (`runTreeUpDown` of `src/device/all_reduce.h`; NCCL built with CUDA
 //!   11.4 or later runs `runTreeSplit`, both halves at once: docs/VALIDATION-NETWORK.md).
-//! - **NVLS-Tree**: inside each node the switch reduces and multicasts (NVLS, simulated as the
-//!   node's NVLS shift of [`super::nccl`]: a GPU's port carries `bytes · (1 + 1/ppn)` per
-//!   direction, half going up, half coming down); between nodes, per rail l (the members of
-//!   local index l, one per node: NCCL's NVLS heads, each with its NIC), the double binary tree
-//!   over the nodes carries that GPU's 1/ppn shard of the value (`connectNvls`: channel c runs
-//!   tree c mod 2, so each tree takes half).
+//! - **NVLS-Tree**'s trees: per rail l (the members of local index l, one per node: NCCL's
+//!   NVLS heads, each with its NIC), the double binary tree over the nodes ([`rail_trees`]);
+//!   its plan, NVLS beside them, is [`super::nvls_tree`]'s.
 //!
-//! Schedule (both): chunk i of a tree is, going up, at member m in stage i + the height of m in
-//! that tree (its longest path down to a leaf), and going down in stage i + m's depth. A member
+//! Schedule (the tree's; NVLS-Tree spaces its hops out): chunk i of a tree is, going up, at
+//! member m in stage i + the height of m in that tree (its longest path down to a leaf), and
+//! going down in stage i + m's depth. A member
 //! runs its stages in order: it receives what the stage needs (sent in earlier stages), then,
 //! after the step delay, sends and waits for its sends to be delivered (`Step::Flush`). No
 //! receive waits on a later stage, so the channels' rotated chains, which form cycles when run
@@ -43,6 +41,9 @@ pub struct Costs {
     /// Chunks a call is cut into (stages of NVLS-Tree), and NVLS's rounds.
     pub count: usize,
     pub rounds: usize,
+    /// The least time a channel takes per data byte [s/B] (NVLS-Tree: NCCL's per-channel
+    /// ceiling); 0: none.
+    pub pace: f64,
 }
 
 impl Costs {
@@ -173,7 +174,7 @@ pub fn rail_trees(groups: &[usize], members: usize) -> Vec<Tree> {
 }
 
 /// Per member of `tree`: its height (longest path down to a leaf) and depth (from the root).
-fn levels(tree: &Tree) -> (Vec<usize>, Vec<usize>) {
+pub(super) fn levels(tree: &Tree) -> (Vec<usize>, Vec<usize>) {
     let n = tree.len();
     let (mut height, mut depth) = (vec![0; n], vec![0; n]);
     // Preorder from the roots; heights then come from the reversed order.
@@ -198,15 +199,15 @@ fn levels(tree: &Tree) -> (Vec<usize>, Vec<usize>) {
 }
 
 /// A tree with its members' (heights, depths).
-type Leveled<'a> = (&'a Tree, (Vec<usize>, Vec<usize>));
+pub(super) type Leveled<'a> = (&'a Tree, (Vec<usize>, Vec<usize>));
 
 /// A message of a phase: this member's stage, the peer, the peer's stage, data bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Item {
-    stage: usize,
-    peer: usize,
-    other: usize,
-    bytes: f64,
+pub(super) struct Item {
+    pub(super) stage: usize,
+    pub(super) peer: usize,
+    pub(super) other: usize,
+    pub(super) bytes: f64,
 }
 
 /// Sorts by (stage, peer, other) and merges equal keys.
@@ -225,14 +226,20 @@ fn merged(mut items: Vec<Item>) -> Vec<Item> {
 }
 
 /// The sends and receives of member `me` in one phase (`up`: towards the roots) of `count`
-/// chunks of `size` data bytes per tree.
-fn phase(trees: &[Leveled], me: usize, up: bool, count: usize, size: f64) -> (Vec<Item>, Vec<Item>) {
+/// chunks of `size` data bytes per tree, a hop taking `hop` stages.
+pub(super) fn phase(
+    trees: &[Leveled],
+    me: usize,
+    up: bool,
+    (count, size): (usize, f64),
+    hop: usize,
+) -> (Vec<Item>, Vec<Item>) {
     let (mut sends, mut receives) = (Vec::new(), Vec::new());
     for (tree, (height, depth)) in trees {
         let Some((parent, children)) = &tree[me] else {
             continue;
         };
-        let at = |m: usize| if up { height[m] } else { depth[m] };
+        let at = |m: usize| hop * if up { height[m] } else { depth[m] };
         for i in 0..count {
             let item = |peer: usize| Item {
                 stage: i + at(me),
@@ -252,20 +259,8 @@ fn phase(trees: &[Leveled], me: usize, up: bool, count: usize, size: f64) -> (Ve
     (merged(sends), merged(receives))
 }
 
-/// What a staged plan runs beside the trees: inside the node, a shift of `bytes` data bytes
-/// per stage to `right` (received from `left`) in each phase's first `stages` stages.
-#[derive(Clone, Copy, Debug)]
-struct Shift {
-    right: usize,
-    left: usize,
-    bytes: f64,
-    stages: usize,
-}
-
 /// Member `me`'s steps over `trees` (up, then down): `count` chunks of `size` data bytes per
-/// tree; before each stage's sends `delay`, or `delay_net` where one leaves the node (`up_only`:
-/// in the up phase only); an optional shift inside the node.
-#[allow(clippy::too_many_arguments)]
+/// tree; before each stage's sends `delay`, or `delay_net` where one leaves the node.
 fn staged(
     members: &[Pid],
     groups: &[usize],
@@ -273,8 +268,6 @@ fn staged(
     trees: &[Tree],
     costs: &Costs,
     (count, size): (usize, f64),
-    (delay, delay_net, up_only): (f64, f64, bool),
-    shift: Option<Shift>,
 ) -> Vec<Step> {
     let trees: Vec<Leveled> = trees.iter().map(|t| (t, levels(t))).collect();
     let wire = |peer: usize| {
@@ -286,12 +279,11 @@ fn staged(
     };
     let mut steps = Vec::new();
     for up in [true, false] {
-        let (sends, receives) = phase(&trees, me, up, count, size);
+        let (sends, receives) = phase(&trees, me, up, (count, size), 1);
         let last = sends
             .iter()
             .chain(&receives)
             .map(|i| i.stage + 1)
-            .chain(shift.map(|s| s.stages))
             .max()
             .unwrap_or(0);
         let (mut s, mut r) = (0, 0);
@@ -302,37 +294,23 @@ fn staged(
                 });
                 r += 1;
             }
-            let shifting = shift.filter(|sh| stage < sh.stages);
             let first = s;
             while s < sends.len() && sends[s].stage == stage {
                 s += 1;
             }
-            if first == s && shifting.is_none() {
+            if first == s {
                 continue;
             }
-            if up || !up_only {
-                let leaves = sends[first..s]
-                    .iter()
-                    .any(|i| groups.get(i.peer) != groups.get(me));
-                steps.push(Step::Delay {
-                    seconds: if leaves { delay_net } else { delay },
-                });
-            }
-            if let Some(sh) = shifting {
-                steps.push(Step::Send {
-                    to: members[sh.right],
-                    bytes: sh.bytes * costs.wire,
-                });
-            }
+            let leaves = sends[first..s]
+                .iter()
+                .any(|i| groups.get(i.peer) != groups.get(me));
+            steps.push(Step::Delay {
+                seconds: if leaves { costs.delay_net } else { costs.delay },
+            });
             steps.extend(sends[first..s].iter().map(|i| Step::Send {
                 to: members[i.peer],
                 bytes: i.bytes * wire(i.peer),
             }));
-            if let Some(sh) = shifting {
-                steps.push(Step::Receive {
-                    from: members[sh.left],
-                });
-            }
             steps.push(Step::Flush);
         }
     }
@@ -354,55 +332,7 @@ pub fn chain_tree(
     }
     let count = costs.count.max(1);
     let size = bytes / count as f64 / trees.len() as f64;
-    Some(staged(
-        members,
-        groups,
-        me,
-        &trees,
-        costs,
-        (count, size),
-        (costs.delay, costs.delay_net, false),
-        None,
-    ))
-}
-
-/// NCCL's NVLS-Tree all-reduce ([`rail_trees`] beside each node's NVLS): `bytes` in
-/// `costs.count` stages standing for `costs.rounds` NVLS rounds (a stage pays the round
-/// latency of the rounds it stands for, once, going up); `None` on one node.
-pub fn nvls_tree(
-    members: &[Pid],
-    groups: &[usize],
-    me: usize,
-    costs: &Costs,
-    bytes: f64,
-) -> Option<Vec<Step>> {
-    let trees = rail_trees(groups, members.len());
-    let nodes = rails::nodes(groups, members.len());
-    let node = nodes.iter().find(|node| node.contains(&me))?;
-    if trees.is_empty() {
-        return None;
-    }
-    let local = node.iter().position(|&m| m == me)?;
-    let ppn = node.len();
-    let count = costs.count.max(1);
-    let chunk = bytes / count as f64;
-    let round = costs.stage_delay(count);
-    let shift = (ppn > 1).then(|| Shift {
-        right: node[(local + 1) % ppn],
-        left: node[(local + ppn - 1) % ppn],
-        bytes: chunk * (1.0 + 1.0 / ppn as f64) / 2.0,
-        stages: count,
-    });
-    Some(staged(
-        members,
-        groups,
-        me,
-        &trees,
-        costs,
-        (count, chunk / ppn as f64 / 2.0),
-        (round, round, true),
-        shift,
-    ))
+    Some(staged(members, groups, me, &trees, costs, (count, size)))
 }
 
 #[cfg(test)]
@@ -470,7 +400,7 @@ mod tests {
             Some((Some(1), vec![])),
         ];
         let trees = vec![(&tree, levels(&tree))];
-        let (sends, receives) = phase(&trees, 1, true, 2, 5.0);
+        let (sends, receives) = phase(&trees, 1, true, (2, 5.0), 1);
         assert_eq!(
             sends,
             [
@@ -499,7 +429,7 @@ mod tests {
         );
         // The same tree twice: one message per stage carrying both.
         let both = vec![(&tree, levels(&tree)), (&tree, levels(&tree))];
-        let (sends, _) = phase(&both, 1, false, 1, 5.0);
+        let (sends, _) = phase(&both, 1, false, (1, 5.0), 1);
         assert_eq!(
             sends,
             [Item {

@@ -1,0 +1,248 @@
+//! NCCL's NVLS-Tree all-reduce across nodes as a plan, after its kernel
+//! (`RunWorkColl<ncclFuncAllReduce, …, NCCL_ALGO_NVLS_TREE, NCCL_PROTO_SIMPLE>` in
+//! `src/device/all_reduce.h`) and `connectNvls` (`src/graph/connect.cc`).
+//!
+//! Inside each node the switch reduces and multicasts (NVLS, simulated as the node's NVLS
+//! shift of [`super::nccl`]: a GPU's port carries `bytes · (1 + 1/ppn)` per direction, half
+//! going up, half coming down); between nodes, per rail (the members of one local index, one
+//! per node: NCCL's NVLS heads, each with its NIC), the double binary tree over the nodes
+//! ([`super::trees::rail_trees`]) carries that GPU's 1/ppn shard (channel c runs tree c mod 2,
+//! so each tree takes half).
+//!
+//! **The pipeline.** NCCL moves a *loop* at a time (every channel one chunk to each head), and
+//! its warps work side by side: scatter, NVLS reduce and send up the tree, receive from the tree
+//! and multicast, gather. A stage of the plan is one loop, in two phases (up, then down):
+//! going up a loop is NVLS-reduced in stage i and crosses the tree from stage i + 1 + the
+//! member's height; coming down it crosses the tree in stage i + the member's depth and is
+//! multicast in stage i + 1 + the trees' depth. In each stage a member receives its inputs,
+//! takes the stage's processing time (the larger of NCCL's per-channel ceiling,
+//! `perChMaxNVLSTreeBws`, for half a loop, and the NVLS rounds' latency), then hands its
+//! outputs on once its sends of the stage before are delivered; the shift from the node's
+//! neighbour is received a stage later. So a stage lasts the longer of its processing and its
+//! transfers, and a loop's way through the stages (the pipeline's fill) costs both at each.
+
+use super::trees::{levels, phase, rail_trees, Costs, Item, Leveled};
+use super::{rails, Step};
+use crate::Pid;
+
+/// The node's NVLS shift: `bytes` data bytes per stage to `right`, received from `left` a
+/// stage later, in stages `from..from + count` of a phase.
+#[derive(Clone, Copy, Debug)]
+struct Shift {
+    right: usize,
+    left: usize,
+    bytes: f64,
+    from: usize,
+    count: usize,
+}
+
+impl Shift {
+    fn at(&self, stage: usize) -> bool {
+        (self.from..self.from + self.count).contains(&stage)
+    }
+}
+
+/// NCCL's NVLS-Tree all-reduce: `bytes` in `costs.count` loops standing for `costs.rounds`
+/// NVLS rounds; `None` on one node.
+pub fn plan(members: &[Pid], groups: &[usize], me: usize, costs: &Costs, bytes: f64) -> Option<Vec<Step>> {
+    let trees = rail_trees(groups, members.len());
+    let nodes = rails::nodes(groups, members.len());
+    let node = nodes.iter().find(|node| node.contains(&me))?;
+    if trees.is_empty() {
+        return None;
+    }
+    let local = node.iter().position(|&m| m == me)?;
+    let ppn = node.len();
+    let count = costs.count.max(1);
+    let chunk = bytes / count as f64;
+    let leveled: Vec<Leveled> = trees.iter().map(|t| (t, levels(t))).collect();
+    let deepest = leveled
+        .iter()
+        .flat_map(|(_, (_, depth))| depth.iter().copied())
+        .max()
+        .unwrap_or(0);
+    // Each phase moves half of a loop: half the ceiling's time, half the rounds' latency.
+    let process = (chunk * costs.pace).max(costs.stage_delay(count)) / 2.0;
+    let mut steps = Vec::new();
+    for up in [true, false] {
+        let shift = (ppn > 1).then(|| Shift {
+            right: node[(local + 1) % ppn],
+            left: node[(local + ppn - 1) % ppn],
+            bytes: chunk * (1.0 + 1.0 / ppn as f64) / 2.0,
+            from: if up { 0 } else { HOP * deepest + 1 },
+            count,
+        });
+        let (mut sends, mut receives) = phase(&leveled, me, up, (count, chunk / ppn as f64 / 2.0), HOP);
+        if up {
+            // The loop is NVLS-reduced before it goes up the tree.
+            for item in sends.iter_mut().chain(receives.iter_mut()) {
+                item.stage += 1;
+                item.other += 1;
+            }
+        }
+        let hops = Hops {
+            members,
+            groups,
+            me,
+            wire: costs.wire,
+            wire_net: costs.wire_net,
+        };
+        hops.run(&sends, &receives, shift, process, &mut steps);
+    }
+    Some(steps)
+}
+
+/// Stages a hop takes: the sender's processing, then the transfer, which goes on while the
+/// sender processes its next stage.
+const HOP: usize = 2;
+
+/// What a phase's steps need to know of the plan.
+struct Hops<'a> {
+    members: &'a [Pid],
+    groups: &'a [usize],
+    me: usize,
+    wire: f64,
+    wire_net: f64,
+}
+
+impl Hops<'_> {
+    fn send(&self, peer: usize, bytes: f64) -> Step {
+        let wire = if self.groups.get(peer) != self.groups.get(self.me) {
+            self.wire_net
+        } else {
+            self.wire
+        };
+        Step::Send {
+            to: self.members[peer],
+            bytes: bytes * wire,
+        }
+    }
+
+    /// One phase: `sends` and `receives` by stage (sorted), the shift beside them.
+    fn run(
+        &self,
+        sends: &[Item],
+        receives: &[Item],
+        shift: Option<Shift>,
+        process: f64,
+        steps: &mut Vec<Step>,
+    ) {
+        let last = sends
+            .iter()
+            .chain(receives)
+            .map(|i| i.stage + 1)
+            .chain(shift.map(|sh| sh.from + sh.count))
+            .max()
+            .unwrap_or(0);
+        let (mut s, mut r) = (0, 0);
+        for stage in 0..last + HOP {
+            while r < receives.len() && receives[r].stage == stage {
+                steps.push(Step::Receive {
+                    from: self.members[receives[r].peer],
+                });
+                r += 1;
+            }
+            if let Some(sh) = shift.filter(|sh| stage >= HOP && sh.at(stage - HOP)) {
+                steps.push(Step::Receive {
+                    from: self.members[sh.left],
+                });
+            }
+            let first = s;
+            while s < sends.len() && sends[s].stage == stage {
+                s += 1;
+            }
+            let shifting = shift.filter(|sh| sh.at(stage));
+            if first == s && shifting.is_none() {
+                continue;
+            }
+            steps.push(Step::Delay { seconds: process });
+            steps.push(Step::Flush);
+            if let Some(sh) = shifting {
+                steps.push(self.send(sh.right, sh.bytes));
+            }
+            steps.extend(sends[first..s].iter().map(|i| self.send(i.peer, i.bytes)));
+        }
+        steps.push(Step::Flush);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn costs(count: usize) -> Costs {
+        Costs {
+            wire: 1.0,
+            wire_net: 1.0,
+            delay: 0.0,
+            delay_net: 0.0,
+            count,
+            rounds: count,
+            pace: 0.0,
+        }
+    }
+
+    /// Every message sent in the plans of `members` is received by its addressee, in pairs.
+    fn balanced(groups: &[usize], count: usize) {
+        let n = groups.len();
+        let plans: Vec<Vec<Step>> = (0..n)
+            .map(|me| plan(&(0..n).collect::<Vec<_>>(), groups, me, &costs(count), 64.0).unwrap())
+            .collect();
+        for from in 0..n {
+            for to in 0..n {
+                let sent = plans[from]
+                    .iter()
+                    .filter(|s| matches!(s, Step::Send { to: t, .. } if *t == to))
+                    .count();
+                let received = plans[to]
+                    .iter()
+                    .filter(|s| matches!(s, Step::Receive { from: f } if *f == from))
+                    .count();
+                assert_eq!(sent, received, "{from} -> {to}, groups {groups:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_message_sent_is_received(nodes in 2usize..7, ppn in 1usize..5, count in 1usize..9) {
+            let groups: Vec<usize> = (0..nodes * ppn).map(|m| m / ppn).collect();
+            balanced(&groups, count);
+        }
+    }
+
+    #[test]
+    fn a_gpu_carries_its_shard_over_the_network_and_its_nvls_share_over_nvlink() {
+        // Two nodes of 2: over the network each GPU sends its 1/ppn shard once up (as a leaf
+        // of one tree, half) and once down (as the root of the other, half); over NVLink the
+        // NVLS shift, (1 + 1/ppn) of the value per direction, half up and half down.
+        let groups = [0, 0, 1, 1];
+        let steps = plan(&[0, 1, 2, 3], &groups, 0, &costs(4), 80.0).unwrap();
+        let to = |peer: usize| -> f64 {
+            steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Send { to, bytes } if *to == peer => Some(*bytes),
+                    _ => None,
+                })
+                .sum()
+        };
+        assert_eq!(to(2), 80.0 / 2.0);
+        assert_eq!(to(1), 80.0 * 1.5);
+    }
+
+    #[test]
+    fn the_nvls_reduce_comes_a_stage_before_the_tree_and_the_multicast_after_it() {
+        // Two nodes of 2, one loop: going up, member 0 shifts in stage 0 and sends its shard in
+        // stage 1 (it is a leaf of one tree); coming down the multicast waits for the tree.
+        let steps = plan(&[0, 1, 2, 3], &[0, 0, 1, 1], 0, &costs(1), 8.0).unwrap();
+        let order: Vec<usize> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Send { to, .. } => Some(*to),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(order, [1, 2, 2, 1]);
+    }
+}
