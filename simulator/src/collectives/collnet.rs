@@ -157,18 +157,6 @@ pub fn nvls_sharp(
 mod tests {
     use super::*;
 
-    fn costs(count: usize) -> Costs {
-        Costs {
-            wire: 1.0,
-            wire_net: 1.0,
-            delay: 0.0,
-            delay_net: 0.0,
-            count,
-            rounds: count,
-            pace: 0.0,
-        }
-    }
-
     fn sends(steps: &[Step]) -> Vec<(Pid, f64)> {
         steps
             .iter()
@@ -186,7 +174,7 @@ mod tests {
         let members: Vec<Pid> = (0..8).collect();
         let groups = [0, 0, 0, 0, 1, 1, 1, 1];
         let plans: Vec<Vec<Step>> = (0..8)
-            .map(|me| collnet_direct(&members, &groups, me, &costs(8), 512.0).unwrap())
+            .map(|me| collnet_direct(&members, &groups, me, &Costs::bytes_only(8), 512.0).unwrap())
             .collect();
         for (me, plan) in plans.iter().enumerate() {
             let out = sends(plan);
@@ -214,7 +202,7 @@ mod tests {
         let members: Vec<Pid> = (0..8).collect();
         let groups = [0, 0, 0, 0, 1, 1, 1, 1];
         for me in 0..8 {
-            let plan = nvls_sharp(&members, &groups, me, &costs(8), 512.0).unwrap();
+            let plan = nvls_sharp(&members, &groups, me, &Costs::bytes_only(8), 512.0).unwrap();
             let out = sends(&plan);
             let network: f64 = out
                 .iter()
@@ -228,14 +216,14 @@ mod tests {
                 plan.iter().filter(|s| matches!(s, Step::Receive { .. })).count()
             );
         }
-        assert!(nvls_sharp(&members, &[0; 8], 0, &costs(8), 512.0).is_none());
+        assert!(nvls_sharp(&members, &[0; 8], 0, &Costs::bytes_only(8), 512.0).is_none());
     }
 
     #[test]
     fn one_node_or_unequal_nodes_have_no_collnet_plan() {
         let members: Vec<Pid> = (0..6).collect();
-        assert!(collnet_direct(&members, &[0; 6], 0, &costs(4), 1e6).is_none());
-        assert!(collnet_direct(&members, &[0, 0, 0, 0, 1, 1], 0, &costs(4), 1e6).is_none());
-        assert!(collnet_direct(&members, &[0, 0, 0, 1, 1, 1], 0, &costs(4), 1e6).is_some());
+        assert!(collnet_direct(&members, &[0; 6], 0, &Costs::bytes_only(4), 1e6).is_none());
+        assert!(collnet_direct(&members, &[0, 0, 0, 0, 1, 1], 0, &Costs::bytes_only(4), 1e6).is_none());
+        assert!(collnet_direct(&members, &[0, 0, 0, 1, 1, 1], 0, &Costs::bytes_only(4), 1e6).is_some());
     }
 }

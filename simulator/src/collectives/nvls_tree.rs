@@ -170,23 +170,13 @@ impl Hops<'_> {
 mod tests {
     use super::*;
 
-    fn costs(count: usize) -> Costs {
-        Costs {
-            wire: 1.0,
-            wire_net: 1.0,
-            delay: 0.0,
-            delay_net: 0.0,
-            count,
-            rounds: count,
-            pace: 0.0,
-        }
-    }
-
     /// Every message sent in the plans of `members` is received by its addressee, in pairs.
     fn balanced(groups: &[usize], count: usize) {
         let n = groups.len();
+        let members: Vec<Pid> = (0..n).collect();
+        let costs = Costs::bytes_only(count);
         let plans: Vec<Vec<Step>> = (0..n)
-            .map(|me| plan(&(0..n).collect::<Vec<_>>(), groups, me, &costs(count), 64.0).unwrap())
+            .map(|me| plan(&members, groups, me, &costs, 64.0).unwrap())
             .collect();
         for from in 0..n {
             for to in 0..n {
@@ -217,7 +207,7 @@ mod tests {
         // of one tree, half) and once down (as the root of the other, half); over NVLink the
         // NVLS shift, (1 + 1/ppn) of the value per direction, half up and half down.
         let groups = [0, 0, 1, 1];
-        let steps = plan(&[0, 1, 2, 3], &groups, 0, &costs(4), 80.0).unwrap();
+        let steps = plan(&[0, 1, 2, 3], &groups, 0, &Costs::bytes_only(4), 80.0).unwrap();
         let to = |peer: usize| -> f64 {
             steps
                 .iter()
@@ -235,7 +225,7 @@ mod tests {
     fn the_nvls_reduce_comes_a_stage_before_the_tree_and_the_multicast_after_it() {
         // Two nodes of 2, one loop: going up, member 0 shifts in stage 0 and sends its shard in
         // stage 1 (it is a leaf of one tree); coming down the multicast waits for the tree.
-        let steps = plan(&[0, 1, 2, 3], &[0, 0, 1, 1], 0, &costs(1), 8.0).unwrap();
+        let steps = plan(&[0, 1, 2, 3], &[0, 0, 1, 1], 0, &Costs::bytes_only(1), 8.0).unwrap();
         let order: Vec<usize> = steps
             .iter()
             .filter_map(|s| match s {

@@ -54,6 +54,22 @@ impl Costs {
     }
 }
 
+#[cfg(test)]
+impl Costs {
+    /// `count` chunks, one NVLS round each, that cost nothing but their bytes.
+    pub(super) fn bytes_only(count: usize) -> Self {
+        Costs {
+            wire: 1.0,
+            wire_net: 1.0,
+            delay: 0.0,
+            delay_net: 0.0,
+            count,
+            rounds: count,
+            pace: 0.0,
+        }
+    }
+}
+
 /// One tree over the members: per member, `None` outside the tree, else (parent, children).
 pub type Tree = Vec<Option<(Option<usize>, Vec<usize>)>>;
 
