@@ -20,7 +20,8 @@
 //!   heads a share, gathered to it over NVLink and reduced across nodes by the switches
 //!   ([`super::collnet`]); on one node, the ring.
 //! - **NVLS-Tree** (all-reduce across nodes): NVLS inside each node and, per rail, the double
-//!   binary tree between the nodes for each GPU's shard ([`super::trees`]); on one node, NVLS.
+//!   binary tree between the nodes for each GPU's shard, pipelined a loop at a time as NCCL's
+//!   kernel runs it (`nvls_tree.rs`); on one node, NVLS.
 //! - **NVLS** (all-reduce, all-gather, reduce-scatter on an NVSwitch): the switch reduces and
 //!   multicasts, so a GPU's port carries per direction about `bytes · (1 + 1/n)` in an
 //!   all-reduce (its value up; the reduced shard it asked for plus the multicast of the others'
@@ -44,7 +45,7 @@ pub enum Shape {
     Ring,
     Tree,
     Nvls,
-    /// NVLS inside each node, a double binary tree between nodes ([`super::trees`]).
+    /// NVLS inside each node, a double binary tree between nodes (`nvls_tree.rs`).
     NvlsTree,
     /// Heads per share inside each node, SHARP between nodes ([`super::collnet`]).
     CollNetDirect,

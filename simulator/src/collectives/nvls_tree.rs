@@ -11,22 +11,23 @@
 //!
 //! **The pipeline.** NCCL moves a *loop* at a time (every channel one chunk to each head), and
 //! its warps work side by side: scatter, NVLS reduce and send up the tree, receive from the tree
-//! and multicast, gather. A stage of the plan is one loop, in two phases (up, then down):
-//! going up a loop is NVLS-reduced in stage i and crosses the tree from stage i + 1 + the
-//! member's height; coming down it crosses the tree in stage i + the member's depth and is
-//! multicast in stage i + 1 + the trees' depth. In each stage a member receives its inputs,
-//! takes the stage's processing time (the larger of NCCL's per-channel ceiling,
-//! `perChMaxNVLSTreeBws`, for half a loop, and the NVLS rounds' latency), then hands its
-//! outputs on once its sends of the stage before are delivered; the shift from the node's
-//! neighbour is received a stage later. So a stage lasts the longer of its processing and its
-//! transfers, and a loop's way through the stages (the pipeline's fill) costs both at each.
+//! and multicast, gather. A stage of the plan is one loop, in two phases (up, then down), and
+//! a hop takes [`HOP`] = 2 stages (the sender's work, then the transfer): going up loop i is
+//! NVLS-reduced in stage i and is at a member in stage i + 1 + 2 × its height; coming down it
+//! is at a member in stage i + 2 × its depth and is multicast in stage i + 1 + 2 × the trees'
+//! depth. In each stage a member receives its inputs, takes the stage's processing time (the
+//! larger of NCCL's per-channel ceiling, `perChMaxNVLSTreeBws`, for half a loop, and half the
+//! loop's NVLS rounds' latency), then hands its outputs on once its sends of the stage before
+//! are delivered; the shift from the node's neighbour is received two stages after it is sent.
+//! So a stage lasts the longer of its processing and its transfers, and a loop's way through
+//! the stages (the pipeline's fill) costs both at each.
 
 use super::trees::{levels, phase, rail_trees, Costs, Item, Leveled};
 use super::{rails, Step};
 use crate::Pid;
 
-/// The node's NVLS shift: `bytes` data bytes per stage to `right`, received from `left` a
-/// stage later, in stages `from..from + count` of a phase.
+/// The node's NVLS shift: `bytes` data bytes per stage to `right`, received from `left`
+/// [`HOP`] stages later, in stages `from..from + count` of a phase.
 #[derive(Clone, Copy, Debug)]
 struct Shift {
     right: usize,
@@ -63,6 +64,13 @@ pub fn plan(members: &[Pid], groups: &[usize], me: usize, costs: &Costs, bytes: 
         .unwrap_or(0);
     // Each phase moves half of a loop: half the ceiling's time, half the rounds' latency.
     let process = (chunk * costs.pace).max(costs.stage_delay(count)) / 2.0;
+    let hops = Hops {
+        members,
+        groups,
+        me,
+        wire: costs.wire,
+        wire_net: costs.wire_net,
+    };
     let mut steps = Vec::new();
     for up in [true, false] {
         let shift = (ppn > 1).then(|| Shift {
@@ -80,13 +88,6 @@ pub fn plan(members: &[Pid], groups: &[usize], me: usize, costs: &Costs, bytes: 
                 item.other += 1;
             }
         }
-        let hops = Hops {
-            members,
-            groups,
-            me,
-            wire: costs.wire,
-            wire_net: costs.wire_net,
-        };
         hops.run(&sends, &receives, shift, process, &mut steps);
     }
     Some(steps)
