@@ -258,7 +258,8 @@ impl Fabric {
         fastest_fitting(&SM90_SPEEDS_INTER, self.inter_gbps)
     }
 
-    fn ppn(&self) -> f64 {
+    /// Ranks per node (NCCL's `nRanks / nNodes`).
+    pub fn ppn(&self) -> f64 {
         self.ranks as f64 / self.nodes.max(1) as f64
     }
 

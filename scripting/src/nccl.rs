@@ -313,7 +313,7 @@ pub fn pipeline(
             wire_net: 1.0,
             // tuning.cc's latency: on one node the NVLink's; across nodes NVLS with SHARP also
             // the network's. NVLS-Tree pays the NVLink's: its plan's stages carry its hops
-            // between nodes (hetsim_simulator::collectives::nvls_tree).
+            // between nodes (the simulator's collectives/nvls_tree.rs).
             base_delay: if algo == Algo::NvlsTree {
                 fabric.intra.latency_us(algo, proto)
             } else {
@@ -325,19 +325,23 @@ pub fn pipeline(
             step_delay_net: 0.0,
             // NVLS-Tree moves a loop at a time: every channel a chunk to each head.
             chunk: if algo == Algo::NvlsTree {
-                let heads = fabric.ranks as f64 / fabric.nodes as f64;
+                let heads = fabric.ppn();
                 nccl::CHANNELS as f64 * heads * nccl::nvls_tree_chunk(bytes, fabric.nodes, heads)
             } else {
                 nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes)
             },
-            // Across nodes, stages (see hetsim_simulator::collectives::trees and ::collnet);
+            // Across nodes, stages (the simulator's collectives/nvls_tree.rs and collnet.rs);
             // NVLS's rounds on one node are all simulated.
             max_chunks: if fabric.nodes == 1 {
                 usize::MAX
             } else {
                 NVLS_TREE_STAGES
             },
-            round: nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes),
+            round: if algo == Algo::NvlsTree {
+                nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes)
+            } else {
+                0.0
+            },
             pace: if algo == Algo::NvlsTree {
                 1e-9 / fabric.nvls_tree_ceiling_gbps()
             } else {

@@ -12,7 +12,7 @@
 //!   11.4 or later runs `runTreeSplit`, both halves at once: docs/VALIDATION-NETWORK.md).
 //! - **NVLS-Tree**'s trees: per rail l (the members of local index l, one per node: NCCL's
 //!   NVLS heads, each with its NIC), the double binary tree over the nodes ([`rail_trees`]);
-//!   its plan, NVLS beside them, is [`super::nvls_tree`]'s.
+//!   its plan, NVLS beside them, is `nvls_tree.rs`'s.
 //!
 //! Schedule (the tree's; NVLS-Tree spaces its hops out): chunk i of a tree is, going up, at
 //! member m in stage i + the height of m in that tree (its longest path down to a leaf), and
