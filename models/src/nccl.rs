@@ -339,8 +339,7 @@ impl Fabric {
                 let per = self.inter_gbps;
                 let intra = nvls_share(per, heads) * 2.0;
                 let inter = per * if self.nodes <= 2 { 2.0 } else { 1.0 };
-                let cap = NVLS_TREE_MAX_PER_CHANNEL[usize::from(self.nodes > 2)];
-                heads * intra.min(inter).min(cap)
+                heads * intra.min(inter).min(self.nvls_tree_channel_cap())
             }
             Algo::CollNetDirect => {
                 // tuning.cc over the CollNet Direct graph: a channel per head (a GPU with its
@@ -389,8 +388,12 @@ impl Fabric {
     /// (the warps that serve it), whatever the links would carry.
     pub fn nvls_tree_ceiling_gbps(&self) -> f64 {
         let n = self.ranks as f64;
-        let cap = NVLS_TREE_MAX_PER_CHANNEL[usize::from(self.nodes > 2)];
-        self.ppn() * cap * n / (2.0 * (n - 1.0))
+        self.ppn() * self.nvls_tree_channel_cap() * n / (2.0 * (n - 1.0))
+    }
+
+    /// `perChMaxNVLSTreeBws` for this many nodes [GB/s of bus bandwidth].
+    fn nvls_tree_channel_cap(&self) -> f64 {
+        NVLS_TREE_MAX_PER_CHANNEL[usize::from(self.nodes > 2)]
     }
 
     /// NCCL's latency of `algo`/`proto` for `func` [µs].

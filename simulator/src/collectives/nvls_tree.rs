@@ -71,8 +71,7 @@ pub fn plan(members: &[Pid], groups: &[usize], me: usize, costs: &Costs, bytes: 
         members,
         groups,
         me,
-        wire: costs.wire,
-        wire_net: costs.wire_net,
+        costs,
     };
     let mut steps = Vec::new();
     for up in [true, false] {
@@ -105,20 +104,14 @@ struct Member<'a> {
     members: &'a [Pid],
     groups: &'a [usize],
     me: usize,
-    wire: f64,
-    wire_net: f64,
+    costs: &'a Costs,
 }
 
 impl Member<'_> {
     fn send(&self, peer: usize, bytes: f64) -> Step {
-        let wire = if self.groups.get(peer) != self.groups.get(self.me) {
-            self.wire_net
-        } else {
-            self.wire
-        };
         Step::Send {
             to: self.members[peer],
-            bytes: bytes * wire,
+            bytes: bytes * self.costs.wire_between(self.groups, self.me, peer),
         }
     }
 

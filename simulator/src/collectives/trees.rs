@@ -47,6 +47,15 @@ pub struct Costs {
 }
 
 impl Costs {
+    /// Wire bytes per data byte from member `from` to `to`: `wire_net` between nodes.
+    pub fn wire_between(&self, groups: &[usize], from: usize, to: usize) -> f64 {
+        if groups.get(to) != groups.get(from) {
+            self.wire_net
+        } else {
+            self.wire
+        }
+    }
+
     /// What one of `count` stages pays where each stands for `rounds / count` NVLS rounds
     /// (`delay` each): NVLS across nodes is simulated in fewer stages than it has rounds.
     pub fn stage_delay(&self, count: usize) -> f64 {
@@ -286,13 +295,6 @@ fn staged(
     (count, size): (usize, f64),
 ) -> Vec<Step> {
     let trees: Vec<Leveled> = trees.iter().map(|t| (t, levels(t))).collect();
-    let wire = |peer: usize| {
-        if groups.get(peer) != groups.get(me) {
-            costs.wire_net
-        } else {
-            costs.wire
-        }
-    };
     let mut steps = Vec::new();
     for up in [true, false] {
         let (sends, receives) = phase(&trees, me, up, (count, size), 1);
@@ -325,7 +327,7 @@ fn staged(
             });
             steps.extend(sends[first..s].iter().map(|i| Step::Send {
                 to: members[i.peer],
-                bytes: i.bytes * wire(i.peer),
+                bytes: i.bytes * costs.wire_between(groups, me, i.peer),
             }));
             steps.push(Step::Flush);
         }
