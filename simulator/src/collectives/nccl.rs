@@ -61,9 +61,10 @@ pub struct Pipeline {
     pub wire_net: f64,
     /// Paid once before the first step [s].
     pub base_delay: f64,
-    /// Paid before each step's send (ring step, tree hop, NVLS round) [s].
+    /// Paid before each step's send (ring step, NVLS round), and by the first chunk through a
+    /// tree hop [s].
     pub step_delay: f64,
-    /// Paid instead of `step_delay` before a tree stage whose sends leave the node (NCCL's
+    /// Paid instead of `step_delay` by the first chunk through a tree hop between nodes (NCCL's
     /// network latency per hop, tuning.cc's `interLat`) [s]; rings pay `step_delay`.
     pub step_delay_net: f64,
     /// Data bytes per pipelined chunk (chain, tree) or NVLS round; 0: the call in one piece.

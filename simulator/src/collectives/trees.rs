@@ -17,8 +17,9 @@
 //! Schedule (the tree's; NVLS-Tree spaces its hops out): chunk i of a tree is, going up, at
 //! member m in stage i + the height of m in that tree (its longest path down to a leaf), and
 //! going down in stage i + m's depth. A member
-//! runs its stages in order: it receives what the stage needs (sent in earlier stages), then,
-//! after the step delay, sends and waits for its sends to be delivered (`Step::Flush`). No
+//! runs its stages in order: it receives what the stage needs (sent in earlier stages), then
+//! sends and waits for its sends to be delivered (`Step::Flush`); a hop's latency delays the
+//! first chunk through it only (NCCL's slots hide it behind the chunks that follow). No
 //! receive waits on a later stage, so the channels' rotated chains, which form cycles when run
 //! in lockstep, cannot deadlock, and chunks follow each other along a path as in NCCL's
 //! pipeline. Items between two members with the same (sender's stage, receiver's stage) are one
@@ -35,7 +36,8 @@ pub struct Costs {
     /// Wire bytes per data byte inside a node, and between nodes.
     pub wire: f64,
     pub wire_net: f64,
-    /// Before a stage's sends [s]; `delay_net` where one of them leaves the node.
+    /// A hop's latency [s], paid before the first chunk's sends (NVLS: before each round's);
+    /// `delay_net` where one of them leaves the node.
     pub delay: f64,
     pub delay_net: f64,
     /// Chunks a call is cut into (stages of NVLS-Tree), and NVLS's rounds.
@@ -285,7 +287,10 @@ pub(super) fn phase(
 }
 
 /// Member `me`'s steps over `trees` (up, then down): `count` chunks of `size` data bytes per
-/// tree; before each stage's sends `delay`, or `delay_net` where one leaves the node.
+/// tree. A hop's latency, `delay` (`delay_net` where a send leaves the node), comes before the
+/// sends of the first chunk through it only: NCCL keeps `NCCL_STEPS` chunks in flight on a
+/// connection, which hides it behind the chunks that follow, and its tuner counts it once per
+/// level of the tree (tuning.cc: `2 · ((ppn − 1) · intra + log2(nodes) · inter)`).
 fn staged(
     members: &[Pid],
     groups: &[usize],
@@ -298,6 +303,7 @@ fn staged(
     let mut steps = Vec::new();
     for up in [true, false] {
         let (sends, receives) = phase(&trees, me, up, (count, size), 1);
+        let (firsts, _) = phase(&trees, me, up, (1, size), 1);
         let last = sends
             .iter()
             .chain(&receives)
@@ -319,12 +325,13 @@ fn staged(
             if first == s {
                 continue;
             }
-            let leaves = sends[first..s]
-                .iter()
-                .any(|i| groups.get(i.peer) != groups.get(me));
-            steps.push(Step::Delay {
-                seconds: if leaves { costs.delay_net } else { costs.delay },
-            });
+            let mut leads = firsts.iter().filter(|i| i.stage == stage).peekable();
+            if leads.peek().is_some() {
+                let leaves = leads.any(|i| groups.get(i.peer) != groups.get(me));
+                steps.push(Step::Delay {
+                    seconds: if leaves { costs.delay_net } else { costs.delay },
+                });
+            }
             steps.extend(sends[first..s].iter().map(|i| Step::Send {
                 to: members[i.peer],
                 bytes: i.bytes * costs.wire_between(groups, me, i.peer),
@@ -406,6 +413,33 @@ mod tests {
         assert_eq!(trees[2][0], None);
         let (height, depth) = levels(&trees[2]);
         assert_eq!((height[5], depth[9]), (1, 1));
+    }
+
+    #[test]
+    fn a_hop_delays_the_first_chunk_through_it_only() {
+        // Two boards of three: whatever the chunk count, a member pays each of its hops'
+        // latencies once per phase (1 us inside a board, 10 us between boards), so its
+        // delays add up the same for 1 chunk and for 16.
+        let (members, groups): (Vec<Pid>, Vec<usize>) = ((0..6).collect(), vec![0, 0, 0, 1, 1, 1]);
+        let delays = |count: usize, me: usize| -> f64 {
+            let costs = Costs {
+                delay: 1e-6,
+                delay_net: 10e-6,
+                ..Costs::bytes_only(count)
+            };
+            chain_tree(&members, &groups, me, &costs, 1e6)
+                .unwrap_or_default()
+                .iter()
+                .map(|step| match step {
+                    Step::Delay { seconds } => *seconds,
+                    _ => 0.0,
+                })
+                .sum()
+        };
+        for me in 0..6 {
+            assert!(delays(1, me) > 0.0, "member {me} sends");
+            assert_eq!(delays(16, me), delays(1, me), "member {me}");
+        }
     }
 
     #[test]
