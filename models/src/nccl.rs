@@ -298,17 +298,30 @@ impl Fabric {
     /// NCCL's bandwidth of `algo`/`proto` for `func` [GB/s of nccl-tests' size], before the
     /// per-size corrections; `None` where NCCL does not run it.
     pub fn bandwidth(&self, func: Func, algo: Algo, proto: Proto) -> Option<f64> {
-        if self.ranks < 2 || !self.supports(func, algo, proto) {
-            return None;
-        }
         let n = self.ranks as f64;
-        let channels = CHANNELS as f64;
-        let single = self.nodes == 1;
         let nsteps = match func {
             Func::AllReduce => 2.0 * (n - 1.0),
             Func::AllGather | Func::ReduceScatter => n - 1.0,
             Func::Broadcast | Func::Reduce => n,
         };
+        // Bus bandwidth to algorithm bandwidth (NCCL leaves NVLS all-gather/reduce-scatter as is).
+        let ratio = match (algo, func) {
+            (Algo::Nvls, Func::AllGather | Func::ReduceScatter) => 1.0,
+            (Algo::Ring | Algo::Nvls | Algo::NvlsTree, _) => n / nsteps,
+            (Algo::Tree | Algo::CollNetDirect, _) => 0.5,
+        };
+        Some(self.bus_bandwidth(func, algo, proto)? * ratio)
+    }
+
+    /// NCCL's bus bandwidth of `algo`/`proto` for `func` [GB/s]: what one rank's sends of
+    /// data bytes go at, with the protocol's and the algorithm's caps (tuning.cc's "model
+    /// refinements"); `None` where NCCL does not run it.
+    pub fn bus_bandwidth(&self, func: Func, algo: Algo, proto: Proto) -> Option<f64> {
+        if self.ranks < 2 || !self.supports(func, algo, proto) {
+            return None;
+        }
+        let channels = CHANNELS as f64;
+        let single = self.nodes == 1;
         let mut bus = match algo {
             Algo::Nvls if !single => {
                 // tuning.cc over the NVLS graph across nodes: a channel per head (a GPU with
@@ -374,13 +387,7 @@ impl Fabric {
             }
             _ => {}
         }
-        // Bus bandwidth to algorithm bandwidth (NCCL leaves NVLS all-gather/reduce-scatter as is).
-        let ratio = match (algo, func) {
-            (Algo::Nvls, Func::AllGather | Func::ReduceScatter) => 1.0,
-            (Algo::Ring | Algo::Nvls | Algo::NvlsTree, _) => n / nsteps,
-            (Algo::Tree | Algo::CollNetDirect, _) => 0.5,
-        };
-        Some(bus * ratio)
+        Some(bus)
     }
 
     /// The most algorithm bandwidth NVLS-Tree's channels reach [GB/s of nccl-tests' size]:

@@ -377,7 +377,14 @@ pub fn pipeline(
             chunk: chunk_bytes(proto) * nccl::CHANNELS as f64,
             max_chunks: MAX_CHUNKS,
             round: 0.0,
-            pace: 0.0,
+            // LL and LL128 no faster than NCCL's bus bandwidth for them: their caps (llMaxBws,
+            // the per-channel maxima) bound what the warps that poll the flags move, whatever
+            // the links carry. Simple runs at the links' rate: measured rings across two boards
+            // pass tuning.cc's figure (docs/VALIDATION-NETWORK.md, "Protocol caps").
+            pace: tuned
+                .filter(|_| proto != Proto::Simple)
+                .and_then(|f| fabric.bus_bandwidth(f, algo, proto))
+                .map_or(0.0, |bus| 1e-9 / bus),
         },
     };
     Ok((pipeline, algo, proto))

@@ -10,10 +10,11 @@ use hetsim_scripting::{run, RunOptions};
 
 const BANDWIDTH: f64 = 1e9;
 
-/// `n` H100s, every pair joined by an "NVLink" of 1 GB/s (NCCL's NVLink tables apply).
-fn mesh(n: usize, link: &str) -> hetsim_system::System {
+/// `n` H100s, every pair joined by an "NVLink" of `bandwidth` B/s per direction (NCCL's
+/// NVLink tables apply).
+fn mesh(n: usize, link: &str, bandwidth: f64) -> hetsim_system::System {
     let mut toml = format!(
-        "[[component]]\nname = \"{link}\"\nkind = \"NETWORK\"\nattributes = {{ bandwidth = {BANDWIDTH}, startup = 0, lambda = 1 }}\n"
+        "[[component]]\nname = \"{link}\"\nkind = \"NETWORK\"\nattributes = {{ bandwidth = {bandwidth}, startup = 0, lambda = 1 }}\n"
     );
     for i in 0..n {
         toml += &format!(
@@ -28,19 +29,10 @@ fn mesh(n: usize, link: &str) -> hetsim_system::System {
     system_from(&toml, "mesh.toml")
 }
 
-/// The overall time of one `call` (e.g. `sim.allreduce(1e9, #{ algorithm: "ring" })`).
+/// The overall time of one `call` (e.g. `sim.allreduce(1e9, #{ algorithm: "ring" })`) on
+/// links of 1 GB/s.
 fn time(n: usize, link: &str, call: &str) -> Result<f64, String> {
-    let gpus = labels(&[("GPU", n as u64)]);
-    let report = run(
-        call,
-        "app.rhai",
-        &mesh(n, link),
-        &gpus,
-        &Default::default(),
-        &RunOptions::default(),
-    )
-    .map_err(|e| e.to_string())?;
-    Ok(report.results.overall_time)
+    on(&mesh(n, link, BANDWIDTH), n, call)
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -70,6 +62,23 @@ fn ring_all_reduce_is_two_n_minus_one_nths_over_the_bandwidth_plus_its_steps_lat
     .unwrap();
     let expected =
         6.6e-6 + steps * 0.6e-6 + steps / n as f64 * 2.0 * 1e6 / (BANDWIDTH * nccl::NVLINK_EFFICIENCY);
+    assert!(close(t, expected), "{t} vs {expected}");
+}
+
+#[test]
+fn ll_runs_no_faster_than_nccls_cap_where_the_links_would_carry_more() {
+    // Links of 1 TB/s: a ring LL step would move its 1/n at 412 GB/s of data (NVLink
+    // efficiency, LL's two wire bytes per data byte); tuning.cc's llMaxBws holds LL on one
+    // Hopper node to 141 GB/s of bus bandwidth, so a step takes its 1/n at 141 GB/s.
+    let (n, bytes) = (4, 1e6);
+    let t = on(
+        &mesh(n, "NVLink fast", 1e12),
+        n,
+        "sim.allreduce(1e6, #{ algorithm: \"ring\", protocol: \"LL\" });",
+    )
+    .unwrap();
+    let steps = 2.0 * (n - 1) as f64;
+    let expected = 6.6e-6 + steps * 0.6e-6 + steps / n as f64 * bytes / 141e9;
     assert!(close(t, expected), "{t} vs {expected}");
 }
 

@@ -141,7 +141,10 @@ pub fn plan_nccl(
         pace: pipeline.pace,
     };
     let wires = (pipeline.wire, pipeline.wire_net);
-    let ring = |rounds| rails::ring_steps(members, groups, me, rounds, share, pipeline.step_delay, wires);
+    let ring = |rounds| {
+        let step = (share, pipeline.step_delay, pipeline.pace);
+        rails::ring_steps(members, groups, me, rounds, step, wires)
+    };
     steps.extend(match (collective, pipeline.shape) {
         (C::Allreduce, Shape::NvlsTree) => nvls_tree::plan(members, groups, me, &costs, bytes)
             .unwrap_or_else(|| shift(bytes * (1.0 + 1.0 / n as f64))),
@@ -230,7 +233,7 @@ fn chain(
     steps
 }
 
-fn hop(pipeline: &Pipeline, to: Pid, bytes: f64) -> [Step; 2] {
+fn hop(pipeline: &Pipeline, to: Pid, bytes: f64) -> impl Iterator<Item = Step> {
     [
         Step::Delay {
             seconds: pipeline.step_delay,
@@ -240,6 +243,8 @@ fn hop(pipeline: &Pipeline, to: Pid, bytes: f64) -> [Step; 2] {
             bytes: bytes * pipeline.wire,
         },
     ]
+    .into_iter()
+    .chain(rails::paced(bytes, pipeline.pace))
 }
 
 /// Chunks the tree where a rank waits on others runs behind the other (see `tree`).

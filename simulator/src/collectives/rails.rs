@@ -83,14 +83,13 @@ pub fn neighbours(groups: &[usize], members: usize, me: usize) -> (Vec<(usize, f
 
 /// `rounds` steps of the channel rings, each moving `bytes` of data from every member (split
 /// over the channels), after `delay`; `wire` and `wire_net`: wire bytes per data byte inside
-/// a node and between nodes.
+/// a node and between nodes; a step lasts at least `pace` per data byte its member sends.
 pub fn ring_steps(
     members: &[Pid],
     groups: &[usize],
     me: usize,
     rounds: usize,
-    bytes: f64,
-    delay: f64,
+    (bytes, delay, pace): (f64, f64, f64),
     (wire, wire_net): (f64, f64),
 ) -> Vec<Step> {
     let (sends, sources) = neighbours(groups, members.len(), me);
@@ -99,8 +98,18 @@ pub fn ring_steps(
         to: members[to],
         bytes: bytes * share * if leaves { wire_net } else { wire },
     }));
+    step.extend(paced(bytes, pace));
     step.extend(sources.iter().map(|&from| Step::Receive { from: members[from] }));
     (0..rounds).flat_map(|_| step.iter().copied()).collect()
+}
+
+/// While the sends just made are under way, the rest of the least time `bytes` of data take
+/// at `pace` [s/B]: NCCL's protocol caps, which bound what a channel's warps move (tuning.cc's
+/// `llMaxBws`, `perChMax…Bws`) whatever the links would carry.
+pub(super) fn paced(bytes: f64, pace: f64) -> Option<Step> {
+    (pace > 0.0).then_some(Step::Delay {
+        seconds: bytes * pace,
+    })
 }
 
 #[cfg(test)]
@@ -164,11 +173,12 @@ mod tests {
             &groups,
             3,
             2,
-            8.0,
-            0.5,
+            (8.0, 0.5, 0.25),
             (2.0, 1.0),
         );
-        assert_eq!(steps.len(), 2 * 5);
+        // Per step: the latency, two sends, the pace's wait (8 B at 0.25 s/B), two receives.
+        assert_eq!(steps.len(), 2 * 6);
+        assert!(steps.contains(&Step::Delay { seconds: 2.0 }));
         let sent: f64 = steps
             .iter()
             .map(|s| match *s {

@@ -336,6 +336,8 @@ fn staged(
                 to: members[i.peer],
                 bytes: i.bytes * costs.wire_between(groups, me, i.peer),
             }));
+            let data: f64 = sends[first..s].iter().map(|i| i.bytes).sum();
+            steps.extend(rails::paced(data, costs.pace));
             steps.push(Step::Flush);
         }
     }
@@ -439,6 +441,37 @@ mod tests {
         for me in 0..6 {
             assert!(delays(1, me) > 0.0, "member {me} sends");
             assert_eq!(delays(16, me), delays(1, me), "member {me}");
+        }
+    }
+
+    #[test]
+    fn every_stage_waits_its_data_at_the_pace_while_its_sends_are_under_way() {
+        // With no latencies (their delays are 0), a member's other delays are the pace's: one
+        // after each stage's sends (before the flush that ends the stage), of the data bytes
+        // it sent there.
+        let (members, groups): (Vec<Pid>, Vec<usize>) = ((0..6).collect(), vec![0, 0, 0, 1, 1, 1]);
+        let costs = Costs {
+            wire: 2.0,
+            wire_net: 2.0,
+            pace: 0.5,
+            ..Costs::bytes_only(4)
+        };
+        for me in 0..6 {
+            let steps = chain_tree(&members, &groups, me, &costs, 1e6).unwrap_or_default();
+            let mut wire = 0.0;
+            for (at, step) in steps.iter().enumerate() {
+                match *step {
+                    Step::Send { bytes, .. } => wire += bytes,
+                    Step::Delay { seconds } if wire == 0.0 => assert_eq!(seconds, 0.0, "a hop's latency"),
+                    Step::Delay { seconds } => {
+                        assert_eq!(seconds, wire / 2.0 * 0.5, "member {me} step {at}");
+                        assert_eq!(steps.get(at + 1), Some(&Step::Flush), "member {me} step {at}");
+                        wire = 0.0;
+                    }
+                    Step::Flush => assert_eq!(wire, 0.0, "member {me}: sends without their pace"),
+                    Step::Receive { .. } => {}
+                }
+            }
         }
     }
 
