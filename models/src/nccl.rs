@@ -390,6 +390,12 @@ impl Fabric {
         Some(bus)
     }
 
+    /// NCCL's bus bandwidth for a call of `bytes` [GB/s]: [`Self::bus_bandwidth`] with the
+    /// tree all-reduce's per-size efficiency (tuning.cc's `treeCorrectionFactor`).
+    pub fn bus_bandwidth_at(&self, func: Func, algo: Algo, proto: Proto, bytes: f64) -> Option<f64> {
+        Some(self.bus_bandwidth(func, algo, proto)? * size_correction(func, algo, proto, bytes))
+    }
+
     /// The most algorithm bandwidth NVLS-Tree's channels reach [GB/s of nccl-tests' size]:
     /// a channel per head at `perChMaxNVLSTreeBws`, NCCL's measured ceiling of one channel
     /// (the warps that serve it), whatever the links would carry.
@@ -454,11 +460,8 @@ impl Fabric {
 
     /// NCCL's estimate of one call [µs], or `None` where NCCL does not run `algo`/`proto`.
     pub fn time_us(&self, func: Func, algo: Algo, proto: Proto, bytes: f64) -> Option<f64> {
-        let mut bw = self.bandwidth(func, algo, proto)?;
+        let bw = self.bandwidth(func, algo, proto)? * size_correction(func, algo, proto, bytes);
         let mut latency = self.latency_us(func, algo, proto);
-        if algo == Algo::Tree && func == Func::AllReduce {
-            bw *= tree_correction(proto, bytes);
-        }
         let per_rank = bytes / (CHANNELS * self.ranks) as f64;
         if algo == Algo::Ring
             && proto == Proto::Simple
@@ -486,6 +489,16 @@ impl Fabric {
             }
         }
         best.map(|(_, a, p)| (a, p))
+    }
+}
+
+/// The factor tuning.cc applies to the bandwidth of `algo` for a call of `bytes`: the tree
+/// all-reduce's `treeCorrectionFactor`, 1 elsewhere.
+fn size_correction(func: Func, algo: Algo, proto: Proto, bytes: f64) -> f64 {
+    if algo == Algo::Tree && func == Func::AllReduce {
+        tree_correction(proto, bytes)
+    } else {
+        1.0
     }
 }
 

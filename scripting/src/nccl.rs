@@ -378,12 +378,13 @@ pub fn pipeline(
             max_chunks: MAX_CHUNKS,
             round: 0.0,
             // LL and LL128 no faster than NCCL's bus bandwidth for them: their caps (llMaxBws,
-            // the per-channel maxima) bound what the warps that poll the flags move, whatever
-            // the links carry. Simple runs at the links' rate: measured rings across two boards
-            // pass tuning.cc's figure (docs/VALIDATION-NETWORK.md, "Protocol caps").
+            // the per-channel maxima) and the tree's efficiency by size bound what the warps
+            // that poll the flags move, whatever the links carry. Simple runs at the links'
+            // rate: measured rings across two boards pass tuning.cc's figure
+            // (docs/VALIDATION-NETWORK.md, "Protocol caps").
             pace: tuned
                 .filter(|_| proto != Proto::Simple)
-                .and_then(|f| fabric.bus_bandwidth(f, algo, proto))
+                .and_then(|f| fabric.bus_bandwidth_at(f, algo, proto, bytes))
                 .map_or(0.0, |bus| 1e-9 / bus),
         },
     };

@@ -284,3 +284,26 @@ fn protocols_parse_and_weigh_their_flags() {
     assert_eq!(Proto::Ll.wire_factor(), 2.0);
     assert!(Proto::Ll128.wire_factor() > 1.0 && Proto::Ll128.wire_factor() < 1.07);
 }
+
+#[test]
+fn bus_bandwidths_carry_the_protocols_caps_and_the_trees_efficiency_by_size() {
+    // One board: ring LL at llMaxBws' 141 GB/s (the graph's 370.8 × 0.5 would be 185.4);
+    // LL128 at the graph's 370.8 × 0.92.
+    let board = dgx(8);
+    let bus = |f: &Fabric, algo, proto| f.bus_bandwidth(Func::AllReduce, algo, proto).unwrap_or(0.0);
+    assert!((bus(&board, Algo::Ring, Proto::Ll) - 141.0).abs() < 1e-9);
+    let graph = 450.0 * NVLINK_EFFICIENCY;
+    assert!((bus(&board, Algo::Ring, Proto::Ll128) - graph * 0.92).abs() < 1e-9);
+    // Two boards: tree LL at llMaxBws' 39 GB/s; tree LL128 at the graph's × 0.92 × 120/128,
+    // and for a 1 MiB call × 0.6 (treeCorrectionFactor, 2^14 lines of 64 B), 4 MiB × 0.8.
+    let two = cluster(2);
+    assert!((bus(&two, Algo::Tree, Proto::Ll) - 39.0).abs() < 1e-9);
+    let ll128 = graph * 0.92 * 120.0 / 128.0;
+    assert!((bus(&two, Algo::Tree, Proto::Ll128) - ll128).abs() < 1e-9);
+    let at = |bytes: f64| two.bus_bandwidth_at(Func::AllReduce, Algo::Tree, Proto::Ll128, bytes);
+    assert!((at(1048576.0).unwrap_or(0.0) - 0.6 * ll128).abs() < 1e-9);
+    assert!((at(4194304.0).unwrap_or(0.0) - 0.8 * ll128).abs() < 1e-9);
+    // The ring has no correction by size.
+    let ring = two.bus_bandwidth_at(Func::AllReduce, Algo::Ring, Proto::Ll128, 1048576.0);
+    assert_eq!(ring, two.bus_bandwidth(Func::AllReduce, Algo::Ring, Proto::Ll128));
+}
