@@ -74,8 +74,9 @@ pub struct Pipeline {
     /// Data bytes per NVLS round where a chunk holds several (NVLS-Tree's loops); 0: a
     /// chunk is a round.
     pub round: f64,
-    /// The least time per data byte of a stage (NVLS-Tree: NCCL's per-channel ceiling)
-    /// [s/B]; 0: none.
+    /// The least time per data byte a member sends in a step or stage [s/B] (rings, chains and
+    /// trees: NCCL's bus bandwidth for LL and LL128; NVLS-Tree: NCCL's per-channel ceiling, per
+    /// data byte of a loop); 0: none.
     pub pace: f64,
 }
 

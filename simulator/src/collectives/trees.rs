@@ -43,7 +43,8 @@ pub struct Costs {
     /// Chunks a call is cut into (stages of NVLS-Tree), and NVLS's rounds.
     pub count: usize,
     pub rounds: usize,
-    /// The least time a channel takes per data byte [s/B] (NVLS-Tree: NCCL's per-channel
+    /// The least time per data byte [s/B]: a member's sends of a tree stage (NCCL's bus
+    /// bandwidth for LL and LL128), or a channel's loop (NVLS-Tree: NCCL's per-channel
     /// ceiling); 0: none.
     pub pace: f64,
 }
