@@ -110,6 +110,17 @@ pub enum Step {
     Flush,
 }
 
+impl Step {
+    /// After sends, while they are under way: the rest of the least time `bytes` of data take
+    /// at `pace` [s/B] (NCCL's protocol caps, which bound what a channel's warps move whatever
+    /// the links would carry: tuning.cc's `llMaxBws`, `perChMax…Bws`); none without a pace.
+    fn paced(bytes: f64, pace: f64) -> Option<Step> {
+        (pace > 0.0).then_some(Step::Delay {
+            seconds: bytes * pace,
+        })
+    }
+}
+
 /// The steps of member `me` (an index into `members`, which are in rank order) in
 /// `collective` rooted at member `root` (the all-to-all collectives have none); `bytes` is
 /// the size of the call (broadcast, reduce and allreduce: the whole value; scatter and gather:

@@ -245,7 +245,7 @@ fn hop(pipeline: &Pipeline, to: Pid, bytes: f64) -> impl Iterator<Item = Step> {
         },
     ]
     .into_iter()
-    .chain(rails::paced(bytes, pipeline.pace))
+    .chain(Step::paced(bytes, pipeline.pace))
 }
 
 /// Chunks the tree where a rank waits on others runs behind the other (see `tree`).

@@ -98,18 +98,9 @@ pub fn ring_steps(
         to: members[to],
         bytes: bytes * share * if leaves { wire_net } else { wire },
     }));
-    step.extend(paced(bytes, pace));
+    step.extend(Step::paced(bytes, pace));
     step.extend(sources.iter().map(|&from| Step::Receive { from: members[from] }));
     (0..rounds).flat_map(|_| step.iter().copied()).collect()
-}
-
-/// While the sends just made are under way, the rest of the least time `bytes` of data take
-/// at `pace` [s/B]: NCCL's protocol caps, which bound what a channel's warps move (tuning.cc's
-/// `llMaxBws`, `perChMax…Bws`) whatever the links would carry.
-pub(super) fn paced(bytes: f64, pace: f64) -> Option<Step> {
-    (pace > 0.0).then_some(Step::Delay {
-        seconds: bytes * pace,
-    })
 }
 
 #[cfg(test)]

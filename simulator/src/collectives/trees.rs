@@ -338,7 +338,7 @@ fn staged(
                 bytes: i.bytes * costs.wire_between(groups, me, i.peer),
             }));
             let data: f64 = sends[first..s].iter().map(|i| i.bytes).sum();
-            steps.extend(rails::paced(data, costs.pace));
+            steps.extend(Step::paced(data, costs.pace));
             steps.push(Step::Flush);
         }
     }
