@@ -382,10 +382,12 @@ pub fn pipeline(
             // that poll the flags move, whatever the links carry. Simple runs at the links'
             // rate: measured rings across two boards pass tuning.cc's figure
             // (docs/VALIDATION-NETWORK.md, "Protocol caps").
-            pace: tuned
-                .filter(|_| proto != Proto::Simple)
-                .and_then(|f| fabric.bus_bandwidth_at(f, algo, proto, bytes))
-                .map_or(0.0, |bus| 1e-9 / bus),
+            pace: match (tuned, proto) {
+                (Some(f), Proto::Ll | Proto::Ll128) => fabric
+                    .bus_bandwidth_at(f, algo, proto, bytes)
+                    .map_or(0.0, |bus| 1e-9 / bus),
+                _ => 0.0,
+            },
         },
     };
     Ok((pipeline, algo, proto))
