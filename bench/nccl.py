@@ -7,14 +7,15 @@ a measurement file has the same collective, GPU count and size.
     python3 bench/nccl.py [--system examples/clusters/hgx-h100.toml] [--gpus 8] [--boards 1]
         [--collectives all_reduce,all_gather] [--min 8] [--max 17179869184]
         [--measured ../shared/measurements/nccl/h100-8gpu-all_reduce.csv ...]
-        [--algorithm nvls --protocol Simple] [--collnet]
+        [--algorithm nvls --protocol Simple] [--collnet] [--min-ctas 24]
 
 busbw is nccl-tests' (src/*.cu, `getBw`): algbw x 2(n-1)/n for all_reduce, x (n-1)/n for
 all_gather, reduce_scatter and alltoall. The MAPE lines are split at 1 MiB as the targets of
 issue 48 are. With --boards B (a cluster file such as examples/clusters/h100-ib.toml), the
 run variable `boards` is B, the GPUs 8 B unless --gpus says otherwise, and measured rows are
 those of B nodes. --collnet runs a copy of the system file with `collnet = true` (NCCL's
-CollNet enabled, docs/SIMULATION.md) from a temporary file beside it.
+CollNet enabled, docs/SIMULATION.md), --min-ctas N one with `nccl_min_ctas = N` (as
+NCCL_MIN_CTAS=N), from a temporary file beside it.
 """
 
 import argparse
@@ -86,16 +87,19 @@ def main():
         os.path.join(ROOT, "../shared/measurements/nccl/h100-8gpu-all_reduce.csv")])
     p.add_argument("--hetsim", default=os.path.join(ROOT, "target/release/hetsim"))
     p.add_argument("--collnet", action="store_true", help="enable NCCL's CollNet (SHARP)")
+    p.add_argument("--min-ctas", type=int, help="NCCL_MIN_CTAS of the run")
     args = p.parse_args()
-    args.shown = os.path.relpath(args.system, ROOT) + (" with collnet = true" if args.collnet else "")
-    if args.collnet:
+    settings = (["collnet = true"] if args.collnet else []) + (
+        [f"nccl_min_ctas = {args.min_ctas}"] if args.min_ctas else [])
+    args.shown = os.path.relpath(args.system, ROOT) + "".join(f" with {s}" for s in settings)
+    if settings:
         # Beside the original, so that paths the file names relative to itself still resolve.
         with open(args.system) as f:
             text = f.read()
         copy = tempfile.NamedTemporaryFile(
             "w", suffix=".toml", dir=os.path.dirname(os.path.abspath(args.system)), delete=False)
         with copy:
-            copy.write("collnet = true\n" + text)
+            copy.write("".join(s + "\n" for s in settings) + text)
         args.system = copy.name
         try:
             run(args)

@@ -239,7 +239,10 @@ pub struct Fabric {
 impl Fabric {
     /// NCCL's `nChannels · bwIntra` (or `bwInter` past two nodes): the graph's bus bandwidth.
     /// Across nodes the ring search gives every channel one NIC and the same speed inside the
-    /// node as on the network (`search.cc`), so the node's NICs bound both.
+    /// node as on the network, one of its inter-node speeds (`search.cc`): the fastest that
+    /// both a GPU's NIC and its share of the NVLink bandwidth its `ppn` channels load carry.
+    /// On 8 H100s with 400G NICs that is 45 GB/s (8 × 48 would need 384 of NVLink's 370.8),
+    /// so the ring's 360 GB/s stays below NVLS-Tree's 364 however large the call.
     fn graph_gbps(&self) -> f64 {
         let intra = match self.intra {
             Hw::NvLink => self.intra_gbps * NVLINK_EFFICIENCY,
@@ -248,7 +251,8 @@ impl Fabric {
         if self.nodes <= 1 {
             intra
         } else {
-            intra.min(self.inter_gbps * self.ppn())
+            let ppn = self.ppn();
+            ppn * fastest_fitting(&SM90_SPEEDS_INTER, (intra / ppn).min(self.inter_gbps))
         }
     }
 
@@ -396,12 +400,14 @@ impl Fabric {
         Some(self.bus_bandwidth(func, algo, proto)? * size_correction(func, algo, proto, bytes))
     }
 
-    /// The most algorithm bandwidth NVLS-Tree's channels reach [GB/s of nccl-tests' size]:
+    /// The most algorithm bandwidth NVLS-Tree's `channels` reach [GB/s of nccl-tests' size]:
     /// a channel per head at `perChMaxNVLSTreeBws`, NCCL's measured ceiling of one channel
-    /// (the warps that serve it), whatever the links would carry.
-    pub fn nvls_tree_ceiling_gbps(&self) -> f64 {
+    /// (the warps that serve it) with its [`CHANNELS`] CTAs, whatever the links would carry;
+    /// more CTAs (`NCCL_MIN_CTAS`) bring more warps, and the ceiling rises with them.
+    pub fn nvls_tree_ceiling_gbps(&self, channels: usize) -> f64 {
         let n = self.ranks as f64;
-        self.ppn() * self.nvls_tree_channel_cap() * n / (2.0 * (n - 1.0))
+        let ctas = channels as f64 / CHANNELS as f64;
+        self.ppn() * self.nvls_tree_channel_cap() * ctas * n / (2.0 * (n - 1.0))
     }
 
     /// `perChMaxNVLSTreeBws` for this many nodes [GB/s of bus bandwidth].
@@ -530,10 +536,10 @@ fn tree_correction(proto: Proto, bytes: f64) -> f64 {
     }
 }
 
-/// NCCL's NVLS chunk for `bytes` (enqueue.cc): 128 KiB, halved to 64, 32 and 16 KiB below 64,
-/// 8 and 2 rounds of `CHANNELS` chunks of the larger size.
-pub fn nvls_chunk(bytes: f64) -> f64 {
-    let ops = CHANNELS as f64;
+/// NCCL's NVLS chunk for `bytes` over `channels` NVLS channels (enqueue.cc): 128 KiB, halved
+/// to 64, 32 and 16 KiB below 64, 8 and 2 rounds of `channels` chunks of the larger size.
+pub fn nvls_chunk(bytes: f64, channels: usize) -> f64 {
+    let ops = channels as f64;
     let mut chunk = NVLS_CHUNK;
     if bytes < 64.0 * ops * chunk && chunk > 65536.0 {
         chunk = 65536.0;
@@ -547,11 +553,12 @@ pub fn nvls_chunk(bytes: f64) -> f64 {
     chunk
 }
 
-/// NCCL's NVLS-Tree chunk for `bytes` on `nodes` nodes of `heads` NVLS heads (enqueue.cc,
-/// 2.2x): NVLS's 128 KiB, at most 64 KiB from 4 nodes on, halved to 64 and 32 KiB below 4 and
-/// 1 loops of `CHANNELS × heads` chunks (a loop: every channel moves a chunk to each head).
-pub fn nvls_tree_chunk(bytes: f64, nodes: usize, heads: f64) -> f64 {
-    let ops = CHANNELS as f64 * heads;
+/// NCCL's NVLS-Tree chunk for `bytes` on `nodes` nodes of `heads` NVLS heads and `channels`
+/// NVLS channels (enqueue.cc, 2.2x): NVLS's 128 KiB, at most 64 KiB from 4 nodes on, halved to
+/// 64 and 32 KiB below 4 and 1 loops of `channels × heads` chunks (a loop: every channel
+/// moves a chunk to each head).
+pub fn nvls_tree_chunk(bytes: f64, nodes: usize, heads: f64, channels: usize) -> f64 {
+    let ops = channels as f64 * heads;
     let mut chunk = if nodes >= 4 { 65536.0 } else { NVLS_CHUNK };
     if bytes < 4.0 * ops * chunk && chunk > 65536.0 {
         chunk = 65536.0;
@@ -562,9 +569,11 @@ pub fn nvls_tree_chunk(bytes: f64, nodes: usize, heads: f64) -> f64 {
     chunk
 }
 
-/// Rounds of an NVLS call: each moves one chunk on every channel.
-pub fn nvls_rounds(bytes: f64) -> usize {
-    (bytes / (CHANNELS as f64 * nvls_chunk(bytes))).ceil().max(1.0) as usize
+/// Rounds of an NVLS call over `channels` channels: each moves one chunk on every channel.
+pub fn nvls_rounds(bytes: f64, channels: usize) -> usize {
+    (bytes / (channels as f64 * nvls_chunk(bytes, channels)))
+        .ceil()
+        .max(1.0) as usize
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use rhai::Map;
 
 pub mod plans;
 
-/// The time of one NVLS round (16 channels × one chunk) beyond its bytes [s]: **calibrated**,
+/// The time of one NVLS round (every NVLS channel, 16 by default, one chunk) beyond its bytes [s]: **calibrated**,
 /// the one constant fitted on the DGX H100 all-reduce (../shared/measurements/nccl, sizes
 /// ≥ 1 MiB, least mean relative error with NCCL's 25 µs NVLS latency kept): 2.55 µs.
 pub const NVLS_ROUND_LATENCY: f64 = 2.55e-6;
@@ -57,6 +57,8 @@ pub struct Topology {
     sharp: Vec<bool>,
     /// NCCL's CollNet is enabled (the system's `collnet`).
     collnet: bool,
+    /// `NCCL_MIN_CTAS` (the system's `nccl_min_ctas`; 0: NCCL's own channels).
+    min_ctas: usize,
     latency: Vec<[Option<f64>; 3]>,
     round_latency: Vec<Option<f64>>,
 }
@@ -141,9 +143,17 @@ impl Topology {
             attached,
             sharp,
             collnet: system.collnet,
+            min_ctas: system.nccl_min_ctas.map_or(0, |n| n as usize),
             latency,
             round_latency,
         }
+    }
+
+    /// The channels (CTAs) NCCL's collectives run on: its [`nccl::CHANNELS`], or
+    /// `NCCL_MIN_CTAS` where that is more (NVLS's in `nvls.cc`, the rings' and trees' in
+    /// `connect.cc`).
+    fn channels(&self) -> usize {
+        nccl::CHANNELS.max(self.min_ctas)
     }
 
     /// The NVLink island of each node in `nodes`: which members share a board.
@@ -258,6 +268,7 @@ pub fn pipeline(
     asked: Asked,
 ) -> Result<(Pipeline, Algo, Proto), String> {
     let (fabric, link) = topology.fabric(nodes);
+    let channels = topology.channels();
     let tuned = func(collective);
     let choices = |algo: Algo| {
         Proto::ALL
@@ -326,9 +337,9 @@ pub fn pipeline(
             // NVLS-Tree moves a loop at a time: every channel a chunk to each head.
             chunk: if algo == Algo::NvlsTree {
                 let heads = fabric.ppn();
-                nccl::CHANNELS as f64 * heads * nccl::nvls_tree_chunk(bytes, fabric.nodes, heads)
+                channels as f64 * heads * nccl::nvls_tree_chunk(bytes, fabric.nodes, heads, channels)
             } else {
-                nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes)
+                channels as f64 * nccl::nvls_chunk(bytes, channels)
             },
             // Across nodes, stages (the simulator's collectives/nvls_tree.rs and collnet.rs);
             // NVLS's rounds on one node are all simulated.
@@ -338,12 +349,12 @@ pub fn pipeline(
                 NVLS_TREE_STAGES
             },
             round: if algo == Algo::NvlsTree {
-                nccl::CHANNELS as f64 * nccl::nvls_chunk(bytes)
+                channels as f64 * nccl::nvls_chunk(bytes, channels)
             } else {
                 0.0
             },
             pace: if algo == Algo::NvlsTree {
-                1e-9 / fabric.nvls_tree_ceiling_gbps()
+                1e-9 / fabric.nvls_tree_ceiling_gbps(channels)
             } else {
                 0.0
             },
@@ -356,7 +367,7 @@ pub fn pipeline(
             base_delay: fabric.latency_us(Func::AllReduce, algo, proto) * 1e-6,
             step_delay: 0.0,
             step_delay_net: 0.0,
-            chunk: chunk_bytes(proto) * nccl::CHANNELS as f64,
+            chunk: chunk_bytes(proto) * channels as f64,
             max_chunks: MAX_CHUNKS,
             round: 0.0,
             pace: 0.0,
@@ -374,7 +385,7 @@ pub fn pipeline(
             step_delay: step(algo),
             // A tree's hop between nodes: NCCL's network latency (tuning.cc `hwLatencies`).
             step_delay_net: Hw::Net.latency_us(algo, proto) * 1e-6,
-            chunk: chunk_bytes(proto) * nccl::CHANNELS as f64,
+            chunk: chunk_bytes(proto) * channels as f64,
             max_chunks: MAX_CHUNKS,
             round: 0.0,
             // LL and LL128 no faster than NCCL's bus bandwidth for them: their caps (llMaxBws,

@@ -104,7 +104,7 @@ fn nvls_all_reduce_moves_one_and_one_nth_of_the_value_per_port_in_rounds() {
         "sim.allreduce(1073741824.0, #{ algorithm: \"nvls\" });",
     )
     .unwrap();
-    let rounds = nccl::nvls_rounds(bytes) as f64;
+    let rounds = nccl::nvls_rounds(bytes, nccl::CHANNELS) as f64;
     let expected = 25e-6
         + rounds * hetsim_scripting::nccl::NVLS_ROUND_LATENCY
         + bytes * (1.0 + 1.0 / n as f64) / BANDWIDTH;
@@ -314,7 +314,7 @@ fn nvls_across_boards_over_sharp_moves_each_gpus_share_once_each_way_over_its_ni
     let (g, bytes) = (4, 2f64.powi(30));
     let call = "sim.allreduce(1073741824.0, #{ algorithm: \"nvls\" });";
     let t = on(&two_boards_sharp(g, true), 2 * g, call).unwrap();
-    let rounds = nccl::nvls_rounds(bytes) as f64;
+    let rounds = nccl::nvls_rounds(bytes, nccl::CHANNELS) as f64;
     let expected =
         43e-6 + rounds * hetsim_scripting::nccl::NVLS_ROUND_LATENCY + bytes / (g as f64 * BANDWIDTH);
     // Each stage's NVLink shift ends before its network shift: the sum is exact.
@@ -376,6 +376,19 @@ fn nvls_tree_all_reduce_across_two_boards_moves_each_gpus_shard_over_its_nic() {
     let ceiling = g as f64 * 57.7e9 * n / (2.0 * (n - 1.0));
     let half_loop = bytes / 128.0 / ceiling / 2.0;
     let expected = 25e-6 + (2.0 * 128.0 + 4.0) * half_loop;
+    assert!((t / expected - 1.0).abs() < 0.002, "{t} vs {expected}");
+    // NCCL_MIN_CTAS=24 (the system's `nccl_min_ctas`): 24 NVLS channels, so loops of 24 × g
+    // chunks (1 GiB in 86 of them, the last one short) and a ceiling half as high again.
+    let wide = system_from(&format!("nccl_min_ctas = 24\n{fast}"), "two-fast-boards-24.toml");
+    let t = on(
+        &wide,
+        2 * g,
+        "sim.allreduce(1073741824.0, #{ algorithm: \"nvlstree\" });",
+    )
+    .unwrap();
+    let loops = (bytes / (24.0 * g as f64 * 131072.0)).ceil();
+    let half_loop = bytes / loops / (1.5 * ceiling) / 2.0;
+    let expected = 25e-6 + (2.0 * loops + 4.0) * half_loop;
     assert!((t / expected - 1.0).abs() < 0.002, "{t} vs {expected}");
     // On one board NCCL has no NVLS-Tree (tuning.cc disables it): asking for it is refused.
     let error = time(

@@ -133,6 +133,8 @@ pub struct System {
     pub routing: RoutingSpec,
     /// NCCL's CollNet enabled ([`SystemFile::collnet`]).
     pub collnet: bool,
+    /// `NCCL_MIN_CTAS` ([`SystemFile::nccl_min_ctas`]).
+    pub nccl_min_ctas: Option<u32>,
     pub nodes: Vec<Resolved<NodeSpec>>,
     pub links: Vec<(Resolved<LinkSpec>, [usize; 2])>,
     /// The routes fixed by hand, each as its path of nodes from its first to its last.
@@ -371,6 +373,7 @@ impl SystemFile {
             variables: read_variables,
             routing: self.routing,
             collnet: self.collnet,
+            nccl_min_ctas: self.nccl_min_ctas,
             nodes,
             links,
             routes,

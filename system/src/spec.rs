@@ -46,6 +46,13 @@ pub struct SystemFile {
     /// says `reduction = "SHARP"`, and calls may force it (default false, NCCL's default).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub collnet: bool,
+    /// `NCCL_MIN_CTAS` of the run's NCCL: its collectives use at least this many channels
+    /// (one CTA each; NCCL's `MAXCHANNELS`, 64, at most). NCCL raises the NVLS channels to it
+    /// (`nvls.cc`, 16 on Hopper otherwise) and the rings' and trees' (`connect.cc`); its
+    /// tuner's choice does not change. Default: NCCL's own channels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 64))]
+    pub nccl_min_ctas: Option<u32>,
     /// Routes fixed by hand: they take precedence over `routing` for their pairs of nodes.
     #[serde(default, rename = "route", skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<RouteSpec>,

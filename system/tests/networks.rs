@@ -309,3 +309,18 @@ fn a_switch_with_more_links_than_ports_is_refused_naming_it() {
         "bad.toml:5: node `s`: 3 links end at it, more than the 2 ports and host interfaces of its component `sw`"
     );
 }
+
+#[test]
+fn nccl_min_ctas_is_carried_and_out_of_range_values_are_refused_naming_the_field() {
+    let text = |ctas: &str| format!("nccl_min_ctas = {ctas}\n{}", triangle(&[("a", "b")], ""));
+    let system =
+        resolve_text(&text("24"), "ok.toml", None, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(system.nccl_min_ctas, Some(24));
+    let unset = resolve_text(&triangle(&[("a", "b")], ""), "ok.toml", None, &BTreeMap::new());
+    assert_eq!(unset.map(|s| s.nccl_min_ctas).ok(), Some(None));
+    // NCCL's MAXCHANNELS is 64; no collective runs on no channel.
+    for bad in ["0", "65"] {
+        let err = error(&text(bad));
+        assert!(err.starts_with("bad.toml:1: nccl_min_ctas: "), "{err}");
+    }
+}

@@ -86,14 +86,42 @@ fn nvls_tree_is_nccls_across_boards() {
         None
     );
     assert_eq!(two.bandwidth(Func::AllReduce, Algo::Nvls, Proto::Simple), None);
-    // What NCCL runs across H100 boards by default for large all-reduces (nccl-tests #309).
+    // What NCCL runs across H100 boards by default for large all-reduces (nccl-tests #309),
+    // however large: the ring's 360 GB/s (below) stays under NVLS-Tree's 364.
     for nodes in [2, 4, 8] {
-        assert_eq!(
-            cluster(nodes).pick(Func::AllReduce, 1073741824.0),
-            Some((Algo::NvlsTree, Proto::Simple)),
-            "{nodes} nodes"
-        );
+        for bytes in [1073741824.0, 17179869184.0] {
+            assert_eq!(
+                cluster(nodes).pick(Func::AllReduce, bytes),
+                Some((Algo::NvlsTree, Proto::Simple)),
+                "{nodes} nodes, {bytes} B"
+            );
+        }
     }
+}
+
+#[test]
+fn the_ring_graph_across_boards_runs_at_one_of_nccls_search_speeds() {
+    // search.cc: a channel per NIC at one of sm90SpeedArrayInter's speeds, which its NIC
+    // (50 GB/s) and its share of a GPU's NVLink (370.8 GB/s over 8 channels) both carry:
+    // 45 GB/s, so 8 x 45 = 360 GB/s, not the NVLink's 370.8.
+    let bus = |f: &Fabric| f.bus_bandwidth(Func::AllReduce, Algo::Ring, Proto::Simple);
+    for nodes in [2, 4, 8] {
+        assert_eq!(bus(&cluster(nodes)), Some(360.0), "{nodes} nodes");
+    }
+    // One GPU a board: its NIC's 48 GB/s. A 100G NIC a GPU: 12 GB/s a channel.
+    let single = Fabric {
+        ranks: 4,
+        nodes: 4,
+        ..dgx(4)
+    };
+    assert_eq!(bus(&single), Some(48.0));
+    let slow = Fabric {
+        inter_gbps: 12.5,
+        ..cluster(2)
+    };
+    assert_eq!(bus(&slow), Some(8.0 * 12.0));
+    // One board keeps the NVLink's rate (the in-sample rows).
+    assert!(bus(&dgx(8)).is_some_and(|b| (b - 450.0 * NVLINK_EFFICIENCY).abs() < 1e-9));
 }
 
 #[test]
@@ -234,13 +262,13 @@ fn nvls_bandwidth_follows_nccls_nvls_graph_and_loses_to_the_ring_on_few_gpus() {
 
 #[test]
 fn nvls_chunks_shrink_for_small_calls() {
-    assert_eq!(nvls_chunk(16e9), 131072.0);
-    assert_eq!(nvls_chunk(16.0 * 1048576.0), 65536.0);
-    assert_eq!(nvls_chunk(4.0 * 1048576.0), 32768.0);
-    assert_eq!(nvls_chunk(512.0 * 1024.0), 16384.0);
+    assert_eq!(nvls_chunk(16e9, CHANNELS), 131072.0);
+    assert_eq!(nvls_chunk(16.0 * 1048576.0, CHANNELS), 65536.0);
+    assert_eq!(nvls_chunk(4.0 * 1048576.0, CHANNELS), 32768.0);
+    assert_eq!(nvls_chunk(512.0 * 1024.0, CHANNELS), 16384.0);
     // 16 GiB in rounds of 16 channels x 128 KiB.
-    assert_eq!(nvls_rounds(17179869184.0), 8192);
-    assert_eq!(nvls_rounds(8.0), 1);
+    assert_eq!(nvls_rounds(17179869184.0, CHANNELS), 8192);
+    assert_eq!(nvls_rounds(8.0, CHANNELS), 1);
 }
 
 #[test]
@@ -248,14 +276,19 @@ fn nvls_tree_chunks_are_enqueues() {
     // enqueue.cc: 128 KiB from 4 loops of 16 channels × 8 heads (64 MiB) on 2 or 3 nodes, at
     // most 64 KiB from 4 nodes on; 32 KiB below one loop of 64 KiB chunks (8 MiB).
     let mib = 1048576.0;
-    assert_eq!(nvls_tree_chunk(64.0 * mib, 2, 8.0), 131072.0);
-    assert_eq!(nvls_tree_chunk(63.0 * mib, 2, 8.0), 65536.0);
-    assert_eq!(nvls_tree_chunk(8.0 * mib, 3, 8.0), 65536.0);
-    assert_eq!(nvls_tree_chunk(7.0 * mib, 2, 8.0), 32768.0);
-    assert_eq!(nvls_tree_chunk(16e9, 4, 8.0), 65536.0);
-    assert_eq!(nvls_tree_chunk(7.0 * mib, 8, 8.0), 32768.0);
+    assert_eq!(nvls_tree_chunk(64.0 * mib, 2, 8.0, CHANNELS), 131072.0);
+    assert_eq!(nvls_tree_chunk(63.0 * mib, 2, 8.0, CHANNELS), 65536.0);
+    assert_eq!(nvls_tree_chunk(8.0 * mib, 3, 8.0, CHANNELS), 65536.0);
+    assert_eq!(nvls_tree_chunk(7.0 * mib, 2, 8.0, CHANNELS), 32768.0);
+    assert_eq!(nvls_tree_chunk(16e9, 4, 8.0, CHANNELS), 65536.0);
+    assert_eq!(nvls_tree_chunk(7.0 * mib, 8, 8.0, CHANNELS), 32768.0);
     // Fewer heads, smaller loops: 4 heads' loop of 128 KiB chunks is 8 MiB.
-    assert_eq!(nvls_tree_chunk(32.0 * mib, 2, 4.0), 131072.0);
+    assert_eq!(nvls_tree_chunk(32.0 * mib, 2, 4.0, CHANNELS), 131072.0);
+    // NCCL_MIN_CTAS=24: loops of 24 × 8 chunks, so the thresholds move by 3/2 (96 MiB).
+    assert_eq!(nvls_tree_chunk(95.0 * mib, 2, 8.0, 24), 65536.0);
+    assert_eq!(nvls_tree_chunk(96.0 * mib, 2, 8.0, 24), 131072.0);
+    assert_eq!(nvls_chunk(24.0 * 64.0 * 131072.0, 24), 131072.0);
+    assert_eq!(nvls_chunk(16.0 * 64.0 * 131072.0, 24), 65536.0);
 }
 
 #[test]
@@ -264,16 +297,21 @@ fn nvls_tree_ceiling_is_its_channels_most() {
     // bandwidth, × n / 2(n − 1) to algorithm bandwidth.
     let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     assert!(close(
-        cluster(2).nvls_tree_ceiling_gbps(),
+        cluster(2).nvls_tree_ceiling_gbps(CHANNELS),
         8.0 * 57.7 * 16.0 / 30.0
     ));
     assert!(close(
-        cluster(4).nvls_tree_ceiling_gbps(),
+        cluster(4).nvls_tree_ceiling_gbps(CHANNELS),
         8.0 * 45.5 * 32.0 / 62.0
     ));
     // It is the tuner's NVLS-Tree bandwidth on these boards, whose links carry more.
     let tuned = cluster(4).bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Simple);
-    assert!(tuned.is_some_and(|bw| close(bw, cluster(4).nvls_tree_ceiling_gbps())));
+    assert!(tuned.is_some_and(|bw| close(bw, cluster(4).nvls_tree_ceiling_gbps(CHANNELS))));
+    // NCCL_MIN_CTAS=24 runs 24 NVLS channels: half as many warps again, half as much again.
+    assert!(close(
+        cluster(4).nvls_tree_ceiling_gbps(24),
+        1.5 * 8.0 * 45.5 * 32.0 / 62.0
+    ));
 }
 
 #[test]
@@ -294,11 +332,12 @@ fn bus_bandwidths_carry_the_protocols_caps_and_the_trees_efficiency_by_size() {
     assert!((bus(&board, Algo::Ring, Proto::Ll) - 141.0).abs() < 1e-9);
     let graph = 450.0 * NVLINK_EFFICIENCY;
     assert!((bus(&board, Algo::Ring, Proto::Ll128) - graph * 0.92).abs() < 1e-9);
-    // Two boards: tree LL at llMaxBws' 39 GB/s; tree LL128 at the graph's × 0.92 × 120/128,
-    // and for a 1 MiB call × 0.6 (treeCorrectionFactor, 2^14 lines of 64 B), 4 MiB × 0.8.
+    // Two boards: tree LL at llMaxBws' 39 GB/s; tree LL128 at the graph's (8 × 45 GB/s
+    // across boards) × 0.92 × 120/128, and for a 1 MiB call × 0.6 (treeCorrectionFactor,
+    // 2^14 lines of 64 B), 4 MiB × 0.8.
     let two = cluster(2);
     assert!((bus(&two, Algo::Tree, Proto::Ll) - 39.0).abs() < 1e-9);
-    let ll128 = graph * 0.92 * 120.0 / 128.0;
+    let ll128 = 360.0 * 0.92 * 120.0 / 128.0;
     assert!((bus(&two, Algo::Tree, Proto::Ll128) - ll128).abs() < 1e-9);
     let at = |bytes: f64| two.bus_bandwidth_at(Func::AllReduce, Algo::Tree, Proto::Ll128, bytes);
     assert!((at(1048576.0).unwrap_or(0.0) - 0.6 * ll128).abs() < 1e-9);
