@@ -267,6 +267,12 @@ impl Fabric {
         self.ranks as f64 / self.nodes.max(1) as f64
     }
 
+    /// NCCL sets NVLS up only where a node has more than two of the communicator's GPUs
+    /// (`ncclNvlsInit`, nvls.cc: `gpuCount <= 2` leaves it off); the nodes taken equal.
+    fn nvls_possible(&self) -> bool {
+        self.nvls && self.ppn() > 2.0
+    }
+
     /// Whether NCCL would run `algo` with `proto` for `func` here.
     pub fn supports(&self, func: Func, algo: Algo, proto: Proto) -> bool {
         match (func, algo) {
@@ -275,14 +281,14 @@ impl Fabric {
             // the plugin's own, which are not modelled.
             (_, Algo::Nvls) => {
                 proto == Proto::Simple
-                    && self.nvls
+                    && self.nvls_possible()
                     && match self.nodes {
                         1 => matches!(func, Func::AllReduce | Func::AllGather | Func::ReduceScatter),
                         _ => self.collnet && func == Func::AllReduce,
                     }
             }
             (_, Algo::NvlsTree) => {
-                proto == Proto::Simple && self.nvls && self.nodes > 1 && func == Func::AllReduce
+                proto == Proto::Simple && self.nvls_possible() && self.nodes > 1 && func == Func::AllReduce
             }
             // tuning.cc: CollNet needs CollNet enabled, Direct an NVSwitch in the node;
             // all-gather and reduce-scatter need the plugin's own, which are not modelled.

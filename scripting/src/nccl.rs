@@ -295,6 +295,7 @@ pub fn pipeline(
                     fabric.nodes,
                     match asked.algo {
                         Some(Algo::CollNetDirect) => COLLNET_NEEDS,
+                        Some(Algo::Nvls | Algo::NvlsTree) if fabric.ppn() <= 2.0 => NVLS_FEW_GPUS,
                         Some(Algo::Nvls) if fabric.nodes > 1 => NVLS_ACROSS_NEEDS,
                         _ => "",
                     }
@@ -406,6 +407,10 @@ pub fn pipeline(
 
 /// What CollNet Direct needs, for the error that refuses it.
 const COLLNET_NEEDS: &str = "; CollNet Direct needs the system's `collnet = true`, every GPU's NIC on a switch whose component says `reduction = \"SHARP\"`, each node an NVSwitch island and 2 or more of them, and runs all-reduce with Simple only";
+
+/// Why NVLS is refused on islands of one or two GPUs.
+const NVLS_FEW_GPUS: &str =
+    "; NCCL sets NVLS up only where an NVLink island has more than two of the call's GPUs (nvls.cc)";
 
 /// What NVLS across NVLink islands needs, for the error that refuses it.
 const NVLS_ACROSS_NEEDS: &str = "; NVLS across NVLink islands needs CollNet: the system's `collnet = true` and every GPU's NIC on a switch whose component says `reduction = \"SHARP\"`, and runs all-reduce only";

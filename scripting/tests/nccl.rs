@@ -156,6 +156,10 @@ fn the_default_is_nccls_pick_and_bad_choices_are_refused() {
         error.contains("sim.allreduce") && error.contains("nvls"),
         "{error}"
     );
+    // NCCL sets NVLS up only on more than two GPUs of a board: refused on two, saying so.
+    let error = time(2, "NVLink test", "sim.allreduce(1e6, #{ algorithm: \"nvls\" });").unwrap_err();
+    assert!(error.contains("more than two"), "{error}");
+    assert!(time(3, "NVLink test", "sim.allreduce(1e6, #{ algorithm: \"nvls\" });").is_ok());
     let error = time(4, "NVLink test", "sim.allreduce(1e6, #{ protocol: \"fast\" });").unwrap_err();
     assert!(error.contains("protocol `fast`"), "{error}");
 }

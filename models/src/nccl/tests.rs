@@ -239,9 +239,20 @@ fn nvls_bandwidth_follows_nccls_nvls_graph_and_loses_to_the_ring_on_few_gpus() {
         bus(6)
     );
     assert!(
-        (bus(2) - 2.0 * 60.0 * 0.85 * 0.5 * 2.0).abs() < 1e-9,
+        (bus(3) - 3.0 * 60.0 * 0.85 * 2.0 / 3.0 * 2.0).abs() < 1e-9,
         "{}",
-        bus(2)
+        bus(3)
+    );
+    // nvls.cc sets NVLS up only on more than two GPUs a node: none on 2, on one board or two.
+    assert_eq!(dgx(2).bandwidth(Func::AllReduce, Algo::Nvls, Proto::Simple), None);
+    let pairs = Fabric {
+        ranks: 4,
+        nodes: 2,
+        ..dgx(4)
+    };
+    assert_eq!(
+        pairs.bandwidth(Func::AllReduce, Algo::NvlsTree, Proto::Simple),
+        None
     );
     // nccl #1455 (8 x H100 SXM): NVLS passes the ring from 5 GPUs on, not below.
     for n in 2..=4 {
