@@ -19,9 +19,10 @@ use rhai::Map;
 
 pub mod plans;
 
-/// The time of one NVLS round (every NVLS channel, 16 by default, one chunk) beyond its bytes [s]: **calibrated**,
-/// the one constant fitted on the DGX H100 all-reduce (../shared/measurements/nccl, sizes
-/// ≥ 1 MiB, least mean relative error with NCCL's 25 µs NVLS latency kept): 2.55 µs.
+/// The time of one NVLS round (one chunk on every NVLS channel, 16 by default) beyond its
+/// bytes [s]: **calibrated**, the one constant fitted on the DGX H100 all-reduce
+/// (../shared/measurements/nccl, sizes ≥ 1 MiB, least mean relative error with NCCL's 25 µs
+/// NVLS latency kept): 2.55 µs.
 pub const NVLS_ROUND_LATENCY: f64 = 2.55e-6;
 
 /// Most chunks a chain or tree call is cut into.
