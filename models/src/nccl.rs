@@ -269,7 +269,7 @@ impl Fabric {
 
     /// NCCL sets NVLS up only where a node has more than two of the communicator's GPUs
     /// (`ncclNvlsInit`, nvls.cc: `gpuCount <= 2` leaves it off); the nodes taken equal.
-    fn nvls_possible(&self) -> bool {
+    pub fn nvls_possible(&self) -> bool {
         self.nvls && self.ppn() > 2.0
     }
 

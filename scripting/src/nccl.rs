@@ -296,7 +296,9 @@ pub fn pipeline(
                     fabric.nodes,
                     match asked.algo {
                         Some(Algo::CollNetDirect) => COLLNET_NEEDS,
-                        Some(Algo::Nvls | Algo::NvlsTree) if fabric.ppn() <= 2.0 => NVLS_FEW_GPUS,
+                        Some(Algo::Nvls | Algo::NvlsTree) if fabric.nvls && !fabric.nvls_possible() => {
+                            NVLS_FEW_GPUS
+                        }
                         Some(Algo::Nvls) if fabric.nodes > 1 => NVLS_ACROSS_NEEDS,
                         _ => "",
                     }
