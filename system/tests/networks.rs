@@ -318,8 +318,9 @@ fn nccl_min_ctas_is_carried_and_out_of_range_values_are_refused_naming_the_field
     assert_eq!(system.nccl_min_ctas, Some(24));
     let unset = resolve_text(&triangle(&[("a", "b")], ""), "ok.toml", None, &BTreeMap::new());
     assert_eq!(unset.map(|s| s.nccl_min_ctas).ok(), Some(None));
-    // NCCL's MAXCHANNELS is 64; no collective runs on no channel.
-    for bad in ["0", "65"] {
+    // NCCL's MAXCHANNELS is 64; no collective runs on no channel; a count, not a text or a
+    // fraction.
+    for bad in ["0", "65", "\"24\"", "2.5"] {
         let err = error(&text(bad));
         assert!(err.starts_with("bad.toml:1: nccl_min_ctas: "), "{err}");
     }
